@@ -1,0 +1,303 @@
+//! Positions in the negotiated encoding and the store of open documents.
+//!
+//! LSP positions are (0-based line, column in code units of the negotiated encoding). The store
+//! keeps UTF-8 text; positions are converted at this edge. Lines end at `\n`, `\r\n` or `\r`, as
+//! the specification says. A column past the end of its line is clamped to the line's end (the
+//! specification's rule); a line past the end of the document, a column inside a multi-unit
+//! character, or a range whose end precedes its start is refused, and a refused change leaves
+//! the document exactly as it was.
+
+use std::collections::HashMap;
+
+/// How columns count: the encoding negotiated in `initialize`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PositionEncoding {
+    Utf8,
+    Utf16,
+    Utf32,
+}
+
+impl PositionEncoding {
+    /// The wire name (`"utf-8"`, `"utf-16"`, `"utf-32"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PositionEncoding::Utf8 => "utf-8",
+            PositionEncoding::Utf16 => "utf-16",
+            PositionEncoding::Utf32 => "utf-32",
+        }
+    }
+
+    /// Picks from the client's offer: utf-8 first, then utf-16, then utf-32; utf-16 when the
+    /// client offers nothing we know, as the specification makes utf-16 mandatory.
+    pub fn negotiate<'a>(offered: impl IntoIterator<Item = &'a str>) -> PositionEncoding {
+        let offered: Vec<&str> = offered.into_iter().collect();
+        [
+            PositionEncoding::Utf8,
+            PositionEncoding::Utf16,
+            PositionEncoding::Utf32,
+        ]
+        .into_iter()
+        .find(|e| offered.contains(&e.as_str()))
+        .unwrap_or(PositionEncoding::Utf16)
+    }
+
+    fn units(self, c: char) -> u32 {
+        match self {
+            PositionEncoding::Utf8 => c.len_utf8() as u32,
+            PositionEncoding::Utf16 => c.len_utf16() as u32,
+            PositionEncoding::Utf32 => 1,
+        }
+    }
+}
+
+/// A position as the client sends it: 0-based line, column in the negotiated code units.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WirePosition {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// Why an edit was refused.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditError {
+    #[error("line {line} is past the end of the document ({lines} lines)")]
+    LineOutOfRange { line: u32, lines: usize },
+    #[error("column {column} on line {line} falls inside a character")]
+    InsideCharacter { line: u32, column: u32 },
+    #[error("range end precedes its start")]
+    ReversedRange,
+    #[error("document {0} is not open")]
+    NotOpen(String),
+}
+
+/// Byte offsets where each line starts, and where each line's content ends (before its EOL).
+fn line_bounds(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut bounds = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => {
+                bounds.push((start, i));
+                start = i + 1;
+            }
+            b'\r' => {
+                bounds.push((start, i));
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    bounds.push((start, bytes.len()));
+    bounds
+}
+
+/// Converts a wire position to a byte offset into `text`.
+pub fn offset_of(
+    text: &str,
+    pos: WirePosition,
+    encoding: PositionEncoding,
+) -> Result<usize, EditError> {
+    let bounds = line_bounds(text);
+    let &(start, end) = bounds
+        .get(pos.line as usize)
+        .ok_or(EditError::LineOutOfRange {
+            line: pos.line,
+            lines: bounds.len(),
+        })?;
+    let mut units = 0u32;
+    for (i, c) in text[start..end].char_indices() {
+        if units == pos.column {
+            return Ok(start + i);
+        }
+        units += encoding.units(c);
+        if units > pos.column {
+            return Err(EditError::InsideCharacter {
+                line: pos.line,
+                column: pos.column,
+            });
+        }
+    }
+    Ok(end)
+}
+
+/// Converts a byte offset to a wire position (used for responses).
+pub fn position_of(text: &str, offset: usize, encoding: PositionEncoding) -> WirePosition {
+    let offset = offset.min(text.len());
+    let bounds = line_bounds(text);
+    let line = bounds
+        .partition_point(|&(start, _)| start <= offset)
+        .saturating_sub(1);
+    let (start, end) = bounds[line];
+    let column = text[start..offset.min(end)]
+        .chars()
+        .map(|c| encoding.units(c))
+        .sum();
+    WirePosition {
+        line: line as u32,
+        column,
+    }
+}
+
+/// One change of a `didChange` notification: a range edit, or the whole text when `range` is
+/// `None`.
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub range: Option<(WirePosition, WirePosition)>,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Document {
+    pub text: String,
+    pub version: i32,
+    pub language_id: String,
+}
+
+/// The open documents, by URI.
+#[derive(Debug, Default)]
+pub struct Documents {
+    docs: HashMap<String, Document>,
+}
+
+impl Documents {
+    pub fn open(&mut self, uri: String, doc: Document) {
+        self.docs.insert(uri, doc);
+    }
+
+    pub fn close(&mut self, uri: &str) -> bool {
+        self.docs.remove(uri).is_some()
+    }
+
+    pub fn get(&self, uri: &str) -> Option<&Document> {
+        self.docs.get(uri)
+    }
+
+    /// Applies the changes in order, all or nothing.
+    pub fn change(
+        &mut self,
+        uri: &str,
+        version: i32,
+        changes: &[Change],
+        encoding: PositionEncoding,
+    ) -> Result<(), EditError> {
+        let doc = self
+            .docs
+            .get_mut(uri)
+            .ok_or_else(|| EditError::NotOpen(uri.to_owned()))?;
+        let mut text = doc.text.clone();
+        for change in changes {
+            match change.range {
+                None => text = change.text.clone(),
+                Some((start, end)) => {
+                    let start = offset_of(&text, start, encoding)?;
+                    let end = offset_of(&text, end, encoding)?;
+                    if end < start {
+                        return Err(EditError::ReversedRange);
+                    }
+                    text.replace_range(start..end, &change.text);
+                }
+            }
+        }
+        doc.text = text;
+        doc.version = version;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pos(line: u32, column: u32) -> WirePosition {
+        WirePosition { line, column }
+    }
+
+    #[test]
+    fn columns_count_in_the_negotiated_unit() {
+        let text = "a🦀b\ncafé";
+        // 🦀 is 4 bytes in UTF-8, 2 units in UTF-16, 1 in UTF-32.
+        assert_eq!(offset_of(text, pos(0, 5), PositionEncoding::Utf8), Ok(5));
+        assert_eq!(offset_of(text, pos(0, 3), PositionEncoding::Utf16), Ok(5));
+        assert_eq!(offset_of(text, pos(0, 2), PositionEncoding::Utf32), Ok(5));
+        assert!(matches!(
+            offset_of(text, pos(0, 2), PositionEncoding::Utf16),
+            Err(EditError::InsideCharacter { .. })
+        ));
+        assert!(matches!(
+            offset_of(text, pos(0, 3), PositionEncoding::Utf8),
+            Err(EditError::InsideCharacter { .. })
+        ));
+        assert_eq!(
+            offset_of(text, pos(1, 4), PositionEncoding::Utf16),
+            Ok(text.len())
+        );
+        assert_eq!(position_of(text, 5, PositionEncoding::Utf16), pos(0, 3));
+    }
+
+    #[test]
+    fn all_line_endings_count() {
+        let text = "a\r\nb\rc\nd";
+        assert_eq!(offset_of(text, pos(1, 0), PositionEncoding::Utf8), Ok(3));
+        assert_eq!(offset_of(text, pos(2, 0), PositionEncoding::Utf8), Ok(5));
+        assert_eq!(offset_of(text, pos(3, 0), PositionEncoding::Utf8), Ok(7));
+        assert_eq!(
+            offset_of(text, pos(0, 99), PositionEncoding::Utf8),
+            Ok(1),
+            "clamped before the EOL"
+        );
+        assert!(matches!(
+            offset_of(text, pos(4, 0), PositionEncoding::Utf8),
+            Err(EditError::LineOutOfRange { .. })
+        ));
+    }
+
+    #[test]
+    fn a_refused_change_leaves_the_document_untouched() {
+        let mut docs = Documents::default();
+        let doc = Document {
+            text: "int x;\n".into(),
+            version: 1,
+            language_id: "c".into(),
+        };
+        docs.open("file:///a.c".into(), doc.clone());
+        let good = Change {
+            range: Some((pos(0, 4), pos(0, 5))),
+            text: "y".into(),
+        };
+        let bad = Change {
+            range: Some((pos(9, 0), pos(9, 0))),
+            text: "z".into(),
+        };
+        let err = docs.change("file:///a.c", 2, &[good, bad], PositionEncoding::Utf16);
+        assert!(err.is_err());
+        assert_eq!(docs.get("file:///a.c"), Some(&doc));
+    }
+
+    #[test]
+    fn negotiation_prefers_utf8() {
+        assert_eq!(
+            PositionEncoding::negotiate(["utf-16", "utf-8"]),
+            PositionEncoding::Utf8
+        );
+        assert_eq!(
+            PositionEncoding::negotiate(["utf-32", "utf-16"]),
+            PositionEncoding::Utf16
+        );
+        assert_eq!(
+            PositionEncoding::negotiate(["utf-32"]),
+            PositionEncoding::Utf32
+        );
+        assert_eq!(PositionEncoding::negotiate([]), PositionEncoding::Utf16);
+        assert_eq!(
+            PositionEncoding::negotiate(["latin-1"]),
+            PositionEncoding::Utf16
+        );
+    }
+}

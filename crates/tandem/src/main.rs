@@ -1,0 +1,162 @@
+//! The `tandem` binary: command-line glue that starts the language server, the debug adapter
+//! or a CLI tool. All behaviour lives in the library crates; this file wires transports,
+//! logging and exit codes.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "tandem",
+    version,
+    about = "Native debugging (DAP) and language features (LSP) from one backend"
+)]
+struct Cli {
+    /// Write logs to this file instead of stderr (level from TANDEM_LOG, e.g. `debug`).
+    #[arg(long, global = true, value_name = "FILE")]
+    log: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the Language Server Protocol on stdio, or on TCP with --listen.
+    Lsp(ServeArgs),
+    /// Serve the Debug Adapter Protocol on stdio, or on TCP with --listen.
+    Dap(ServeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    /// Listen on a loopback TCP address (e.g. 127.0.0.1:4711; port 0 picks a free one) and serve
+    /// one session per connection, instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Protocol {
+    Lsp,
+    Dap,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(err) = init_logging(cli.log.as_deref()) {
+        eprintln!("tandem: {err:#}");
+        std::process::exit(2);
+    }
+    let code = match run(cli.command) {
+        Ok(code) => code,
+        Err(err) => {
+            tracing::error!("{err:#}");
+            eprintln!("tandem: {err:#}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+fn init_logging(file: Option<&std::path::Path>) -> Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TANDEM_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false);
+    match file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open log file {}", path.display()))?;
+            builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .init();
+        }
+        // stdout belongs to the protocol: logs never go there.
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
+}
+
+fn run(command: Command) -> Result<i32> {
+    match command {
+        Command::Lsp(args) => serve(Protocol::Lsp, args),
+        Command::Dap(args) => serve(Protocol::Dap, args),
+    }
+}
+
+fn serve(protocol: Protocol, args: ServeArgs) -> Result<i32> {
+    match args.listen {
+        None => serve_stream(protocol, std::io::stdin(), std::io::stdout()),
+        Some(addr) => listen(protocol, addr),
+    }
+}
+
+/// Serves one session; returns the exit code its ending calls for.
+fn serve_stream<R, W>(protocol: Protocol, input: R, output: W) -> Result<i32>
+where
+    R: std::io::Read + Send + 'static,
+    W: std::io::Write + Send + 'static,
+{
+    let code = match protocol {
+        Protocol::Lsp => {
+            let config = lsp::Config {
+                test_hooks: std::env::var_os("TANDEM_TEST_HOOKS").is_some(),
+                ..Default::default()
+            };
+            lsp::serve(input, output, config)?.exit_code()
+        }
+        Protocol::Dap => dap::serve(input, output, dap::Config::default())?.exit_code(),
+    };
+    Ok(code)
+}
+
+fn listen(protocol: Protocol, addr: SocketAddr) -> Result<i32> {
+    if !addr.ip().is_loopback() {
+        bail!(
+            "refusing to listen on {addr}: only loopback addresses (127.0.0.0/8, ::1) are allowed"
+        );
+    }
+    let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener.local_addr()?;
+    // Tests and scripts read this line to learn the port when they asked for port 0.
+    eprintln!("tandem: listening on {local}");
+    tracing::info!(%local, ?protocol, "listening");
+    for stream in listener.incoming() {
+        match stream {
+            Ok(stream) => spawn_connection(protocol, stream),
+            Err(err) => tracing::warn!("accept failed: {err}"),
+        }
+    }
+    Ok(0)
+}
+
+fn spawn_connection(protocol: Protocol, stream: TcpStream) {
+    let peer = stream
+        .peer_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let spawned = std::thread::Builder::new()
+        .name(format!("session-{peer}"))
+        .spawn(move || {
+            let input = match stream.try_clone() {
+                Ok(input) => input,
+                Err(err) => return tracing::warn!(%peer, "cannot use connection: {err}"),
+            };
+            match serve_stream(protocol, input, stream) {
+                Ok(code) => tracing::info!(%peer, code, "session ended"),
+                Err(err) => tracing::warn!(%peer, "session failed: {err:#}"),
+            }
+        });
+    if let Err(err) = spawned {
+        tracing::error!("cannot start a session thread: {err}");
+    }
+}

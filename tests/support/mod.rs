@@ -1,0 +1,306 @@
+//! Harness for the end-to-end tests: runs the real `tandem` binary, talks to it through the
+//! same `wire` framing the front-ends use, and validates every message it emits against the
+//! protocol definitions in ../shared/protocol.
+#![allow(dead_code)]
+
+pub mod schema;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use serde_json::{json, Value};
+use wire::{Inbound, Limits};
+
+/// How long any single expected message may take before a test fails.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+pub fn tandem_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tandem")
+}
+
+/// Which protocol a peer speaks, and so how its output is validated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Lsp,
+    Dap,
+}
+
+static DAP_SCHEMA: OnceLock<Option<schema::DapSchema>> = OnceLock::new();
+static LSP_MODEL: OnceLock<Option<schema::LspModel>> = OnceLock::new();
+
+pub fn dap_schema() -> Option<&'static schema::DapSchema> {
+    DAP_SCHEMA
+        .get_or_init(|| match schema::DapSchema::load() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("DAP schema unavailable, DAP messages are NOT validated: {e:#}");
+                None
+            }
+        })
+        .as_ref()
+}
+
+pub fn lsp_model() -> Option<&'static schema::LspModel> {
+    LSP_MODEL
+        .get_or_init(|| match schema::LspModel::load() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("LSP meta model unavailable, LSP messages are NOT validated: {e:#}");
+                None
+            }
+        })
+        .as_ref()
+}
+
+/// A running `tandem` speaking one protocol on its stdio.
+pub struct Peer {
+    pub protocol: Protocol,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Inbound>,
+    stderr: Arc<Mutex<String>>,
+    /// Methods of the LSP requests sent, by id, to validate their responses.
+    sent_methods: HashMap<String, String>,
+    next_id: i64,
+    next_seq: i64,
+    /// Messages validated against the protocol definition.
+    pub validated: usize,
+}
+
+impl Peer {
+    pub fn spawn(protocol: Protocol, extra_args: &[&str], envs: &[(&str, &str)]) -> Peer {
+        let sub = match protocol {
+            Protocol::Lsp => "lsp",
+            Protocol::Dap => "dap",
+        };
+        let mut cmd = Command::new(tandem_bin());
+        cmd.arg(sub)
+            .args(extra_args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd.env("TANDEM_LOG", "debug");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn tandem");
+        let stdout = child.stdout.take().unwrap();
+        let rx = wire::spawn_reader(stdout, Limits::default()).unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut err_pipe = child.stderr.take().unwrap();
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err_pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Peer {
+            protocol,
+            stdin: child.stdin.take(),
+            child,
+            rx,
+            stderr,
+            sent_methods: HashMap::new(),
+            next_id: 1,
+            next_seq: 1,
+            validated: 0,
+        }
+    }
+
+    pub fn lsp() -> Peer {
+        Peer::spawn(Protocol::Lsp, &[], &[("TANDEM_TEST_HOOKS", "1")])
+    }
+
+    pub fn dap() -> Peer {
+        Peer::spawn(Protocol::Dap, &[], &[])
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes bytes as they are, framing included.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn send_body(&mut self, body: &[u8]) {
+        self.send_raw(&wire::encode_frame(body));
+    }
+
+    pub fn send(&mut self, message: &Value) {
+        if let (Some(id), Some(method)) = (
+            message.get("id"),
+            message.get("method").and_then(Value::as_str),
+        ) {
+            self.sent_methods.insert(id.to_string(), method.to_owned());
+        }
+        self.send_body(&serde_json::to_vec(message).unwrap());
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next message, validated; `None` when nothing arrives within `timeout`.
+    pub fn try_recv(&mut self, timeout: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(timeout) {
+            Ok(Inbound::Frame(body)) => {
+                let value: Value = serde_json::from_slice(&body).unwrap_or_else(|e| {
+                    panic!(
+                        "tandem sent invalid json ({e}): {}",
+                        String::from_utf8_lossy(&body)
+                    )
+                });
+                self.validate(&value);
+                Some(value)
+            }
+            Ok(Inbound::Closed) | Err(RecvTimeoutError::Disconnected) => None,
+            Ok(Inbound::Failed(e)) => panic!("tandem's output is not framed correctly: {e}"),
+            Err(RecvTimeoutError::Timeout) => None,
+        }
+    }
+
+    pub fn recv(&mut self) -> Value {
+        self.try_recv(PATIENCE).unwrap_or_else(|| {
+            panic!(
+                "no message from tandem within {PATIENCE:?}; stderr:\n{}",
+                self.stderr()
+            )
+        })
+    }
+
+    /// True when stdout has closed with no further message.
+    pub fn output_closed(&mut self, timeout: Duration) -> bool {
+        matches!(
+            self.rx.recv_timeout(timeout),
+            Ok(Inbound::Closed) | Err(RecvTimeoutError::Disconnected)
+        )
+    }
+
+    fn validate(&mut self, msg: &Value) {
+        let outcome = match self.protocol {
+            Protocol::Dap => dap_schema().map(|s| s.validate(msg)),
+            Protocol::Lsp => {
+                let answered = msg
+                    .get("id")
+                    .filter(|_| msg.get("method").is_none())
+                    .and_then(|id| self.sent_methods.get(&id.to_string()))
+                    .cloned();
+                lsp_model().map(|m| m.validate_server_message(msg, answered.as_deref()))
+            }
+        };
+        match outcome {
+            Some(Ok(())) => self.validated += 1,
+            Some(Err(e)) => {
+                panic!("tandem sent a message the protocol does not allow: {e}\n{msg:#}")
+            }
+            None => {}
+        }
+    }
+
+    /// Waits for the process to exit and returns its status.
+    pub fn wait_exit(&mut self, timeout: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > timeout {
+                let _ = self.child.kill();
+                panic!(
+                    "tandem did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    // ---- LSP helpers ----
+
+    pub fn lsp_request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.recv_response(&json!(id))
+    }
+
+    pub fn lsp_notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Reads until the response with `id`, skipping server notifications.
+    pub fn recv_response(&mut self, id: &Value) -> Value {
+        loop {
+            let msg = self.recv();
+            if msg.get("method").is_none() && msg.get("id") == Some(id) {
+                return msg;
+            }
+        }
+    }
+
+    pub fn lsp_initialize(&mut self, capabilities: Value) -> Value {
+        let resp = self.lsp_request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": capabilities}),
+        );
+        self.lsp_notify("initialized", json!({}));
+        resp
+    }
+
+    // ---- DAP helpers ----
+
+    pub fn dap_request(&mut self, command: &str, arguments: Value) -> Value {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let mut msg = json!({"seq": seq, "type": "request", "command": command});
+        if !arguments.is_null() {
+            msg["arguments"] = arguments;
+        }
+        self.send(&msg);
+        loop {
+            let m = self.recv();
+            if m["type"] == "response" && m["request_seq"] == json!(seq) {
+                return m;
+            }
+        }
+    }
+
+    pub fn dap_initialize(&mut self) -> Value {
+        self.dap_request(
+            "initialize",
+            json!({"adapterID": "tandem", "clientID": "tests", "linesStartAt1": true, "columnsStartAt1": true, "pathFormat": "path"}),
+        )
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if self.validated > 0 {
+            eprintln!(
+                "validated {} messages from tandem against the protocol definition",
+                self.validated
+            );
+        }
+    }
+}
