@@ -1,0 +1,445 @@
+//! Opening a binary: mmap, ELF headers, separate debug files, DWARF section set.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use gimli::{RunTimeEndian, SectionId};
+use memmap2::Mmap;
+use object::{Object, ObjectSection, ObjectSymbol};
+
+use crate::addr::FileAddr;
+use crate::error::{Error, Result};
+use crate::functions::ElfSymbol;
+use crate::index::SymbolIndex;
+use crate::reader::{Bytes, R};
+use crate::units::UnitSlot;
+
+/// How to open a binary.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// Roots searched for separate debug files (`.build-id/xx/yyyy.debug` and
+    /// `.gnu_debuglink` names). Defaults to `/usr/lib/debug`.
+    pub debug_roots: Vec<PathBuf>,
+    /// Whether to look for a separate debug file when the binary has no `.debug_info`.
+    pub find_debug_file: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            debug_roots: vec![PathBuf::from("/usr/lib/debug")],
+            find_debug_file: true,
+        }
+    }
+}
+
+/// Facts about the binary read from its headers.
+#[derive(Clone, Debug)]
+pub struct BinaryInfo {
+    /// `true` for position-independent executables and shared objects (`ET_DYN`):
+    /// the caller must apply a load bias.
+    pub position_independent: bool,
+    /// The entry point (`e_entry`).
+    pub entry: FileAddr,
+    /// The GNU build-id note, if any.
+    pub build_id: Option<Vec<u8>>,
+    /// The separate debug file the DWARF was read from, if not the binary itself.
+    pub debug_file: Option<PathBuf>,
+    /// Whether any DWARF (`.debug_info`) was found.
+    pub has_dwarf: bool,
+}
+
+/// An ELF binary and its debug information.
+///
+/// Opening reads the ELF headers, finds the DWARF sections (decompressing the
+/// compressed ones) and lists the compilation unit headers; everything else (DIEs,
+/// line tables, the symbol index) is parsed on first use and cached. A `Binary` is
+/// `Send + Sync`; caches are filled at most once even when queried from many threads.
+pub struct Binary {
+    pub(crate) path: PathBuf,
+    pub(crate) info: BinaryInfo,
+    pub(crate) map: Arc<Mmap>,
+    pub(crate) debug_map: Option<Arc<Mmap>>,
+    pub(crate) dwarf: gimli::Dwarf<R>,
+    pub(crate) units: Vec<UnitSlot>,
+    pub(crate) unit_ranges: OnceLock<Vec<(u64, u64, usize)>>,
+    pub(crate) symtab: OnceLock<Vec<ElfSymbol>>,
+    pub(crate) function_starts: OnceLock<Vec<u64>>,
+    pub(crate) type_signatures: OnceLock<std::collections::HashMap<u64, crate::units::DieId>>,
+    pub(crate) index: OnceLock<Arc<SymbolIndex>>,
+    pub(crate) cfi: crate::unwind::Cfi,
+}
+
+impl std::fmt::Debug for Binary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Binary")
+            .field("path", &self.path)
+            .field("info", &self.info)
+            .field("units", &self.units.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn map_file(path: &Path) -> Result<Arc<Mmap>> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    // SAFETY: the mapping is private and read-only. If another process truncates the
+    // file while it is mapped, reads may fault; debuggers accept this (binaries are
+    // replaced by rename when rebuilt, which leaves the mapped inode intact).
+    let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+    Ok(Arc::new(map))
+}
+
+/// Loads one section's bytes: a window of the mapping when stored plainly, an owned
+/// buffer when compressed (SHF_COMPRESSED zlib/zstd or legacy `.zdebug_*`).
+pub(crate) fn section_bytes(
+    map: &Arc<Mmap>,
+    file: &object::File<'_>,
+    name: &str,
+) -> Result<Option<Bytes>> {
+    let Some(section) = file.section_by_name(name) else {
+        return Ok(None);
+    };
+    let range = section.compressed_file_range()?;
+    if range.format == object::CompressionFormat::None {
+        if section.kind() == object::SectionKind::UninitializedData {
+            return Ok(None);
+        }
+        let Some((offset, size)) = section.file_range() else {
+            return Ok(None);
+        };
+        let start = usize::try_from(offset).map_err(|_| bad_section(name))?;
+        let len = usize::try_from(size).map_err(|_| bad_section(name))?;
+        if start.checked_add(len).is_none_or(|end| end > map.len()) {
+            return Err(bad_section(name));
+        }
+        return Ok(Some(Bytes::Mapped {
+            map: map.clone(),
+            start,
+            len,
+        }));
+    }
+    let data = section.uncompressed_data()?;
+    Ok(Some(Bytes::Owned(Arc::from(data.into_owned()))))
+}
+
+fn bad_section(name: &str) -> Error {
+    Error::Unsupported(format!("section {name} lies outside the file"))
+}
+
+impl Binary {
+    /// Opens a binary with the default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Binary> {
+        Binary::open_with(path, &OpenOptions::default())
+    }
+
+    /// Opens a binary, looking for separate debug files as `options` says.
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Binary> {
+        let path = path.as_ref().to_path_buf();
+        let map = map_file(&path)?;
+        let file = object::File::parse(&**map)?;
+        if file.format() != object::BinaryFormat::Elf {
+            return Err(Error::Unsupported(format!(
+                "{:?} is not ELF",
+                file.format()
+            )));
+        }
+        let endian = if file.is_little_endian() {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+        let has_own_dwarf = file
+            .section_by_name(".debug_info")
+            .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData && s.size() > 0);
+        let mut debug_map = None;
+        let mut debug_path = None;
+        if !has_own_dwarf && options.find_debug_file {
+            if let Some(found) = find_debug_file(&path, &file, build_id.as_deref(), options) {
+                match map_file(&found) {
+                    Ok(m) => {
+                        debug_map = Some(m);
+                        debug_path = Some(found);
+                    }
+                    Err(e) => tracing::warn!("ignoring debug file: {e}"),
+                }
+            }
+        }
+        let debug_file = match &debug_map {
+            Some(m) => Some(object::File::parse(&***m)?),
+            None => None,
+        };
+        let dwarf_file = debug_file.as_ref().unwrap_or(&file);
+        let dwarf_map = debug_map.as_ref().unwrap_or(&map);
+        let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Bytes> {
+            Ok(section_bytes(dwarf_map, dwarf_file, id.name())?.unwrap_or_else(Bytes::empty))
+        })?;
+        let mut dwarf = sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian));
+        // Units of one binary often share abbreviation tables (rustc emits one per
+        // crate): parse each shared table once.
+        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+        let mut units = Vec::new();
+        let mut headers = dwarf.units();
+        loop {
+            match headers.next() {
+                Ok(Some(header)) => units.push(UnitSlot::new(header)),
+                Ok(None) => break,
+                Err(e) => {
+                    // Keep the units before the damage: degrade, don't fail.
+                    tracing::warn!("stopping at corrupt unit header: {e}");
+                    break;
+                }
+            }
+        }
+        // DWARF 4 type units live in .debug_types; their ids are placed after every
+        // .debug_info offset (see `UnitSlot::new`), so the list stays sorted.
+        let mut type_headers = dwarf.type_units();
+        loop {
+            match type_headers.next() {
+                Ok(Some(header)) => units.push(UnitSlot::new(header)),
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!("stopping at corrupt type unit header: {e}");
+                    break;
+                }
+            }
+        }
+        let cfi =
+            crate::unwind::Cfi::load(&map, &file, debug_map.as_ref(), debug_file.as_ref(), endian)?;
+        let info = BinaryInfo {
+            position_independent: file.kind() == object::ObjectKind::Dynamic,
+            entry: FileAddr(file.entry()),
+            build_id,
+            debug_file: debug_path,
+            has_dwarf: !units.is_empty(),
+        };
+        drop(debug_file);
+        drop(file);
+        tracing::debug!(path = %path.display(), units = units.len(), "opened binary");
+        Ok(Binary {
+            path,
+            info,
+            map,
+            debug_map,
+            dwarf,
+            units,
+            unit_ranges: OnceLock::new(),
+            symtab: OnceLock::new(),
+            function_starts: OnceLock::new(),
+            type_signatures: OnceLock::new(),
+            index: OnceLock::new(),
+            cfi,
+        })
+    }
+
+    /// The path the binary was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Facts from the ELF headers.
+    pub fn info(&self) -> &BinaryInfo {
+        &self.info
+    }
+
+    /// Number of compilation units (for progress reporting while indexing).
+    pub fn unit_count(&self) -> usize {
+        self.units.len()
+    }
+
+    /// Re-parses the ELF container of the binary and, if present, of its debug file.
+    pub(crate) fn with_objects<T>(
+        &self,
+        f: impl FnOnce(&object::File<'_>, Option<&object::File<'_>>) -> T,
+    ) -> Result<T> {
+        let file = object::File::parse(&**self.map)?;
+        let debug = match &self.debug_map {
+            Some(m) => Some(object::File::parse(&***m)?),
+            None => None,
+        };
+        Ok(f(&file, debug.as_ref()))
+    }
+
+    /// Whether `addr` may be a function's entry. Answered from the ELF symbol tables
+    /// (addresses only, no names), so resolving a line in a function body needs no
+    /// DIEs; without any function symbol every address may be an entry.
+    pub(crate) fn may_be_function_start(&self, addr: u64) -> bool {
+        let starts = self.function_starts.get_or_init(|| {
+            self.with_objects(|file, debug| {
+                let mut out = Vec::new();
+                for f in std::iter::once(file).chain(debug) {
+                    out.extend(
+                        f.symbols()
+                            .chain(f.dynamic_symbols())
+                            .filter(|s| s.kind() == object::SymbolKind::Text && s.address() != 0)
+                            .map(|s| s.address()),
+                    );
+                }
+                out.sort_unstable();
+                out.dedup();
+                out
+            })
+            .unwrap_or_default()
+        });
+        starts.is_empty() || starts.binary_search(&addr).is_ok()
+    }
+
+    /// `len` bytes of the binary's loaded contents at file address `addr` (code or
+    /// initialized data), read from the file's sections.
+    pub fn code_bytes(&self, addr: FileAddr, len: u64) -> Option<Vec<u8>> {
+        let addr = addr.0;
+        self.with_objects(|file, _| {
+            file.sections()
+                .filter(|s| s.address() <= addr && addr < s.address().saturating_add(s.size()))
+                .find_map(|s| {
+                    // Clamp to the section so a function at its very end is readable.
+                    let available = s.address().saturating_add(s.size()) - addr;
+                    s.data_range(addr, len.min(available))
+                        .ok()
+                        .flatten()
+                        .map(<[u8]>::to_vec)
+                })
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// All ELF symbols (`.symtab` of the binary and its debug file, then `.dynsym`),
+    /// read on first use.
+    pub(crate) fn elf_symbols(&self) -> &[ElfSymbol] {
+        self.symtab.get_or_init(|| {
+            self.with_objects(|file, debug| {
+                let mut out = Vec::new();
+                for f in std::iter::once(file).chain(debug) {
+                    collect_symbols(f.symbols(), &mut out);
+                }
+                collect_symbols(file.dynamic_symbols(), &mut out);
+                out.sort_by_key(|s| (s.addr, std::cmp::Reverse(s.size)));
+                out.dedup_by(|a, b| a.addr == b.addr && a.name == b.name);
+                out
+            })
+            .unwrap_or_else(|e| {
+                tracing::warn!("cannot read symbols: {e}");
+                Vec::new()
+            })
+        })
+    }
+}
+
+fn collect_symbols<'a, I: Iterator<Item = S>, S: ObjectSymbol<'a>>(
+    syms: I,
+    out: &mut Vec<ElfSymbol>,
+) {
+    for sym in syms {
+        let kind = match sym.kind() {
+            object::SymbolKind::Text => crate::index::SymbolKind::Function,
+            object::SymbolKind::Data | object::SymbolKind::Tls => {
+                crate::index::SymbolKind::Variable
+            }
+            _ => continue,
+        };
+        if sym.is_undefined() || sym.address() == 0 {
+            continue;
+        }
+        let Ok(name) = sym.name() else { continue };
+        if name.is_empty() {
+            continue;
+        }
+        out.push(ElfSymbol {
+            name: name.to_string(),
+            demangled: crate::names::demangle(name),
+            addr: sym.address(),
+            size: sym.size(),
+            kind,
+        });
+    }
+}
+
+/// Finds a separate debug file by build-id, then by `.gnu_debuglink`.
+fn find_debug_file(
+    path: &Path,
+    file: &object::File<'_>,
+    build_id: Option<&[u8]>,
+    options: &OpenOptions,
+) -> Option<PathBuf> {
+    if let Some(id) = build_id.filter(|id| id.len() > 1) {
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        for root in &options.debug_roots {
+            let candidate = root
+                .join(".build-id")
+                .join(&hex[..2])
+                .join(format!("{}.debug", &hex[2..]));
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    let (name, _crc) = file.gnu_debuglink().ok().flatten()?;
+    let name = std::str::from_utf8(name).ok()?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let abs_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut candidates = vec![dir.join(name), dir.join(".debug").join(name)];
+    for root in &options.debug_roots {
+        candidates.push(
+            root.join(abs_dir.strip_prefix("/").unwrap_or(&abs_dir))
+                .join(name),
+        );
+    }
+    // The CRC in the link is not checked (it means hashing the whole file); instead a
+    // candidate whose build-id differs from the binary's is rejected.
+    candidates
+        .into_iter()
+        .find(|c| c.is_file() && c.as_path() != path && build_id_matches(c, build_id))
+}
+
+fn build_id_matches(candidate: &Path, expected: Option<&[u8]>) -> bool {
+    let Some(expected) = expected else {
+        return true;
+    };
+    let Ok(map) = map_file(candidate) else {
+        return false;
+    };
+    match object::File::parse(&**map).map(|f| f.build_id().ok().flatten().map(<[u8]>::to_vec)) {
+        Ok(Some(id)) => id == expected,
+        Ok(None) => true,
+        Err(_) => false,
+    }
+}
+
+/// Where DWARF section data came from (for diagnostics and tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SectionStorage {
+    /// Mapped directly from the file.
+    Mapped,
+    /// Decompressed into memory.
+    Decompressed,
+}
+
+impl Binary {
+    /// How `.debug_info` is stored (mapped or decompressed), if present.
+    pub fn debug_info_storage(&self) -> Option<SectionStorage> {
+        let bytes = gimli::Section::reader(&self.dwarf.debug_info).bytes();
+        if bytes.is_empty() {
+            return None;
+        }
+        Some(self.storage_of(bytes))
+    }
+
+    fn storage_of(&self, bytes: &[u8]) -> SectionStorage {
+        let p = bytes.as_ptr() as usize;
+        let within = |m: &Mmap| {
+            let s = m.as_ptr() as usize;
+            p >= s && p < s + m.len()
+        };
+        if within(&self.map) || self.debug_map.as_deref().is_some_and(within) {
+            SectionStorage::Mapped
+        } else {
+            SectionStorage::Decompressed
+        }
+    }
+}

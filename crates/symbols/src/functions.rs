@@ -1,0 +1,637 @@
+//! Functions: per-unit function tables, lookup by name and by address with the chain
+//! of inlined calls, and the ELF symbol table fallback for code without DWARF.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::addr::{Column, FileAddr, Line};
+use crate::binary::Binary;
+use crate::error::{Error, Result};
+use crate::index::{SymbolEntry, SymbolKind};
+use crate::names;
+use crate::units::{attr_u64, Die, DieId, Unit};
+
+/// Enclosing DIEs during a walk: depth, name (as stored, converted only when a
+/// qualified name must be built from it) and tag.
+type Scopes = [(isize, Option<crate::reader::R>, gimli::DwTag)];
+
+/// A symbol from the ELF symbol table.
+#[derive(Clone, Debug)]
+pub(crate) struct ElfSymbol {
+    pub(crate) name: String,
+    pub(crate) demangled: String,
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) kind: SymbolKind,
+}
+
+/// A function DIE found while walking a unit (concrete, abstract-inline or declaration
+/// skipped).
+#[derive(Clone, Debug)]
+pub(crate) struct FuncEntry {
+    pub(crate) die: DieId,
+    /// The DIE this one is an instance of (abstract origin / specification), or itself.
+    pub(crate) key: DieId,
+    /// Address ranges; the entry range first. Empty for abstract (inline-only) functions.
+    pub(crate) ranges: Vec<(u64, u64)>,
+    pub(crate) qualified: Arc<str>,
+    pub(crate) decl_file: Option<Arc<Path>>,
+    pub(crate) decl_line: Option<Line>,
+}
+
+/// Everything one pass over a unit's DIEs collects.
+#[derive(Debug, Default)]
+pub(crate) struct UnitSymbols {
+    pub(crate) funcs: Vec<FuncEntry>,
+    /// Inlined calls: (key of the inlined function, entry address).
+    pub(crate) inlined: Vec<(DieId, u64)>,
+    /// Global variables and named types.
+    pub(crate) others: Vec<SymbolEntry>,
+}
+
+/// A function, as found by name or by address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    /// Qualified display name: `krate::module::Type::method`, `ns::Class::method`, `main`.
+    pub name: String,
+    /// The linkage (mangled) name, when there is one.
+    pub linkage_name: Option<String>,
+    /// Address ranges of the out-of-line code, entry range first; empty when the
+    /// function only exists inlined.
+    pub ranges: Vec<Range<FileAddr>>,
+    /// Where to break on entry: past the prologue when the line table allows.
+    pub breakpoint_addr: Option<FileAddr>,
+    /// Entry addresses of the inlined copies of this function.
+    pub inlined_at: Vec<FileAddr>,
+    /// Declaration file.
+    pub decl_file: Option<PathBuf>,
+    /// Declaration line.
+    pub decl_line: Option<Line>,
+    /// `false` when the function comes from the ELF symbol table only.
+    pub from_dwarf: bool,
+}
+
+impl Function {
+    /// The entry address of the out-of-line code.
+    pub fn entry(&self) -> Option<FileAddr> {
+        self.ranges.first().map(|r| r.start)
+    }
+
+    /// Every address a function breakpoint should be planted at.
+    pub fn breakpoint_addrs(&self) -> Vec<FileAddr> {
+        let mut v: Vec<FileAddr> = self
+            .breakpoint_addr
+            .into_iter()
+            .chain(self.inlined_at.iter().copied())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+/// One inlined call active at a pc.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InlinedCall {
+    /// Qualified name of the inlined function.
+    pub name: String,
+    /// Ranges of this inlined copy.
+    pub ranges: Vec<Range<FileAddr>>,
+    /// Source position of the call in the caller.
+    pub call_file: Option<PathBuf>,
+    /// Line of the call in the caller.
+    pub call_line: Option<Line>,
+    /// Column of the call in the caller.
+    pub call_column: Column,
+}
+
+/// The function containing a pc and the inlined calls active there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionAt {
+    /// The out-of-line function.
+    pub function: Function,
+    /// Inlined calls from outermost to innermost; the innermost is executing.
+    pub inlined: Vec<InlinedCall>,
+}
+
+/// Bound on DIE nesting followed by recursive walks, so corrupt DWARF cannot exhaust
+/// the stack.
+pub(crate) const MAX_NESTING: usize = 256;
+
+/// Total size of a function's ranges (to pick the innermost of nested functions).
+pub(crate) fn span(ranges: &[(u64, u64)]) -> u64 {
+    ranges
+        .iter()
+        .fold(0u64, |acc, r| acc.saturating_add(r.1.saturating_sub(r.0)))
+}
+
+fn to_ranges(r: &[(u64, u64)]) -> Vec<Range<FileAddr>> {
+    r.iter().map(|&(a, b)| FileAddr(a)..FileAddr(b)).collect()
+}
+
+impl Binary {
+    /// Functions, inlined calls, globals and types of one unit; walked once and cached.
+    pub(crate) fn unit_functions(&self, index: usize) -> Result<Arc<UnitSymbols>> {
+        let slot = self
+            .units
+            .get(index)
+            .ok_or(Error::BadReference(index as u64))?;
+        let result = slot.funcs.get_or_init(|| {
+            let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+            self.walk_unit(index, &unit).map(Arc::new)
+        });
+        result.clone().map_err(Error::from)
+    }
+
+    fn walk_unit(
+        &self,
+        index: usize,
+        unit: &Unit,
+    ) -> std::result::Result<UnitSymbols, gimli::Error> {
+        let mut out = UnitSymbols::default();
+        let mut scopes: Vec<(isize, Option<crate::reader::R>, gimli::DwTag)> = Vec::new();
+        // Scope paths of the functions seen so far, for concrete instances whose
+        // abstract origin came earlier in the unit (the usual order).
+        let mut paths: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
+        let mut cursor = unit.entries();
+        while let Some(die) = cursor.next_dfs()? {
+            let depth = die.depth();
+            while scopes.last().is_some_and(|s| s.0 >= depth) {
+                scopes.pop();
+            }
+            let id = DieId {
+                unit: index,
+                offset: die.offset(),
+            };
+            let tag = die.tag();
+            let in_function = scopes
+                .iter()
+                .any(|s| matches!(s.2, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
+            match tag {
+                gimli::DW_TAG_subprogram => {
+                    if let Some(f) = self.func_entry(unit, die, id, &scopes, &mut paths) {
+                        out.funcs.push(f);
+                    }
+                }
+                gimli::DW_TAG_inlined_subroutine => {
+                    let origin = die
+                        .attr_value(gimli::DW_AT_abstract_origin)
+                        .and_then(|v| self.resolve_ref(index, &v));
+                    if let Some(origin) = origin {
+                        let key = self.func_key(origin);
+                        let entry = self
+                            .attr_address(unit, die, gimli::DW_AT_entry_pc)
+                            .or_else(|| self.die_ranges(unit, die).first().map(|r| r.0));
+                        if let Some(entry) = entry {
+                            out.inlined.push((key, entry));
+                        }
+                    }
+                }
+                gimli::DW_TAG_variable if !in_function => {
+                    // Optimized-out globals (no location) are listed too: the user
+                    // should see `<optimized out>`, not nothing.
+                    let defined = die.attr_value(gimli::DW_AT_location).is_some()
+                        || die.attr_value(gimli::DW_AT_const_value).is_some()
+                        || die.attr_value(gimli::DW_AT_declaration).is_none();
+                    if defined {
+                        if let Some(e) =
+                            self.simple_entry(unit, die, id, &scopes, SymbolKind::Variable)
+                        {
+                            out.others.push(e);
+                        }
+                    }
+                }
+                gimli::DW_TAG_structure_type
+                | gimli::DW_TAG_class_type
+                | gimli::DW_TAG_union_type
+                | gimli::DW_TAG_enumeration_type
+                | gimli::DW_TAG_typedef
+                    if !in_function && die.attr_value(gimli::DW_AT_declaration).is_none() =>
+                {
+                    if let Some(e) = self.simple_entry(unit, die, id, &scopes, SymbolKind::Type) {
+                        out.others.push(e);
+                    }
+                }
+                _ => {}
+            }
+            if die.has_children() {
+                let name = die
+                    .attr_value(gimli::DW_AT_name)
+                    .and_then(|v| self.dwarf.attr_string(unit, v).ok());
+                scopes.push((depth, name, tag));
+            }
+        }
+        Ok(out)
+    }
+
+    fn attr_address(&self, unit: &Unit, die: &Die, at: gimli::DwAt) -> Option<u64> {
+        let v = die.attr_value(at)?;
+        if let gimli::AttributeValue::Udata(off) = v {
+            // DWARF 5 allows DW_AT_entry_pc as an offset from the unit base.
+            return Some(unit.low_pc.wrapping_add(off));
+        }
+        unit.unit_ref(&self.dwarf).attr_address(v).ok().flatten()
+    }
+
+    /// The identity shared by every instance of a function: follow the origin chain.
+    pub(crate) fn func_key(&self, id: DieId) -> DieId {
+        let mut current = id;
+        for _ in 0..8 {
+            let Ok(unit) = self.unit(current.unit) else {
+                break;
+            };
+            let Ok(die) = unit.entry(current.offset) else {
+                break;
+            };
+            let next = die
+                .attr_value(gimli::DW_AT_abstract_origin)
+                .or_else(|| die.attr_value(gimli::DW_AT_specification));
+            match next.and_then(|n| self.resolve_ref(current.unit, &n)) {
+                Some(n) => current = n,
+                None => break,
+            }
+        }
+        current
+    }
+
+    fn scope_path(scopes: &Scopes) -> String {
+        use gimli::Reader;
+        let mut path = String::new();
+        for (_, name, tag) in scopes {
+            if *tag == gimli::DW_TAG_compile_unit {
+                continue;
+            }
+            if let Some(n) = name.as_ref().and_then(|n| n.to_string_lossy().ok()) {
+                path.push_str(&n);
+                path.push_str("::");
+            }
+        }
+        path
+    }
+
+    fn func_entry(
+        &self,
+        unit: &Unit,
+        die: &Die,
+        id: DieId,
+        scopes: &Scopes,
+        paths: &mut HashMap<gimli::UnitOffset<usize>, Arc<str>>,
+    ) -> Option<FuncEntry> {
+        let ranges = self.die_ranges(unit, die);
+        let is_abstract = die.attr_value(gimli::DW_AT_inline).is_some();
+        let declaration = die.attr_value(gimli::DW_AT_declaration).is_some();
+        if ranges.is_empty() && !is_abstract && !declaration {
+            return None;
+        }
+        let has_linkage = die.attr_value(gimli::DW_AT_linkage_name).is_some()
+            || die.attr_value(gimli::DW_AT_MIPS_linkage_name).is_some();
+        // Scope paths are only needed to name functions without a linkage name (C,
+        // and instances whose origin is such a function); building them for every
+        // Rust or C++ function would be wasted work.
+        let own_path: Option<Arc<str>> =
+            (!has_linkage).then(|| Arc::from(Self::scope_path(scopes)));
+        if let Some(p) = &own_path {
+            paths.insert(id.offset, p.clone());
+        }
+        if ranges.is_empty() && !is_abstract {
+            // A declaration (C++ method in its class): only its scope path is needed.
+            return None;
+        }
+        let info = self.die_info(id, unit, die);
+        let qualified = match &info.linkage {
+            Some(l) => names::normalize(&names::demangle(l)),
+            None => {
+                let prefix = if info.key == id {
+                    own_path.as_deref().unwrap_or_default().to_string()
+                } else if info.key.unit == id.unit && paths.contains_key(&info.key.offset) {
+                    paths[&info.key.offset].to_string()
+                } else {
+                    self.scope_path_of(info.key)
+                };
+                format!("{prefix}{}", info.name.clone().unwrap_or_default())
+            }
+        };
+        if qualified.is_empty() {
+            return None;
+        }
+        Some(FuncEntry {
+            die: id,
+            key: info.key,
+            ranges,
+            qualified: Arc::from(qualified),
+            decl_file: info.decl_file,
+            decl_line: info.decl_line,
+        })
+    }
+
+    /// Namespace path of a DIE found by offset (walks the unit to find its parents).
+    fn scope_path_of(&self, id: DieId) -> String {
+        let Ok(unit) = self.unit(id.unit) else {
+            return String::new();
+        };
+        let mut scopes: Vec<(isize, Option<crate::reader::R>, gimli::DwTag)> = Vec::new();
+        let mut cursor = unit.entries();
+        while let Ok(Some(die)) = cursor.next_dfs() {
+            let depth = die.depth();
+            while scopes.last().is_some_and(|s| s.0 >= depth) {
+                scopes.pop();
+            }
+            if die.offset() == id.offset {
+                return Self::scope_path(&scopes);
+            }
+            if die.has_children() {
+                let name = die
+                    .attr_value(gimli::DW_AT_name)
+                    .and_then(|v| self.dwarf.attr_string(&unit, v).ok());
+                scopes.push((depth, name, die.tag()));
+            }
+        }
+        String::new()
+    }
+
+    fn simple_entry(
+        &self,
+        unit: &Unit,
+        die: &Die,
+        id: DieId,
+        scopes: &Scopes,
+        kind: SymbolKind,
+    ) -> Option<SymbolEntry> {
+        let info = self.die_info(id, unit, die);
+        let name = info.name?;
+        let range = if kind == SymbolKind::Variable {
+            self.static_address(unit, die)
+                .map(|a| FileAddr(a)..FileAddr(a))
+        } else {
+            None
+        };
+        Some(SymbolEntry {
+            name: Arc::from(format!("{}{name}", Self::scope_path(scopes))),
+            kind,
+            decl_file: info.decl_file,
+            decl_line: info.decl_line,
+            range,
+            die: Some(id),
+        })
+    }
+
+    /// The file address of a static variable whose location is `DW_OP_addr X`.
+    pub(crate) fn static_address(&self, unit: &Unit, die: &Die) -> Option<u64> {
+        let expr = die.attr(gimli::DW_AT_location)?.exprloc_value()?;
+        let mut ops = expr.operations(unit.encoding());
+        match ops.next().ok()?? {
+            gimli::Operation::Address { address } => Some(address),
+            gimli::Operation::AddressIndex { index } => {
+                unit.unit_ref(&self.dwarf).address(index).ok()
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn function_from_entry(&self, f: &FuncEntry, inlined_at: Vec<FileAddr>) -> Function {
+        let breakpoint_addr = f.ranges.first().map(|&(start, _)| {
+            let after = self
+                .post_prologue(f.die.unit, start)
+                .ok()
+                .flatten()
+                .unwrap_or(start);
+            FileAddr(after)
+        });
+        Function {
+            name: f.qualified.to_string(),
+            linkage_name: self.linkage_of(f.die),
+            ranges: to_ranges(&f.ranges),
+            breakpoint_addr,
+            inlined_at,
+            decl_file: f.decl_file.as_deref().map(Path::to_path_buf),
+            decl_line: f.decl_line,
+            from_dwarf: true,
+        }
+    }
+
+    fn linkage_of(&self, id: DieId) -> Option<String> {
+        let unit = self.unit(id.unit).ok()?;
+        let die = unit.entry(id.offset).ok()?;
+        self.die_info(id, &unit, &die).linkage
+    }
+
+    fn function_from_symbol(s: &ElfSymbol) -> Function {
+        Function {
+            name: names::normalize(&s.demangled),
+            linkage_name: (s.name != s.demangled).then(|| s.name.clone()),
+            ranges: vec![FileAddr(s.addr)..FileAddr(s.addr.saturating_add(s.size.max(1)))],
+            breakpoint_addr: Some(FileAddr(s.addr)),
+            inlined_at: Vec::new(),
+            decl_file: None,
+            decl_line: None,
+            from_dwarf: false,
+        }
+    }
+
+    /// Finds functions by name: `func`, `Type::method`, `krate::module::func`,
+    /// `ns::Class::method`, C names. Out-of-line copies and inlined copies of the same
+    /// function are merged into one [`Function`]. Falls back to the ELF symbol table
+    /// for code without DWARF.
+    pub fn functions_by_name(&self, query: &str) -> Result<Vec<Function>> {
+        let index = self.symbol_index();
+        let mut out: Vec<Function> = Vec::new();
+        let mut seen_keys: Vec<DieId> = Vec::new();
+        for (key, entries) in index.functions_matching(query) {
+            if seen_keys.contains(&key) {
+                continue;
+            }
+            seen_keys.push(key);
+            let inlined: Vec<FileAddr> =
+                index.inlined_of(key).iter().map(|&a| FileAddr(a)).collect();
+            let mut concrete = entries.iter().filter(|f| !f.ranges.is_empty());
+            match concrete.next() {
+                Some(first) => {
+                    out.push(self.function_from_entry(first, inlined.clone()));
+                    // Further out-of-line copies (e.g. one per unit for `static inline`).
+                    for other in concrete {
+                        out.push(self.function_from_entry(other, Vec::new()));
+                    }
+                }
+                None => {
+                    if let Some(first) = entries.first() {
+                        out.push(self.function_from_entry(first, inlined));
+                    }
+                }
+            }
+        }
+        if out.is_empty() {
+            let query = names::normalize(query);
+            for s in self.elf_symbols() {
+                if s.kind == SymbolKind::Function
+                    && names::normalized_matches(&query, &names::normalize(&s.demangled))
+                {
+                    out.push(Self::function_from_symbol(s));
+                }
+            }
+        }
+        out.sort_by(|a, b| (a.entry(), &a.name).cmp(&(b.entry(), &b.name)));
+        out.dedup_by(|a, b| a.entry().is_some() && a.entry() == b.entry());
+        Ok(out)
+    }
+
+    /// The function containing `addr`, with the chain of inlined calls active there.
+    pub fn function_at(&self, addr: FileAddr) -> Result<Option<FunctionAt>> {
+        for unit_index in self.units_for_addr(addr.0) {
+            let syms = self.unit_functions(unit_index)?;
+            // Innermost concrete function (nested functions are rare but exist).
+            let best = syms
+                .funcs
+                .iter()
+                .filter(|f| f.ranges.iter().any(|r| r.0 <= addr.0 && addr.0 < r.1))
+                .min_by_key(|f| crate::functions::span(&f.ranges));
+            if let Some(f) = best {
+                let inlined = self.inline_chain(f.die, addr.0)?;
+                return Ok(Some(FunctionAt {
+                    function: self.function_from_entry(f, Vec::new()),
+                    inlined,
+                }));
+            }
+        }
+        let syms = self.elf_symbols();
+        let pos = syms.partition_point(|s| s.addr <= addr.0);
+        let found = syms[..pos].iter().rev().take(8).find(|s| {
+            s.kind == SymbolKind::Function && addr.0 < s.addr.saturating_add(s.size.max(1))
+        });
+        Ok(found.map(|s| FunctionAt {
+            function: Self::function_from_symbol(s),
+            inlined: Vec::new(),
+        }))
+    }
+
+    /// The innermost function, lexical block or inlined copy containing `pc`.
+    pub(crate) fn innermost_block(&self, unit_index: usize, pc: u64) -> Result<Option<DieId>> {
+        let syms = self.unit_functions(unit_index)?;
+        let Some(func) = syms
+            .funcs
+            .iter()
+            .filter(|f| f.ranges.iter().any(|r| r.0 <= pc && pc < r.1))
+            .min_by_key(|f| crate::functions::span(&f.ranges))
+        else {
+            return Ok(None);
+        };
+        let unit = self.unit(unit_index)?;
+        let mut tree = unit.entries_tree(Some(func.die.offset))?;
+        let root = tree.root()?;
+        Ok(Some(
+            self.block_walk(&unit, unit_index, root, pc, 0)?
+                .unwrap_or(func.die),
+        ))
+    }
+
+    fn block_walk(
+        &self,
+        unit: &Unit,
+        unit_index: usize,
+        node: gimli::EntriesTreeNode<'_, '_, crate::reader::R>,
+        pc: u64,
+        nesting: usize,
+    ) -> Result<Option<DieId>> {
+        if nesting > MAX_NESTING {
+            return Ok(None);
+        }
+        let mut children = node.children();
+        while let Some(child) = children.next()? {
+            let die = child.entry();
+            if matches!(
+                die.tag(),
+                gimli::DW_TAG_lexical_block | gimli::DW_TAG_inlined_subroutine
+            ) && self
+                .die_ranges(unit, die)
+                .iter()
+                .any(|r| r.0 <= pc && pc < r.1)
+            {
+                let id = DieId {
+                    unit: unit_index,
+                    offset: die.offset(),
+                };
+                return Ok(Some(
+                    self.block_walk(unit, unit_index, child, pc, nesting + 1)?
+                        .unwrap_or(id),
+                ));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Inlined subroutines under `func` whose ranges contain `pc`, outermost first.
+    fn inline_chain(&self, func: DieId, pc: u64) -> Result<Vec<InlinedCall>> {
+        let unit = self.unit(func.unit)?;
+        let mut out = Vec::new();
+        let mut tree = unit.entries_tree(Some(func.offset))?;
+        let root = tree.root()?;
+        self.inline_walk(&unit, func.unit, root, pc, &mut out, 0)?;
+        Ok(out)
+    }
+
+    fn inline_walk(
+        &self,
+        unit: &Unit,
+        unit_index: usize,
+        node: gimli::EntriesTreeNode<'_, '_, crate::reader::R>,
+        pc: u64,
+        out: &mut Vec<InlinedCall>,
+        nesting: usize,
+    ) -> Result<()> {
+        if nesting > MAX_NESTING {
+            return Ok(());
+        }
+        let mut children = node.children();
+        while let Some(child) = children.next()? {
+            let die = child.entry();
+            match die.tag() {
+                gimli::DW_TAG_inlined_subroutine | gimli::DW_TAG_lexical_block => {
+                    let ranges = self.die_ranges(unit, die);
+                    if !ranges.iter().any(|r| r.0 <= pc && pc < r.1) {
+                        continue;
+                    }
+                    if die.tag() == gimli::DW_TAG_inlined_subroutine {
+                        let id = DieId {
+                            unit: unit_index,
+                            offset: die.offset(),
+                        };
+                        out.push(self.inlined_call(unit, unit_index, die, id, &ranges));
+                    }
+                    return self.inline_walk(unit, unit_index, child, pc, out, nesting + 1);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn inlined_call(
+        &self,
+        _unit: &Unit,
+        unit_index: usize,
+        die: &Die,
+        id: DieId,
+        ranges: &[(u64, u64)],
+    ) -> InlinedCall {
+        let info = self.die_info(id, _unit, die);
+        let name = match (&info.linkage, &info.name) {
+            (Some(l), _) => names::normalize(&names::demangle(l)),
+            (None, Some(n)) => format!("{}{n}", self.scope_path_of(info.key)),
+            (None, None) => String::new(),
+        };
+        let call_file =
+            attr_u64(die, gimli::DW_AT_call_file).and_then(|f| self.unit_file(unit_index, f));
+        let call_line =
+            attr_u64(die, gimli::DW_AT_call_line).and_then(|l| Line::new(u32::try_from(l).ok()?));
+        let call_column = attr_u64(die, gimli::DW_AT_call_column)
+            .and_then(|c| std::num::NonZeroU32::new(u32::try_from(c).ok()?));
+        InlinedCall {
+            name,
+            ranges: to_ranges(ranges),
+            call_file: call_file.map(|p| p.to_path_buf()),
+            call_line,
+            call_column,
+        }
+    }
+}

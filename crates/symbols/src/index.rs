@@ -1,0 +1,217 @@
+//! The symbol index: every named function, global and type, built in parallel across
+//! units, plus ELF symbols for code without DWARF.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::addr::{FileAddr, Line};
+use crate::binary::Binary;
+use crate::functions::{FuncEntry, UnitSymbols};
+use crate::names;
+use crate::units::DieId;
+
+/// What an index entry names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SymbolKind {
+    /// A function or method.
+    Function,
+    /// A global or static variable.
+    Variable,
+    /// A struct, class, union, enum or typedef.
+    Type,
+}
+
+/// One named thing in the binary.
+#[derive(Clone, Debug)]
+pub struct SymbolEntry {
+    /// Qualified name (`krate::module::func`, `ns::Class::method`, `main`).
+    pub name: Arc<str>,
+    /// What it is.
+    pub kind: SymbolKind,
+    /// Declaration file, as recorded in the binary.
+    pub decl_file: Option<Arc<Path>>,
+    /// Declaration line.
+    pub decl_line: Option<Line>,
+    /// Code range for functions (entry range), address for variables.
+    pub range: Option<Range<FileAddr>>,
+    pub(crate) die: Option<DieId>,
+}
+
+impl SymbolEntry {
+    /// The last path component of the name (`func` for `krate::module::func`).
+    pub fn short_name(&self) -> &str {
+        self.name.rsplit("::").next().unwrap_or(&self.name)
+    }
+}
+
+/// All named functions, globals and types of a binary.
+///
+/// Entries are views over the per-unit tables that lookups by address use too, so
+/// the index costs little memory beyond those tables.
+#[derive(Debug, Default)]
+pub struct SymbolIndex {
+    units: Vec<Arc<UnitSymbols>>,
+    /// ELF symbols not covered by DWARF.
+    elf_only: Vec<SymbolEntry>,
+    inlined: HashMap<DieId, Vec<u64>>,
+}
+
+fn func_symbol(f: &FuncEntry) -> SymbolEntry {
+    SymbolEntry {
+        name: f.qualified.clone(),
+        kind: SymbolKind::Function,
+        decl_file: f.decl_file.clone(),
+        decl_line: f.decl_line,
+        range: f.ranges.first().map(|&(a, b)| FileAddr(a)..FileAddr(b)),
+        die: Some(f.die),
+    }
+}
+
+impl SymbolIndex {
+    /// Every entry: DWARF functions, globals and types, then ELF-only symbols.
+    pub fn entries(&self) -> impl Iterator<Item = SymbolEntry> + '_ {
+        self.units
+            .iter()
+            .flat_map(|u| {
+                u.funcs
+                    .iter()
+                    .map(func_symbol)
+                    .chain(u.others.iter().cloned())
+            })
+            .chain(self.elf_only.iter().cloned())
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.units
+            .iter()
+            .map(|u| u.funcs.len() + u.others.len())
+            .sum::<usize>()
+            + self.elf_only.len()
+    }
+
+    /// Whether the index is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entries whose name contains `query` case-insensitively (workspace/symbol).
+    pub fn search<'a>(&'a self, query: &str) -> impl Iterator<Item = SymbolEntry> + 'a {
+        let q = query.to_lowercase();
+        self.entries()
+            .filter(move |e| e.name.to_lowercase().contains(&q))
+    }
+
+    /// Entries whose qualified name ends with the components of `query`.
+    pub fn lookup<'a>(&'a self, query: &'a str) -> impl Iterator<Item = SymbolEntry> + 'a {
+        self.entries()
+            .filter(move |e| names::name_matches(query, &e.name))
+    }
+
+    /// Function entries matching `query`, grouped by function identity.
+    pub(crate) fn functions_matching(&self, query: &str) -> Vec<(DieId, Vec<&FuncEntry>)> {
+        let mut groups: Vec<(DieId, Vec<&FuncEntry>)> = Vec::new();
+        let query = names::normalize(query);
+        for f in self.units.iter().flat_map(|u| u.funcs.iter()) {
+            if !names::normalized_matches(&query, &f.qualified) {
+                continue;
+            }
+            match groups.iter_mut().find(|g| g.0 == f.key) {
+                Some(g) => g.1.push(f),
+                None => groups.push((f.key, vec![f])),
+            }
+        }
+        groups
+    }
+
+    pub(crate) fn inlined_of(&self, key: DieId) -> &[u64] {
+        self.inlined.get(&key).map_or(&[], Vec::as_slice)
+    }
+}
+
+impl Binary {
+    /// The symbol index, built on first call in parallel across units and cached.
+    pub fn symbol_index(&self) -> Arc<SymbolIndex> {
+        self.symbol_index_with_progress(&|_, _| {})
+    }
+
+    /// Like [`Binary::symbol_index`], reporting `(units done, units total)` while
+    /// building (from worker threads), for LSP/DAP progress notifications. Meant to
+    /// run on a background thread; other callers wait for the same build.
+    pub fn symbol_index_with_progress(
+        &self,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Arc<SymbolIndex> {
+        self.index
+            .get_or_init(|| Arc::new(self.build_index(progress)))
+            .clone()
+    }
+
+    fn build_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> SymbolIndex {
+        let n = self.units.len();
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |p| p.get())
+            .clamp(1, 8);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..threads.min(n.max(1)) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    if let Err(e) = self.unit_functions(i) {
+                        tracing::warn!("skipping unit {i} in the index: {e}");
+                    }
+                    let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    progress(finished, n);
+                });
+            }
+        });
+        let mut index = SymbolIndex::default();
+        for i in 0..n {
+            let Ok(syms) = self.unit_functions(i) else {
+                continue;
+            };
+            for &(key, addr) in &syms.inlined {
+                index.inlined.entry(key).or_default().push(addr);
+            }
+            index.units.push(syms);
+        }
+        // ELF symbols not covered by any DWARF function (assembly, stripped objects).
+        let mut covered: Vec<(u64, u64)> = index
+            .units
+            .iter()
+            .flat_map(|u| u.funcs.iter())
+            .flat_map(|f| f.ranges.iter().copied())
+            .collect();
+        covered.sort_unstable();
+        for s in self.elf_symbols() {
+            let inside = {
+                let pos = covered.partition_point(|r| r.0 <= s.addr);
+                covered[..pos].iter().rev().take(4).any(|r| s.addr < r.1)
+            };
+            if inside {
+                continue;
+            }
+            let name = names::normalize(&s.demangled);
+            index.elf_only.push(SymbolEntry {
+                name: Arc::from(name),
+                kind: s.kind,
+                decl_file: None,
+                decl_line: None,
+                range: Some(FileAddr(s.addr)..FileAddr(s.addr.saturating_add(s.size))),
+                die: None,
+            });
+        }
+        for v in index.inlined.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        index
+    }
+}

@@ -1,0 +1,52 @@
+//! tandem's ELF + DWARF layer: lines, functions, inlined calls, scopes, variables,
+//! types, unwind tables and the symbol index of one binary.
+//!
+//! Invariants: this crate never touches a live process (memory and registers come in
+//! through [`MemoryReader`] and [`RegisterReader`]); it works in [`FileAddr`]s and the
+//! caller converts with a [`LoadBias`]; bad input yields [`Error`]s or degraded answers,
+//! never a panic; everything beyond ELF headers and unit headers is parsed lazily and
+//! cached, so a [`Binary`] can be shared across threads.
+
+mod binary;
+mod reader;
+mod units;
+
+pub use units::CacheStats;
+
+/// Address and line newtypes.
+pub mod addr;
+/// The crate's error type.
+pub mod error;
+/// Location evaluation through caller-supplied memory and registers.
+pub mod eval;
+/// Functions by name and by address, with inlined call chains.
+pub mod functions;
+/// The parallel symbol index.
+pub mod index;
+/// Line tables: address ↔ source line.
+pub mod lines;
+/// Demangling and name matching.
+pub mod names;
+/// The type model.
+pub mod types;
+/// Call frame information.
+pub mod unwind;
+/// Scopes and variables at a pc.
+pub mod vars;
+
+pub use addr::{Column, FileAddr, Line, LoadBias, RuntimeAddr};
+pub use binary::{Binary, BinaryInfo, OpenOptions, SectionStorage};
+pub use error::{Error, Result};
+pub use eval::{
+    read_pieces, EvalContext, LocationExpr, MemoryImage, MemoryReader, Piece, PieceLocation,
+    RegisterReader,
+};
+pub use functions::{Function, FunctionAt, InlinedCall};
+pub use index::{SymbolEntry, SymbolIndex, SymbolKind};
+pub use lines::{BreakpointLocation, LineResolution, LineRow, SourceLocation, SourceMap};
+pub use types::{
+    ArrayBound, ArrayDim, BaseEncoding, Bitfield, CompositeKind, Member, Type, TypeKind, TypeRef,
+    Variant, VariantPart,
+};
+pub use unwind::{CfaRule, RegisterRule, UnwindRow};
+pub use vars::{Scope, Variable, VariableKind, VariableLocation};

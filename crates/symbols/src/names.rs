@@ -1,0 +1,158 @@
+//! Symbol names: demangling (Rust legacy and v0, C++), normalization and matching.
+
+/// Demangles a linkage name for display: Rust without the hash, C++ without parameters.
+/// Unmangled names (C) are returned unchanged.
+pub fn demangle(raw: &str) -> String {
+    if raw.starts_with("_R") || is_rust_legacy(raw) {
+        if let Ok(d) = rustc_demangle::try_demangle(raw) {
+            return format!("{d:#}");
+        }
+    }
+    if raw.starts_with("_Z") {
+        if let Ok(sym) = cpp_demangle::Symbol::new(raw.as_bytes()) {
+            let options = cpp_demangle::DemangleOptions::new()
+                .no_params()
+                .no_return_type();
+            if let Ok(s) = sym.demangle_with_options(&options) {
+                return s;
+            }
+        }
+    }
+    raw.to_string()
+}
+
+/// Rust legacy symbols end in `17h` + 16 hex digits + `E` (optionally followed by a
+/// `.llvm.` suffix); C++ `_ZN` names do not.
+fn is_rust_legacy(raw: &str) -> bool {
+    if !raw.starts_with("_ZN") {
+        return false;
+    }
+    let base = raw.split('.').next().unwrap_or(raw);
+    let Some(body) = base.strip_suffix('E') else {
+        return false;
+    };
+    let body = body.as_bytes();
+    body.len() > 20 && {
+        let tail = &body[body.len() - 19..];
+        tail.starts_with(b"17h") && tail[3..].iter().all(u8::is_ascii_hexdigit)
+    }
+}
+
+/// Normalizes a demangled name into `::`-separated path components for matching:
+/// `<a::B as c::T>::m` → `a::B::m`, `<a::B>::m` → `a::B::m`, `f::<T>` and `f<T>` → `f`,
+/// C++ parameter lists are dropped.
+pub fn normalize(name: &str) -> String {
+    let mut s = name.trim();
+    // A qualified path `<X as T>::rest` or `<X>::rest` keeps X and rest.
+    let mut prefix = String::new();
+    if s.starts_with('<') {
+        if let Some(close) = matching_angle(s, 0) {
+            let inner = &s[1..close];
+            let self_ty = match find_top_level(inner, " as ") {
+                Some(i) => &inner[..i],
+                None => inner,
+            };
+            prefix = normalize(self_ty);
+            s = s[close + 1..].trim_start_matches("::");
+        }
+    }
+    let mut out = String::new();
+    let mut depth = 0i32;
+    let mut paren = 0i32;
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth == 0 => paren += 1,
+            ')' if depth == 0 => paren -= 1,
+            _ if depth == 0 && paren == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out.replace("::::", "::");
+    let out = out.trim_end_matches("::").trim().to_string();
+    match (prefix.is_empty(), out.is_empty()) {
+        (true, _) => out,
+        (false, true) => prefix,
+        (false, false) => format!("{prefix}::{out}"),
+    }
+}
+
+fn matching_angle(s: &str, open: usize) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s.char_indices().skip(open) {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn find_top_level(s: &str, needle: &str) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            _ if depth == 0 && s[i..].starts_with(needle) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a user's query (`func`, `Type::method`, `crate::module::func`) names the
+/// normalized qualified name `candidate`: the query's components must be a suffix of
+/// the candidate's components.
+pub fn name_matches(query: &str, candidate: &str) -> bool {
+    normalized_matches(&normalize(query), candidate)
+}
+
+/// [`name_matches`] for a query that is already normalized (hot loops).
+pub(crate) fn normalized_matches(query: &str, candidate: &str) -> bool {
+    if query.is_empty() {
+        return false;
+    }
+    if query == candidate {
+        return true;
+    }
+    candidate.ends_with(query) && candidate[..candidate.len() - query.len()].ends_with("::")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_rust_and_cpp_names() {
+        assert_eq!(normalize("<a::B as c::T>::m"), "a::B::m");
+        assert_eq!(normalize("<a::B<u8>>::m"), "a::B::m");
+        assert_eq!(normalize("a::f::<u32>"), "a::f");
+        assert_eq!(normalize("ns::C<int>::f(int, char)"), "ns::C::f");
+        assert_eq!(normalize("main"), "main");
+    }
+
+    #[test]
+    fn matches_by_path_suffix() {
+        assert!(name_matches("func", "krate::module::func"));
+        assert!(name_matches("module::func", "krate::module::func"));
+        assert!(name_matches("krate::module::func", "krate::module::func"));
+        assert!(!name_matches("unc", "krate::module::func"));
+        assert!(!name_matches("", "main"));
+    }
+
+    #[test]
+    fn demangles_rust_and_cpp() {
+        assert_eq!(demangle("_ZN3foo3bar17h0123456789abcdefE"), "foo::bar");
+        assert_eq!(demangle("_ZN2ns5Shape4areaEv"), "ns::Shape::area");
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(demangle("_RNvCs1234_5hello4main"), "hello::main");
+    }
+}

@@ -1,0 +1,383 @@
+//! Compilation units: lazy parsing and caching, lookup by offset and address, DIE helpers.
+
+use std::sync::{Arc, OnceLock};
+
+use gimli::{AttributeValue, DebuggingInformationEntry, Reader, UnitOffset};
+
+use crate::binary::Binary;
+use crate::error::{Error, Result};
+use crate::functions::UnitSymbols;
+use crate::lines::LineTable;
+use crate::reader::R;
+
+pub(crate) type Unit = gimli::Unit<R>;
+pub(crate) type Die = DebuggingInformationEntry<R>;
+/// A unit's file names indexed by DWARF file index.
+pub(crate) type FileTable = Arc<Vec<Option<Arc<std::path::Path>>>>;
+
+/// One compilation unit: its header is read at open time, the rest on first use.
+pub(crate) struct UnitSlot {
+    pub(crate) header: gimli::UnitHeader<R>,
+    pub(crate) offset: u64,
+    unit: OnceLock<Result<Arc<Unit>, gimli::Error>>,
+    pub(crate) files: OnceLock<Result<FileTable, gimli::Error>>,
+    pub(crate) lines: OnceLock<Result<Arc<LineTable>, gimli::Error>>,
+    pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
+}
+
+impl UnitSlot {
+    pub(crate) fn new(header: gimli::UnitHeader<R>) -> UnitSlot {
+        let offset = match (header.debug_info_offset(), header.debug_types_offset()) {
+            (Some(o), _) => o.0 as u64,
+            (None, Some(o)) => TYPES_BASE.saturating_add(o.0 as u64),
+            (None, None) => u64::MAX,
+        };
+        UnitSlot {
+            header,
+            offset,
+            unit: OnceLock::new(),
+            files: OnceLock::new(),
+            lines: OnceLock::new(),
+            funcs: OnceLock::new(),
+        }
+    }
+}
+
+/// Ids of DIEs in `.debug_types` (DWARF 4 type units) start here, above any
+/// `.debug_info` offset.
+pub(crate) const TYPES_BASE: u64 = 1 << 62;
+
+/// A DIE anywhere in `.debug_info`: unit index plus offset within the unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct DieId {
+    pub(crate) unit: usize,
+    pub(crate) offset: UnitOffset<usize>,
+}
+
+/// How much of the debug information has been parsed so far (for progress reports
+/// and for checking that queries stay lazy).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Compilation units in the binary.
+    pub units: usize,
+    /// Units whose header, abbreviations and root DIE were parsed.
+    pub parsed_units: usize,
+    /// Units whose line program header (file table) was read.
+    pub file_tables: usize,
+    /// Units whose line table rows were decoded.
+    pub line_tables: usize,
+    /// Units whose DIE tree was walked for functions, globals and types.
+    pub die_walks: usize,
+    /// Whether the full symbol index was built.
+    pub index_built: bool,
+}
+
+impl Binary {
+    /// What has been parsed so far.
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            units: self.units.len(),
+            parsed_units: self.units.iter().filter(|u| u.unit.get().is_some()).count(),
+            file_tables: self
+                .units
+                .iter()
+                .filter(|u| u.files.get().is_some())
+                .count(),
+            line_tables: self
+                .units
+                .iter()
+                .filter(|u| u.lines.get().is_some())
+                .count(),
+            die_walks: self
+                .units
+                .iter()
+                .filter(|u| u.funcs.get().is_some())
+                .count(),
+            index_built: self.index.get().is_some(),
+        }
+    }
+
+    /// The parsed unit (abbreviations, root DIE, line program header), cached.
+    pub(crate) fn unit(&self, index: usize) -> Result<Arc<Unit>> {
+        let slot = self
+            .units
+            .get(index)
+            .ok_or(Error::BadReference(index as u64))?;
+        let result = slot
+            .unit
+            .get_or_init(|| self.dwarf.unit(slot.header.clone()).map(Arc::new));
+        result.clone().map_err(Error::from)
+    }
+
+    /// The unit that contains `.debug_info` offset `offset`.
+    pub(crate) fn unit_index_for_offset(&self, offset: u64) -> Option<usize> {
+        let pos = self.units.partition_point(|u| u.offset <= offset);
+        let index = pos.checked_sub(1)?;
+        let slot = &self.units[index];
+        let end = slot
+            .offset
+            .saturating_add(slot.header.length_including_self() as u64);
+        (offset < end).then_some(index)
+    }
+
+    /// Type signature → the type's DIE in its type unit (DWARF 4 and 5 type units).
+    pub(crate) fn type_signatures(&self) -> &std::collections::HashMap<u64, DieId> {
+        self.type_signatures.get_or_init(|| {
+            let mut map = std::collections::HashMap::new();
+            for (unit, slot) in self.units.iter().enumerate() {
+                if let gimli::UnitType::Type {
+                    type_signature,
+                    type_offset,
+                } = slot.header.type_()
+                {
+                    map.insert(
+                        type_signature.0,
+                        DieId {
+                            unit,
+                            offset: type_offset,
+                        },
+                    );
+                }
+            }
+            map
+        })
+    }
+
+    /// Converts a global `.debug_info` offset to a DIE id.
+    pub(crate) fn die_id(&self, global: u64) -> Option<DieId> {
+        let unit = self.unit_index_for_offset(global)?;
+        let local = usize::try_from(global - self.units[unit].offset).ok()?;
+        Some(DieId {
+            unit,
+            offset: UnitOffset(local),
+        })
+    }
+
+    /// The global `.debug_info` offset of a DIE.
+    pub(crate) fn global_offset(&self, id: DieId) -> u64 {
+        self.units[id.unit].offset + id.offset.0 as u64
+    }
+
+    /// Resolves a reference attribute to the DIE it names.
+    pub(crate) fn resolve_ref(&self, unit: usize, value: &AttributeValue<R>) -> Option<DieId> {
+        match value {
+            AttributeValue::UnitRef(offset) => Some(DieId {
+                unit,
+                offset: *offset,
+            }),
+            AttributeValue::DebugInfoRef(offset) => self.die_id(offset.0 as u64),
+            AttributeValue::DebugTypesRef(signature) => {
+                self.type_signatures().get(&signature.0).copied()
+            }
+            _ => None,
+        }
+    }
+
+    /// Sorted, non-overlapping address ranges → unit index, from `.debug_aranges`
+    /// when it is present and otherwise from each unit's root DIE ranges.
+    pub(crate) fn unit_address_ranges(&self) -> &[(u64, u64, usize)] {
+        self.unit_ranges.get_or_init(|| {
+            let mut out = Vec::new();
+            let mut covered = vec![false; self.units.len()];
+            let mut headers = self.dwarf.debug_aranges.headers();
+            while let Ok(Some(header)) = headers.next() {
+                let Some(index) = self.unit_index_for_offset(header.debug_info_offset().0 as u64)
+                else {
+                    continue;
+                };
+                let mut entries = header.entries();
+                while let Ok(Some(entry)) = entries.next() {
+                    let r = entry.range();
+                    if r.begin < r.end {
+                        out.push((r.begin, r.end, index));
+                        covered[index] = true;
+                    }
+                }
+            }
+            for (index, done) in covered.iter().enumerate() {
+                if *done {
+                    continue;
+                }
+                let Ok(unit) = self.unit(index) else { continue };
+                let unit_ref = unit.unit_ref(&self.dwarf);
+                let Ok(mut ranges) = unit_ref.unit_ranges() else {
+                    continue;
+                };
+                while let Ok(Some(r)) = ranges.next() {
+                    if r.begin < r.end {
+                        out.push((r.begin, r.end, index));
+                    }
+                }
+            }
+            out.sort_unstable();
+            out
+        })
+    }
+
+    /// Indices of the units whose ranges contain `addr` (usually one).
+    pub(crate) fn units_for_addr(&self, addr: u64) -> Vec<usize> {
+        let ranges = self.unit_address_ranges();
+        let end = ranges.partition_point(|r| r.0 <= addr);
+        let mut out: Vec<usize> = ranges[..end]
+            .iter()
+            .rev()
+            .take(64)
+            .filter(|r| addr < r.1)
+            .map(|r| r.2)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// A string attribute of a DIE, or `None` when absent or unreadable.
+    pub(crate) fn attr_str(&self, unit: &Unit, die: &Die, at: gimli::DwAt) -> Option<String> {
+        let value = die.attr_value(at)?;
+        let s = self.dwarf.attr_string(unit, value).ok()?;
+        s.to_string_lossy().ok().map(|c| c.into_owned())
+    }
+
+    /// Follows `DW_AT_abstract_origin` / `DW_AT_specification` chains (bounded) and
+    /// returns the first value of `at` found along the way, with the unit it lives in.
+    pub(crate) fn attr_via_origin(
+        &self,
+        id: DieId,
+        at: gimli::DwAt,
+    ) -> Option<(DieId, AttributeValue<R>)> {
+        let mut current = id;
+        for _ in 0..8 {
+            let unit = self.unit(current.unit).ok()?;
+            let die = unit.entry(current.offset).ok()?;
+            if let Some(v) = die.attr_value(at) {
+                return Some((current, v));
+            }
+            let next = die
+                .attr_value(gimli::DW_AT_abstract_origin)
+                .or_else(|| die.attr_value(gimli::DW_AT_specification))?;
+            current = self.resolve_ref(current.unit, &next)?;
+        }
+        None
+    }
+
+    /// Address ranges of a DIE (low/high pc or DW_AT_ranges), empty ones dropped.
+    pub(crate) fn die_ranges(&self, unit: &Unit, die: &Die) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let Ok(mut iter) = unit.unit_ref(&self.dwarf).die_ranges(die) else {
+            return out;
+        };
+        while let Ok(Some(r)) = iter.next() {
+            if r.begin < r.end && !unit.header.is_tombstone_address(r.begin) && r.begin != 0 {
+                out.push((r.begin, r.end));
+            }
+        }
+        out
+    }
+
+    /// The file name for a `DW_AT_decl_file` / `DW_AT_call_file` index in a unit.
+    pub(crate) fn unit_file(&self, unit_index: usize, file: u64) -> Option<Arc<std::path::Path>> {
+        let files = self.unit_files(unit_index).ok()?;
+        files.get(usize::try_from(file).ok()?)?.clone()
+    }
+}
+
+/// Name, linkage name, declaration and identity of a DIE, gathered in one pass along
+/// its `DW_AT_abstract_origin` / `DW_AT_specification` chain.
+#[derive(Clone, Debug)]
+pub(crate) struct DieInfo {
+    pub(crate) name: Option<String>,
+    pub(crate) linkage: Option<String>,
+    pub(crate) decl_file: Option<Arc<std::path::Path>>,
+    pub(crate) decl_line: Option<crate::addr::Line>,
+    pub(crate) ty: Option<DieId>,
+    /// The end of the origin chain: the same for every instance of one entity.
+    pub(crate) key: DieId,
+}
+
+impl Binary {
+    /// Collects [`DieInfo`] starting from a DIE already in hand (no re-parse unless
+    /// an attribute lives on an origin).
+    pub(crate) fn die_info(&self, id: DieId, unit: &Unit, die: &Die) -> DieInfo {
+        let mut info = DieInfo {
+            name: None,
+            linkage: None,
+            decl_file: None,
+            decl_line: None,
+            ty: None,
+            key: id,
+        };
+        let mut next = self.absorb(&mut info, id.unit, unit, die);
+        for _ in 0..8 {
+            let Some(n) = next else { break };
+            info.key = n;
+            let Ok(u) = self.unit(n.unit) else { break };
+            let Ok(d) = u.entry(n.offset) else { break };
+            next = self.absorb(&mut info, n.unit, &u, &d);
+        }
+        info
+    }
+
+    fn absorb(
+        &self,
+        info: &mut DieInfo,
+        unit_index: usize,
+        unit: &Unit,
+        die: &Die,
+    ) -> Option<DieId> {
+        if info.name.is_none() {
+            info.name = self.attr_str(unit, die, gimli::DW_AT_name);
+        }
+        if info.linkage.is_none() {
+            info.linkage = self
+                .attr_str(unit, die, gimli::DW_AT_linkage_name)
+                .or_else(|| self.attr_str(unit, die, gimli::DW_AT_MIPS_linkage_name));
+        }
+        if info.decl_file.is_none() {
+            info.decl_file = match die.attr_value(gimli::DW_AT_decl_file) {
+                Some(AttributeValue::FileIndex(i)) | Some(AttributeValue::Udata(i)) => {
+                    self.unit_file(unit_index, i)
+                }
+                Some(AttributeValue::Data1(i)) => self.unit_file(unit_index, u64::from(i)),
+                Some(AttributeValue::Data2(i)) => self.unit_file(unit_index, u64::from(i)),
+                Some(AttributeValue::Data4(i)) => self.unit_file(unit_index, u64::from(i)),
+                _ => None,
+            };
+        }
+        if info.decl_line.is_none() {
+            info.decl_line = attr_u64(die, gimli::DW_AT_decl_line)
+                .and_then(|l| crate::addr::Line::new(u32::try_from(l).ok()?));
+        }
+        if info.ty.is_none() {
+            info.ty = die
+                .attr_value(gimli::DW_AT_type)
+                .and_then(|v| self.resolve_ref(unit_index, &v));
+        }
+        let next = die
+            .attr_value(gimli::DW_AT_abstract_origin)
+            .or_else(|| die.attr_value(gimli::DW_AT_specification))?;
+        self.resolve_ref(unit_index, &next)
+    }
+}
+
+/// Reads an unsigned constant attribute.
+pub(crate) fn attr_u64(die: &Die, at: gimli::DwAt) -> Option<u64> {
+    die.attr(at)?.udata_value()
+}
+
+/// Reads a signed constant attribute.
+pub(crate) fn attr_i64(die: &Die, at: gimli::DwAt) -> Option<i64> {
+    let attr = die.attr(at)?;
+    match attr.value() {
+        AttributeValue::Sdata(v) => Some(v),
+        AttributeValue::Data1(v) => Some(i64::from(v as i8)),
+        AttributeValue::Data2(v) => Some(i64::from(v as i16)),
+        AttributeValue::Data4(v) => Some(i64::from(v as i32)),
+        AttributeValue::Data8(v) => Some(v as i64),
+        AttributeValue::Udata(v) => i64::try_from(v).ok(),
+        _ => None,
+    }
+}
+
+/// Raw bytes of a reader (cheap for mapped sections).
+pub(crate) fn reader_bytes(r: &R) -> Vec<u8> {
+    r.to_slice().map(|c| c.into_owned()).unwrap_or_default()
+}

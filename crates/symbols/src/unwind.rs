@@ -1,0 +1,349 @@
+//! Call frame information: `.eh_frame` (via `.eh_frame_hdr` when present) and
+//! `.debug_frame` rows, exposed as plain CFA and register rules for the engine.
+
+use std::sync::Arc;
+
+use gimli::{RunTimeEndian, UnwindSection};
+use memmap2::Mmap;
+use object::{Object, ObjectSection};
+
+use crate::addr::FileAddr;
+use crate::binary::{section_bytes, Binary};
+use crate::error::{Error, Result};
+use crate::eval::RegisterReader;
+use crate::reader::R;
+use crate::units::reader_bytes;
+
+pub(crate) struct Cfi {
+    eh_frame: Option<gimli::EhFrame<R>>,
+    eh_frame_hdr: Option<gimli::ParsedEhFrameHdr<R>>,
+    bases: gimli::BaseAddresses,
+    debug_frame: Option<gimli::DebugFrame<R>>,
+}
+
+impl Cfi {
+    pub(crate) fn load(
+        map: &Arc<Mmap>,
+        file: &object::File<'_>,
+        debug_map: Option<&Arc<Mmap>>,
+        debug_file: Option<&object::File<'_>>,
+        endian: RunTimeEndian,
+    ) -> Result<Cfi> {
+        let addr_of = |name: &str| file.section_by_name(name).map(|s| s.address());
+        let mut bases = gimli::BaseAddresses::default();
+        if let Some(a) = addr_of(".eh_frame_hdr") {
+            bases = bases.set_eh_frame_hdr(a);
+        }
+        if let Some(a) = addr_of(".eh_frame") {
+            bases = bases.set_eh_frame(a);
+        }
+        if let Some(a) = addr_of(".text") {
+            bases = bases.set_text(a);
+        }
+        if let Some(a) = addr_of(".got") {
+            bases = bases.set_got(a);
+        }
+        let reader = |b| gimli::EndianReader::new(b, endian);
+        let eh_frame = section_bytes(map, file, ".eh_frame")?.map(|b| {
+            let mut s = gimli::EhFrame::from(reader(b));
+            s.set_address_size(8);
+            s
+        });
+        let eh_frame_hdr = match section_bytes(map, file, ".eh_frame_hdr")? {
+            Some(b) => gimli::EhFrameHdr::from(reader(b)).parse(&bases, 8).ok(),
+            None => None,
+        };
+        let mut debug_frame = section_bytes(map, file, ".debug_frame")?;
+        if debug_frame.is_none() {
+            if let (Some(m), Some(f)) = (debug_map, debug_file) {
+                debug_frame = section_bytes(m, f, ".debug_frame")?;
+            }
+        }
+        let debug_frame = debug_frame.map(|b| {
+            let mut s = gimli::DebugFrame::from(reader(b));
+            s.set_address_size(8);
+            s
+        });
+        Ok(Cfi {
+            eh_frame,
+            eh_frame_hdr,
+            bases,
+            debug_frame,
+        })
+    }
+}
+
+/// How to compute the canonical frame address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CfaRule {
+    /// CFA = value of DWARF register `register` + `offset`.
+    RegisterOffset {
+        /// DWARF register number.
+        register: u16,
+        /// Offset added to the register.
+        offset: i64,
+    },
+    /// CFA = result of this DWARF expression (evaluate with [`crate::eval`]).
+    Expression(Vec<u8>),
+}
+
+/// How to recover a caller's register.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegisterRule {
+    /// The register's value is lost.
+    Undefined,
+    /// The register keeps its value.
+    SameValue,
+    /// Saved in memory at CFA + offset.
+    Offset(i64),
+    /// The value is CFA + offset.
+    ValOffset(i64),
+    /// Saved in another register.
+    Register(u16),
+    /// Saved in memory at the address computed by the expression.
+    Expression(Vec<u8>),
+    /// The value is computed by the expression.
+    ValExpression(Vec<u8>),
+    /// The value is a constant.
+    Constant(u64),
+    /// Architecture-specific rule.
+    Architectural,
+}
+
+/// The unwind rules in force at one pc.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnwindRow {
+    /// First address the row applies to.
+    pub start: FileAddr,
+    /// First address past the row.
+    pub end: FileAddr,
+    /// The CFA rule.
+    pub cfa: CfaRule,
+    /// Rules for registers that are not "same value" by default.
+    pub registers: Vec<(u16, RegisterRule)>,
+    /// The DWARF register holding the return address (16, RIP, on x86-64).
+    pub return_address_register: u16,
+}
+
+impl UnwindRow {
+    /// Computes the CFA for the `RegisterOffset` rule from the current registers.
+    pub fn cfa(&self, regs: &dyn RegisterReader) -> Result<u64> {
+        match &self.cfa {
+            CfaRule::RegisterOffset { register, offset } => {
+                let v = regs.reg(*register).ok_or(Error::Register(*register))?;
+                Ok(v.wrapping_add_signed(*offset))
+            }
+            CfaRule::Expression(_) => Err(Error::Evaluation("cfa given by an expression".into())),
+        }
+    }
+}
+
+fn convert<S: gimli::UnwindSection<R>>(
+    section: &S,
+    row: &gimli::UnwindTableRow<usize>,
+    ra: u16,
+) -> Result<UnwindRow> {
+    let expr = |e: &gimli::UnwindExpression<usize>| -> Result<Vec<u8>> {
+        Ok(reader_bytes(&e.get(section)?.0))
+    };
+    let cfa = match row.cfa() {
+        gimli::CfaRule::RegisterAndOffset { register, offset } => CfaRule::RegisterOffset {
+            register: register.0,
+            offset: *offset,
+        },
+        gimli::CfaRule::Expression(e) => CfaRule::Expression(expr(e)?),
+    };
+    let mut registers = Vec::new();
+    for (reg, rule) in row.registers() {
+        let r = match rule {
+            gimli::RegisterRule::Undefined => RegisterRule::Undefined,
+            gimli::RegisterRule::SameValue => RegisterRule::SameValue,
+            gimli::RegisterRule::Offset(o) => RegisterRule::Offset(*o),
+            gimli::RegisterRule::ValOffset(o) => RegisterRule::ValOffset(*o),
+            gimli::RegisterRule::Register(r) => RegisterRule::Register(r.0),
+            gimli::RegisterRule::Expression(e) => RegisterRule::Expression(expr(e)?),
+            gimli::RegisterRule::ValExpression(e) => RegisterRule::ValExpression(expr(e)?),
+            gimli::RegisterRule::Constant(c) => RegisterRule::Constant(*c),
+            _ => RegisterRule::Architectural,
+        };
+        registers.push((reg.0, r));
+    }
+    Ok(UnwindRow {
+        start: FileAddr(row.start_address()),
+        end: FileAddr(row.end_address()),
+        cfa,
+        registers,
+        return_address_register: ra,
+    })
+}
+
+impl Binary {
+    /// The unwind row covering `pc`, from `.eh_frame` first, then `.debug_frame`.
+    /// `None` when neither section describes `pc`.
+    pub fn unwind_row(&self, pc: FileAddr) -> Result<Option<UnwindRow>> {
+        let cfi = &self.cfi;
+        let mut ctx = Box::new(gimli::UnwindContext::<usize>::new());
+        if let Some(eh) = &cfi.eh_frame {
+            let found = match cfi.eh_frame_hdr.as_ref() {
+                Some(hdr) => self.hdr_lookup(hdr, eh, &mut ctx, pc.0),
+                None => eh.unwind_info_for_address(
+                    &cfi.bases,
+                    &mut ctx,
+                    pc.0,
+                    gimli::EhFrame::cie_from_offset,
+                ),
+            };
+            match found {
+                Ok(row) => {
+                    let row = row.clone();
+                    let ra = self.return_address_register(eh, pc.0).unwrap_or(16);
+                    return convert(eh, &row, ra).map(Some);
+                }
+                Err(gimli::Error::NoUnwindInfoForAddress) => {}
+                Err(e) => tracing::debug!("eh_frame lookup failed: {e}"),
+            }
+        }
+        if let Some(df) = &cfi.debug_frame {
+            let bases = gimli::BaseAddresses::default();
+            match df.unwind_info_for_address(
+                &bases,
+                &mut ctx,
+                pc.0,
+                gimli::DebugFrame::cie_from_offset,
+            ) {
+                Ok(row) => {
+                    let row = row.clone();
+                    return convert(df, &row, 16).map(Some);
+                }
+                Err(gimli::Error::NoUnwindInfoForAddress) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Binary search through `.eh_frame_hdr`. gimli's own `EhHdrTable` lookup
+    /// subtracts pointers unchecked, so a corrupt table is validated here first.
+    fn hdr_lookup<'ctx>(
+        &self,
+        hdr: &gimli::ParsedEhFrameHdr<R>,
+        eh: &gimli::EhFrame<R>,
+        ctx: &'ctx mut gimli::UnwindContext<usize>,
+        pc: u64,
+    ) -> std::result::Result<&'ctx gimli::UnwindTableRow<usize>, gimli::Error> {
+        let bases = &self.cfi.bases;
+        let Some(table) = hdr.table() else {
+            return eh.unwind_info_for_address(bases, ctx, pc, gimli::EhFrame::cie_from_offset);
+        };
+        let ptr = table.lookup(pc, bases)?.direct()?;
+        let base = hdr.eh_frame_ptr().direct()?;
+        let offset = ptr
+            .checked_sub(base)
+            .and_then(|o| usize::try_from(o).ok())
+            .ok_or(gimli::Error::NoUnwindInfoForAddress)?;
+        let fde = eh.fde_from_offset(
+            bases,
+            gimli::EhFrameOffset(offset),
+            gimli::EhFrame::cie_from_offset,
+        )?;
+        if !fde.contains(pc) {
+            return Err(gimli::Error::NoUnwindInfoForAddress);
+        }
+        fde.unwind_info_for_address(eh, bases, ctx, pc)
+    }
+
+    fn return_address_register(&self, eh: &gimli::EhFrame<R>, pc: u64) -> Option<u16> {
+        let fde = eh
+            .fde_for_address(&self.cfi.bases, pc, gimli::EhFrame::cie_from_offset)
+            .ok()?;
+        Some(fde.cie().return_address_register().0)
+    }
+}
+
+impl Binary {
+    /// The caller's registers, unwound one frame from the frame described by `ctx`
+    /// (its pc, registers and memory). `rsp` (7) becomes the CFA, `rip` (16) the return
+    /// address; registers without a rule keep their value, as gdb assumes for
+    /// callee-saved registers. `None` when no unwind row covers the pc.
+    pub fn unwind_caller(
+        &self,
+        ctx: &crate::EvalContext<'_>,
+    ) -> Result<Option<std::collections::HashMap<u16, u64>>> {
+        let Some(row) = self.unwind_row(ctx.bias.to_file(ctx.pc))? else {
+            return Ok(None);
+        };
+        let cfa = self.compute_cfa(&row, ctx)?;
+        let read = |addr: u64| -> Result<u64> {
+            let mut buf = [0u8; 8];
+            ctx.memory
+                .read(crate::RuntimeAddr(addr), &mut buf)
+                .map_err(|_| Error::Memory { addr, len: 8 })?;
+            Ok(u64::from_le_bytes(buf))
+        };
+        let mut out = std::collections::HashMap::new();
+        for reg in 0..=16u16 {
+            if let Some(v) = ctx.registers.reg(reg) {
+                out.insert(reg, v);
+            }
+        }
+        out.insert(7, cfa);
+        out.remove(&row.return_address_register);
+        for (reg, rule) in &row.registers {
+            let value = match rule {
+                RegisterRule::Undefined => {
+                    out.remove(reg);
+                    continue;
+                }
+                RegisterRule::SameValue | RegisterRule::Architectural => continue,
+                RegisterRule::Offset(o) => read(cfa.wrapping_add_signed(*o))?,
+                RegisterRule::ValOffset(o) => cfa.wrapping_add_signed(*o),
+                RegisterRule::Register(r) => ctx.registers.reg(*r).ok_or(Error::Register(*r))?,
+                RegisterRule::Constant(c) => *c,
+                RegisterRule::Expression(bytes) | RegisterRule::ValExpression(bytes) => {
+                    let addr = self.cfi_expression(bytes, cfa, ctx)?;
+                    if matches!(rule, RegisterRule::Expression(_)) {
+                        read(addr)?
+                    } else {
+                        addr
+                    }
+                }
+            };
+            out.insert(*reg, value);
+        }
+        Ok(Some(out))
+    }
+
+    /// Evaluates a CFI register-rule expression, which starts with the CFA pushed.
+    fn cfi_expression(&self, bytes: &[u8], cfa: u64, ctx: &crate::EvalContext<'_>) -> Result<u64> {
+        let mut with_cfa = Vec::with_capacity(bytes.len() + 10);
+        // DW_OP_constu CFA, then the rule's own operations.
+        with_cfa.push(0x10);
+        let mut v = cfa;
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                with_cfa.push(byte);
+                break;
+            }
+            with_cfa.push(byte | 0x80);
+        }
+        with_cfa.extend_from_slice(bytes);
+        let expr = crate::LocationExpr::standalone(with_cfa);
+        let pieces = self.evaluate_location(&expr, None, ctx)?;
+        match pieces.first().map(|p| &p.location) {
+            Some(crate::PieceLocation::Memory(a)) => Ok(a.0),
+            Some(crate::PieceLocation::Value(b)) => {
+                let mut x = [0u8; 8];
+                for (d, s) in x.iter_mut().zip(b) {
+                    *d = *s;
+                }
+                Ok(u64::from_le_bytes(x))
+            }
+            _ => Err(Error::Evaluation(
+                "unusable register rule expression".into(),
+            )),
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Scopes and variables at a pc: parameters and locals of the lexical blocks and
+//! inlined calls covering the pc, and the globals and statics of the unit.
+
+use std::path::PathBuf;
+
+use gimli::AttributeValue;
+
+use crate::addr::{FileAddr, Line};
+use crate::binary::Binary;
+use crate::error::Result;
+use crate::eval::LocationExpr;
+use crate::index::SymbolKind;
+use crate::reader::R;
+use crate::types::TypeRef;
+use crate::units::{reader_bytes, Die, DieId, Unit};
+
+/// What kind of variable this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VariableKind {
+    /// A function parameter.
+    Parameter,
+    /// A local variable of a function or block.
+    Local,
+    /// A global or static variable of the unit (or a function-level `static`).
+    Global,
+}
+
+/// Where a variable's value is, before evaluation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VariableLocation {
+    /// Evaluate this expression with [`Binary::evaluate_location`].
+    Expr(LocationExpr),
+    /// The value is a constant (`DW_AT_const_value`), little-endian bytes.
+    Const(Vec<u8>),
+    /// No location covers the pc: the variable is optimized out here.
+    OptimizedOut,
+}
+
+/// A variable visible at a pc.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variable {
+    /// Its name; `None` for artificial unnamed entries.
+    pub name: Option<String>,
+    /// Parameter, local or global.
+    pub kind: VariableKind,
+    /// Which frame at the pc it belongs to: 0 for the out-of-line function, k for the
+    /// k-th inlined call of [`crate::FunctionAt::inlined`] (outermost = 1).
+    pub frame: u32,
+    /// Lexical depth within its frame: 0 for parameters and top-level locals, +1 per
+    /// nested block. With `shadowed`, this tells same-named variables apart.
+    pub depth: u32,
+    /// Whether a variable of the same name at a greater depth in the same frame hides it.
+    pub shadowed: bool,
+    /// Its type.
+    pub ty: Option<TypeRef>,
+    /// Declaration file.
+    pub decl_file: Option<PathBuf>,
+    /// Declaration line.
+    pub decl_line: Option<Line>,
+    /// Where the value is.
+    pub location: VariableLocation,
+    /// Whether the compiler generated it (`this`, closures' environments, ...).
+    pub artificial: bool,
+}
+
+/// The variables visible at a pc.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    /// Parameters and locals of every frame at the pc (see [`Variable::frame`]).
+    pub locals: Vec<Variable>,
+    /// Globals and statics of the unit containing the pc.
+    pub globals: Vec<Variable>,
+    /// The frame base expression of the out-of-line function at the pc, to pass to
+    /// [`Binary::evaluate_location`].
+    pub frame_base: Option<LocationExpr>,
+}
+
+impl Binary {
+    /// Variables visible at `pc`. An unreadable DIE is skipped, never fatal.
+    pub fn scope_at(&self, pc: FileAddr) -> Result<Scope> {
+        let mut scope = Scope::default();
+        let units = self.units_for_addr(pc.0);
+        // Usually one unit covers the pc; prefer the one with a function there.
+        let mut chosen = None;
+        for &unit_index in &units {
+            let syms = self.unit_functions(unit_index)?;
+            let func = syms
+                .funcs
+                .iter()
+                .filter(|f| f.ranges.iter().any(|r| r.0 <= pc.0 && pc.0 < r.1))
+                .min_by_key(|f| crate::functions::span(&f.ranges))
+                .cloned();
+            if func.is_some() || chosen.is_none() {
+                chosen = Some((unit_index, syms, func.clone()));
+            }
+            if func.is_some() {
+                break;
+            }
+        }
+        let Some((unit_index, syms, func)) = chosen else {
+            return Ok(scope);
+        };
+        let unit = self.unit(unit_index)?;
+        if let Some(func) = func {
+            let die = unit.entry(func.die.offset)?;
+            scope.frame_base = match die.attr_value(gimli::DW_AT_frame_base) {
+                Some(v) => match self.location_at(&unit, unit_index, v, pc.0) {
+                    VariableLocation::Expr(e) => Some(e),
+                    _ => None,
+                },
+                None => None,
+            };
+            let mut tree = unit.entries_tree(Some(func.die.offset))?;
+            let root = tree.root()?;
+            let mut frame = 0;
+            self.collect_locals(
+                &unit,
+                unit_index,
+                root,
+                pc.0,
+                &mut frame,
+                0,
+                &mut scope.locals,
+            )?;
+        }
+        for entry in &syms.others {
+            if entry.kind != SymbolKind::Variable {
+                continue;
+            }
+            let Some(id) = entry.die else { continue };
+            let Ok(die) = unit.entry(id.offset) else {
+                continue;
+            };
+            if let Some(v) = self.make_variable(&unit, id, &die, VariableKind::Global, 0, 0, pc.0) {
+                scope.globals.push(v);
+            }
+        }
+        mark_shadowed(&mut scope.locals);
+        Ok(scope)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn collect_locals(
+        &self,
+        unit: &Unit,
+        unit_index: usize,
+        node: gimli::EntriesTreeNode<'_, '_, R>,
+        pc: u64,
+        frame: &mut u32,
+        depth: u32,
+        out: &mut Vec<Variable>,
+    ) -> Result<()> {
+        if (*frame as usize).saturating_add(depth as usize) > crate::functions::MAX_NESTING {
+            return Ok(());
+        }
+        let this_frame = *frame;
+        let mut descend = None;
+        let mut children = node.children();
+        while let Some(child) = children.next()? {
+            let die = child.entry();
+            let id = DieId {
+                unit: unit_index,
+                offset: die.offset(),
+            };
+            match die.tag() {
+                gimli::DW_TAG_formal_parameter => {
+                    if let Some(v) = self.make_variable(
+                        unit,
+                        id,
+                        die,
+                        VariableKind::Parameter,
+                        this_frame,
+                        depth,
+                        pc,
+                    ) {
+                        out.push(v);
+                    }
+                }
+                gimli::DW_TAG_variable => {
+                    let is_static = die
+                        .attr(gimli::DW_AT_location)
+                        .and_then(|a| a.exprloc_value())
+                        .is_some_and(|e| {
+                            matches!(gimli::Reader::read_u8(&mut e.0.clone()), Ok(0x03))
+                        });
+                    let kind = if is_static {
+                        VariableKind::Global
+                    } else {
+                        VariableKind::Local
+                    };
+                    if let Some(v) = self.make_variable(unit, id, die, kind, this_frame, depth, pc)
+                    {
+                        out.push(v);
+                    }
+                }
+                gimli::DW_TAG_lexical_block | gimli::DW_TAG_inlined_subroutine
+                    if descend.is_none() =>
+                {
+                    let has_ranges = die.attr_value(gimli::DW_AT_low_pc).is_some()
+                        || die.attr_value(gimli::DW_AT_ranges).is_some();
+                    let covers = !has_ranges
+                        || self
+                            .die_ranges(unit, die)
+                            .iter()
+                            .any(|r| r.0 <= pc && pc < r.1);
+                    if covers {
+                        // Only one block at each level can contain the pc; walk it after
+                        // this level's variables so output is outer to inner.
+                        descend =
+                            Some((die.offset(), die.tag() == gimli::DW_TAG_inlined_subroutine));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some((offset, inlined)) = descend {
+            let mut tree = unit.entries_tree(Some(offset))?;
+            let root = tree.root()?;
+            if inlined {
+                *frame += 1;
+                self.collect_locals(unit, unit_index, root, pc, frame, 0, out)?;
+            } else {
+                self.collect_locals(unit, unit_index, root, pc, frame, depth + 1, out)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn make_variable(
+        &self,
+        unit: &Unit,
+        id: DieId,
+        die: &Die,
+        kind: VariableKind,
+        frame: u32,
+        depth: u32,
+        pc: u64,
+    ) -> Option<Variable> {
+        if die.attr_value(gimli::DW_AT_declaration).is_some()
+            && die.attr_value(gimli::DW_AT_location).is_none()
+        {
+            return None;
+        }
+        let info = self.die_info(id, unit, die);
+        let name = info.name;
+        let ty = info.ty.map(|d| TypeRef(self.global_offset(d)));
+        let (decl_file, decl_line) = (
+            info.decl_file.as_deref().map(std::path::Path::to_path_buf),
+            info.decl_line,
+        );
+        let location = if let Some(v) = die.attr_value(gimli::DW_AT_location) {
+            self.location_at(unit, id.unit, v, pc)
+        } else if let Some((owner, v)) = self.attr_via_origin(id, gimli::DW_AT_const_value) {
+            const_bytes(self, owner, v)
+        } else {
+            VariableLocation::OptimizedOut
+        };
+        let artificial = matches!(
+            die.attr_value(gimli::DW_AT_artificial),
+            Some(AttributeValue::Flag(true))
+        );
+        Some(Variable {
+            name,
+            kind,
+            frame,
+            depth,
+            shadowed: false,
+            ty,
+            decl_file,
+            decl_line,
+            location,
+            artificial,
+        })
+    }
+
+    /// Picks the expression in force at `pc` from an exprloc or a location list.
+    pub(crate) fn location_at(
+        &self,
+        unit: &Unit,
+        unit_index: usize,
+        value: AttributeValue<R>,
+        pc: u64,
+    ) -> VariableLocation {
+        if let AttributeValue::Exprloc(e) = &value {
+            return VariableLocation::Expr(LocationExpr {
+                bytes: reader_bytes(&e.0),
+                encoding: unit.encoding(),
+                unit: unit_index,
+            });
+        }
+        let Ok(Some(mut list)) = unit.unit_ref(&self.dwarf).attr_locations(value) else {
+            return VariableLocation::OptimizedOut;
+        };
+        while let Ok(Some(entry)) = list.next() {
+            if entry.range.begin <= pc && pc < entry.range.end {
+                return VariableLocation::Expr(LocationExpr {
+                    bytes: reader_bytes(&entry.data.0),
+                    encoding: unit.encoding(),
+                    unit: unit_index,
+                });
+            }
+        }
+        VariableLocation::OptimizedOut
+    }
+}
+
+fn const_bytes(binary: &Binary, owner: DieId, v: AttributeValue<R>) -> VariableLocation {
+    let bytes = match v {
+        AttributeValue::Block(b) => reader_bytes(&b),
+        AttributeValue::Data1(x) => vec![x],
+        AttributeValue::Data2(x) => x.to_le_bytes().to_vec(),
+        AttributeValue::Data4(x) => x.to_le_bytes().to_vec(),
+        AttributeValue::Data8(x) => x.to_le_bytes().to_vec(),
+        AttributeValue::Sdata(x) => x.to_le_bytes().to_vec(),
+        AttributeValue::Udata(x) => x.to_le_bytes().to_vec(),
+        other => {
+            let Ok(unit) = binary.unit(owner.unit) else {
+                return VariableLocation::OptimizedOut;
+            };
+            match binary.dwarf.attr_string(&unit, other) {
+                Ok(s) => reader_bytes(&s),
+                Err(_) => return VariableLocation::OptimizedOut,
+            }
+        }
+    };
+    VariableLocation::Const(bytes)
+}
+
+/// Marks variables hidden by a same-named variable deeper in the same frame.
+fn mark_shadowed(vars: &mut [Variable]) {
+    for i in 0..vars.len() {
+        let hidden = vars.iter().any(|o| {
+            o.frame == vars[i].frame
+                && o.name.is_some()
+                && o.name == vars[i].name
+                && o.depth > vars[i].depth
+        });
+        vars[i].shadowed = hidden;
+    }
+}
