@@ -1,0 +1,22 @@
+//! The crate's error type.
+
+/// What can go wrong in the process manager.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Controlling the debuggee failed.
+    #[error(transparent)]
+    Target(#[from] target::Error),
+    /// An I/O operation failed.
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+    /// The session has no stdin (attached, or stdin already closed).
+    #[error("the debuggee has no stdin to write to")]
+    NoStdin,
+    /// The signal hook is installed already.
+    #[error("the signal hook is already installed")]
+    HookInstalled,
+}
+
+/// Result with the crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,517 @@
+//! The process manager: sessions, their tracer threads, the shared event stream.
+
+use crate::error::{Error, Result};
+use crossbeam_channel::{Receiver, Sender};
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use target::{AttachConfig, EndMode, LaunchConfig, Origin, Pid, TracerHandle};
+
+/// Identifies a session for as long as the manager lives; never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub u64);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// Which stream debuggee output came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Standard output (pipe).
+    Stdout,
+    /// Standard error (pipe).
+    Stderr,
+    /// The pseudo-terminal (stdout and stderr together).
+    Pty,
+}
+
+/// What subscribers of [`ProcessManager::subscribe`] receive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ManagerEvent {
+    /// A session started (after launch or attach succeeded).
+    Started {
+        /// The session.
+        session: SessionId,
+        /// Its debuggee.
+        pid: Pid,
+        /// Launched or attached.
+        origin: Origin,
+    },
+    /// An event of the session's debuggee.
+    Target {
+        /// The session.
+        session: SessionId,
+        /// What happened.
+        event: target::Event,
+    },
+    /// Bytes the debuggee wrote.
+    Output {
+        /// The session.
+        session: SessionId,
+        /// Which stream.
+        stream: OutputStream,
+        /// The bytes, as read (not split at lines or UTF-8 boundaries).
+        data: Vec<u8>,
+    },
+    /// The session ended: its debuggee was killed and reaped, or detached.
+    Ended {
+        /// The session.
+        session: SessionId,
+    },
+}
+
+/// A summary of one live session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session.
+    pub id: SessionId,
+    /// Its debuggee.
+    pub pid: Pid,
+    /// Launched or attached.
+    pub origin: Origin,
+}
+
+#[derive(Default)]
+struct Bus {
+    subscribers: Mutex<Vec<Sender<ManagerEvent>>>,
+}
+
+impl Bus {
+    fn send(&self, ev: ManagerEvent) {
+        let Ok(mut subs) = self.subscribers.lock() else {
+            return;
+        };
+        subs.retain(|s| s.send(ev.clone()).is_ok());
+    }
+}
+
+/// Holds a new session's events until its `Started` event is out, so subscribers
+/// never see a session's events before they know the session.
+struct Gate {
+    bus: Arc<Bus>,
+    open: AtomicBool,
+    held: Mutex<Vec<ManagerEvent>>,
+}
+
+impl Gate {
+    fn send(&self, ev: ManagerEvent) {
+        if !self.open.load(Ordering::Acquire) {
+            if let Ok(mut held) = self.held.lock() {
+                if !self.open.load(Ordering::Acquire) {
+                    held.push(ev);
+                    return;
+                }
+            }
+        }
+        self.bus.send(ev);
+    }
+
+    fn open_with(&self, first: ManagerEvent) {
+        let Ok(mut held) = self.held.lock() else {
+            return;
+        };
+        self.bus.send(first);
+        for ev in held.drain(..) {
+            self.bus.send(ev);
+        }
+        self.open.store(true, Ordering::Release);
+    }
+}
+
+struct Inner {
+    bus: Arc<Bus>,
+    sessions: Mutex<HashMap<SessionId, Weak<SessionInner>>>,
+    next_id: AtomicU64,
+}
+
+impl Inner {
+    fn live_sessions(&self) -> Vec<Arc<SessionInner>> {
+        let Ok(mut map) = self.sessions.lock() else {
+            return Vec::new();
+        };
+        map.retain(|_, w| w.strong_count() > 0);
+        map.values().filter_map(Weak::upgrade).collect()
+    }
+
+    fn shutdown(&self) {
+        let sessions = self.live_sessions();
+        // Ending a session joins its tracer thread; do them all in parallel so a
+        // slow detach does not hold up the others.
+        std::thread::scope(|s| {
+            for session in &sessions {
+                s.spawn(move || session.end(EndMode::Default));
+            }
+        });
+    }
+}
+
+/// Owns every debuggee — launched or attached — and its tracer thread.
+///
+/// Dropping the manager ends every session: launched debuggees are killed and
+/// reaped, attached ones detached with their breakpoints removed.
+pub struct ProcessManager {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for ProcessManager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessManager").finish_non_exhaustive()
+    }
+}
+
+impl Default for ProcessManager {
+    fn default() -> Self {
+        ProcessManager::new()
+    }
+}
+
+/// A `Send + Clone` handle that can end every session from anywhere (a signal
+/// thread, a panic hook) without owning the manager.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    inner: Weak<Inner>,
+}
+
+impl fmt::Debug for ShutdownHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShutdownHandle").finish_non_exhaustive()
+    }
+}
+
+impl ShutdownHandle {
+    /// Ends every live session (see [`ProcessManager::shutdown`]).
+    pub fn shutdown(&self) {
+        if let Some(inner) = self.inner.upgrade() {
+            inner.shutdown();
+        }
+    }
+
+    /// Ends the sessions whose tracer thread is not the calling thread (a panic hook
+    /// running on a tracer thread cannot wait for itself; its own tracer is cleaned
+    /// up by unwinding).
+    pub(crate) fn shutdown_others(&self) {
+        let Some(inner) = self.inner.upgrade() else {
+            return;
+        };
+        // SAFETY: gettid has no preconditions.
+        let me = unsafe { libc::gettid() };
+        let sessions: Vec<_> = inner
+            .live_sessions()
+            .into_iter()
+            .filter(|s| s.handle.tracer_thread_id() != me)
+            .collect();
+        for s in sessions {
+            let _ = s.end(EndMode::Default);
+        }
+    }
+}
+
+impl ProcessManager {
+    /// A manager with no sessions.
+    pub fn new() -> ProcessManager {
+        ProcessManager {
+            inner: Arc::new(Inner {
+                bus: Arc::new(Bus::default()),
+                sessions: Mutex::new(HashMap::new()),
+                next_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// A new receiver of every session's events (each subscriber gets every event).
+    pub fn subscribe(&self) -> Receiver<ManagerEvent> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        if let Ok(mut subs) = self.inner.bus.subscribers.lock() {
+            subs.push(tx);
+        }
+        rx
+    }
+
+    /// A handle for signal and panic hooks.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        ShutdownHandle {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
+    fn gate(&self) -> Arc<Gate> {
+        Arc::new(Gate {
+            bus: self.inner.bus.clone(),
+            open: AtomicBool::new(false),
+            held: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn sink(gate: &Arc<Gate>, id: SessionId) -> target::EventSink {
+        let gate = gate.clone();
+        Box::new(move |_tracer: &mut target::Tracer, event| {
+            gate.send(ManagerEvent::Target { session: id, event })
+        })
+    }
+
+    fn register(&self, session: &Arc<SessionInner>, gate: &Gate) {
+        if let Ok(mut map) = self.inner.sessions.lock() {
+            map.retain(|_, w| w.strong_count() > 0);
+            map.insert(session.id, Arc::downgrade(session));
+        }
+        gate.open_with(ManagerEvent::Started {
+            session: session.id,
+            pid: session.pid,
+            origin: session.origin,
+        });
+    }
+
+    fn next_id(&self) -> SessionId {
+        SessionId(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Launches a program under a new tracer thread. Its output arrives as
+    /// [`ManagerEvent::Output`]; its first stop as a `Target` event.
+    pub fn launch(&self, config: LaunchConfig) -> Result<Session> {
+        let id = self.next_id();
+        let gate = self.gate();
+        let (handle, launch) = target::spawn_launch(config, Self::sink(&gate, id))?;
+        let stdio = launch.stdio;
+        let pty = stdio.stderr.is_none() && stdio.stdout.is_some();
+        let mut readers = Vec::new();
+        if let Some(out) = stdio.stdout {
+            let stream = if pty {
+                OutputStream::Pty
+            } else {
+                OutputStream::Stdout
+            };
+            readers.push(spawn_reader(out, id, stream, gate.clone()));
+        }
+        if let Some(err) = stdio.stderr {
+            readers.push(spawn_reader(err, id, OutputStream::Stderr, gate.clone()));
+        }
+        let session = Arc::new(SessionInner {
+            id,
+            pid: handle.pid(),
+            origin: Origin::Launched,
+            handle,
+            stdin: Mutex::new(stdio.stdin),
+            readers: Mutex::new(readers.into_iter().flatten().collect()),
+            bus: self.inner.bus.clone(),
+            ended: Mutex::new(false),
+        });
+        self.register(&session, &gate);
+        Ok(Session { inner: session })
+    }
+
+    /// Attaches to a running process under a new tracer thread.
+    pub fn attach(&self, pid: Pid, config: AttachConfig) -> Result<Session> {
+        let id = self.next_id();
+        let gate = self.gate();
+        let handle = target::spawn_attach(pid, config, Self::sink(&gate, id))?;
+        let session = Arc::new(SessionInner {
+            id,
+            pid,
+            origin: Origin::Attached,
+            handle,
+            stdin: Mutex::new(None),
+            readers: Mutex::new(Vec::new()),
+            bus: self.inner.bus.clone(),
+            ended: Mutex::new(false),
+        });
+        self.register(&session, &gate);
+        Ok(Session { inner: session })
+    }
+
+    /// Follows a fork child handed over by a session launched or attached with
+    /// `ForkPolicy::Follow` (its `ForkDetached { stopped: true, .. }` event): a new
+    /// session attached to the child, which is continued on its first resume.
+    pub fn attach_fork_child(
+        &self,
+        child: Pid,
+        fork_policy: target::ForkPolicy,
+    ) -> Result<Session> {
+        self.attach(
+            child,
+            AttachConfig {
+                fork_policy,
+                continue_job_stop: true,
+            },
+        )
+    }
+
+    /// Another handle to a live session (for the other front-end).
+    pub fn session(&self, id: SessionId) -> Option<Session> {
+        let map = self.inner.sessions.lock().ok()?;
+        map.get(&id)
+            .and_then(Weak::upgrade)
+            .map(|inner| Session { inner })
+    }
+
+    /// The live sessions.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        let mut v: Vec<SessionInfo> = self
+            .inner
+            .live_sessions()
+            .iter()
+            .map(|s| SessionInfo {
+                id: s.id,
+                pid: s.pid,
+                origin: s.origin,
+            })
+            .collect();
+        v.sort_by_key(|s| s.id);
+        v
+    }
+
+    /// Ends every session: launched debuggees killed and reaped, attached ones
+    /// detached. Sessions handed out stay valid but answer `TracerGone`.
+    pub fn shutdown(&self) {
+        self.inner.shutdown();
+    }
+}
+
+impl Drop for ProcessManager {
+    fn drop(&mut self) {
+        self.inner.shutdown();
+    }
+}
+
+fn spawn_reader(
+    mut file: File,
+    session: SessionId,
+    stream: OutputStream,
+    bus: Arc<Gate>,
+) -> Option<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(format!("output:{session}"))
+        .spawn(move || {
+            let mut buf = vec![0u8; 8192];
+            loop {
+                match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => bus.send(ManagerEvent::Output {
+                        session,
+                        stream,
+                        data: buf[..n].to_vec(),
+                    }),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    // EIO on a pty whose last writer is gone is its end of file.
+                    Err(_) => break,
+                }
+            }
+        })
+        .map_err(|e| tracing::warn!("cannot start an output reader: {e}"))
+        .ok()
+}
+
+struct SessionInner {
+    id: SessionId,
+    pid: Pid,
+    origin: Origin,
+    handle: TracerHandle,
+    stdin: Mutex<Option<File>>,
+    readers: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    bus: Arc<Bus>,
+    ended: Mutex<bool>,
+}
+
+impl SessionInner {
+    fn end(&self, mode: EndMode) -> Result<()> {
+        let Ok(mut ended) = self.ended.lock() else {
+            return Ok(());
+        };
+        if *ended {
+            return Ok(());
+        }
+        *ended = true;
+        let res = self.handle.end(mode);
+        if let Ok(mut stdin) = self.stdin.lock() {
+            stdin.take();
+        }
+        // The readers end at end of file on their own; a debuggee's child may still
+        // hold the pipes, so they are not joined here.
+        if let Ok(mut readers) = self.readers.lock() {
+            readers.clear();
+        }
+        self.bus.send(ManagerEvent::Ended { session: self.id });
+        res.map_err(Error::from)
+    }
+}
+
+impl Drop for SessionInner {
+    fn drop(&mut self) {
+        if let Err(e) = self.end(EndMode::Default) {
+            tracing::warn!(session = self.id.0, "ending the session: {e}");
+        }
+    }
+}
+
+/// A `Send + Sync + Clone` handle to one session. When the last handle is dropped the
+/// session ends (launched: killed; attached: detached).
+#[derive(Clone)]
+pub struct Session {
+    inner: Arc<SessionInner>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.inner.id)
+            .field("pid", &self.inner.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// The session id.
+    pub fn id(&self) -> SessionId {
+        self.inner.id
+    }
+    /// The debuggee's process id.
+    pub fn pid(&self) -> Pid {
+        self.inner.pid
+    }
+    /// Launched or attached.
+    pub fn origin(&self) -> Origin {
+        self.inner.origin
+    }
+    /// The tracer: every debugger command (resume, step, pause, registers, memory,
+    /// breakpoints, or `call` to run a closure on the tracer thread).
+    pub fn target(&self) -> &TracerHandle {
+        &self.inner.handle
+    }
+    /// Writes to the debuggee's stdin (pipe or pty).
+    pub fn write_stdin(&self, data: &[u8]) -> Result<()> {
+        let mut guard = self.inner.stdin.lock().map_err(|_| {
+            Error::Io(
+                "stdin lock poisoned".into(),
+                std::io::Error::other("poisoned"),
+            )
+        })?;
+        let file = guard.as_mut().ok_or(Error::NoStdin)?;
+        file.write_all(data)
+            .map_err(|e| Error::Io("writing to the debuggee's stdin".into(), e))
+    }
+    /// Closes the debuggee's stdin (it reads end of file).
+    pub fn close_stdin(&self) {
+        if let Ok(mut g) = self.inner.stdin.lock() {
+            g.take();
+        }
+    }
+    /// Ends the session the default way: a launched debuggee is killed and reaped,
+    /// an attached one detached. Idempotent.
+    pub fn end(&self) -> Result<()> {
+        self.inner.end(EndMode::Default)
+    }
+    /// Kills the debuggee (launched or attached) and ends the session.
+    pub fn terminate(&self) -> Result<()> {
+        self.inner.end(EndMode::Kill)
+    }
+    /// Detaches (even a launched debuggee, which keeps running) and ends the session.
+    pub fn detach(&self) -> Result<()> {
+        self.inner.end(EndMode::Detach)
+    }
+}

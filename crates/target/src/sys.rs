@@ -1,0 +1,213 @@
+//! Thin wrappers over the raw ptrace, wait and signal system calls.
+//!
+//! These call `libc` directly (not `nix`) to keep the breakpoint hot path to one
+//! system call per request with no conversions in between.
+
+use crate::types::Tid;
+use nix::errno::Errno;
+use std::mem::MaybeUninit;
+
+pub(crate) type SysResult<T> = std::result::Result<T, Errno>;
+
+fn check(ret: libc::c_long) -> SysResult<libc::c_long> {
+    if ret == -1 {
+        Err(Errno::last())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// A ptrace request without a meaningful return value.
+pub(crate) fn ptrace(req: libc::c_uint, tid: Tid, addr: usize, data: usize) -> SysResult<()> {
+    // SAFETY: the requests used with this helper take plain integers or pointers to
+    // buffers owned by the caller, as documented at each call site.
+    let ret = unsafe {
+        libc::ptrace(
+            req,
+            tid.0,
+            addr as *mut libc::c_void,
+            data as *mut libc::c_void,
+        )
+    };
+    check(ret).map(|_| ())
+}
+
+pub(crate) fn seize(tid: Tid, options: libc::c_int) -> SysResult<()> {
+    ptrace(libc::PTRACE_SEIZE, tid, 0, options as usize)
+}
+
+pub(crate) fn interrupt(tid: Tid) -> SysResult<()> {
+    ptrace(libc::PTRACE_INTERRUPT, tid, 0, 0)
+}
+
+pub(crate) fn cont(tid: Tid, sig: i32) -> SysResult<()> {
+    ptrace(libc::PTRACE_CONT, tid, 0, sig as usize)
+}
+
+pub(crate) fn singlestep(tid: Tid, sig: i32) -> SysResult<()> {
+    ptrace(libc::PTRACE_SINGLESTEP, tid, 0, sig as usize)
+}
+
+pub(crate) fn listen(tid: Tid) -> SysResult<()> {
+    ptrace(libc::PTRACE_LISTEN, tid, 0, 0)
+}
+
+pub(crate) fn detach(tid: Tid, sig: i32) -> SysResult<()> {
+    ptrace(libc::PTRACE_DETACH, tid, 0, sig as usize)
+}
+
+pub(crate) fn event_msg(tid: Tid) -> SysResult<u64> {
+    let mut msg: libc::c_ulong = 0;
+    ptrace(
+        libc::PTRACE_GETEVENTMSG,
+        tid,
+        0,
+        &mut msg as *mut libc::c_ulong as usize,
+    )?;
+    Ok(msg)
+}
+
+pub(crate) fn siginfo(tid: Tid) -> SysResult<libc::siginfo_t> {
+    let mut info = MaybeUninit::<libc::siginfo_t>::zeroed();
+    ptrace(libc::PTRACE_GETSIGINFO, tid, 0, info.as_mut_ptr() as usize)?;
+    // SAFETY: the kernel filled the structure (and it was zeroed before).
+    Ok(unsafe { info.assume_init() })
+}
+
+pub(crate) fn get_regs(tid: Tid) -> SysResult<libc::user_regs_struct> {
+    let mut regs = MaybeUninit::<libc::user_regs_struct>::zeroed();
+    ptrace(libc::PTRACE_GETREGS, tid, 0, regs.as_mut_ptr() as usize)?;
+    // SAFETY: the kernel filled the structure (and it was zeroed before).
+    Ok(unsafe { regs.assume_init() })
+}
+
+pub(crate) fn set_regs(tid: Tid, regs: &libc::user_regs_struct) -> SysResult<()> {
+    ptrace(
+        libc::PTRACE_SETREGS,
+        tid,
+        0,
+        regs as *const libc::user_regs_struct as usize,
+    )
+}
+
+pub(crate) fn get_fpregs(tid: Tid) -> SysResult<libc::user_fpregs_struct> {
+    let mut regs = MaybeUninit::<libc::user_fpregs_struct>::zeroed();
+    ptrace(libc::PTRACE_GETFPREGS, tid, 0, regs.as_mut_ptr() as usize)?;
+    // SAFETY: the kernel filled the structure (and it was zeroed before).
+    Ok(unsafe { regs.assume_init() })
+}
+
+pub(crate) fn set_fpregs(tid: Tid, regs: &libc::user_fpregs_struct) -> SysResult<()> {
+    ptrace(
+        libc::PTRACE_SETFPREGS,
+        tid,
+        0,
+        regs as *const libc::user_fpregs_struct as usize,
+    )
+}
+
+/// Offset of debug register `n` in `struct user`.
+fn debugreg_offset(n: usize) -> usize {
+    std::mem::offset_of!(libc::user, u_debugreg) + n * 8
+}
+
+pub(crate) fn peek_debugreg(tid: Tid, n: usize) -> SysResult<u64> {
+    Errno::clear();
+    // SAFETY: PEEKUSER reads one word at an offset inside `struct user`.
+    let ret = unsafe {
+        libc::ptrace(
+            libc::PTRACE_PEEKUSER,
+            tid.0,
+            debugreg_offset(n) as *mut libc::c_void,
+            std::ptr::null_mut::<libc::c_void>(),
+        )
+    };
+    if ret == -1 && Errno::last_raw() != 0 {
+        return Err(Errno::last());
+    }
+    Ok(ret as u64)
+}
+
+pub(crate) fn poke_debugreg(tid: Tid, n: usize, value: u64) -> SysResult<()> {
+    ptrace(
+        libc::PTRACE_POKEUSER,
+        tid,
+        debugreg_offset(n),
+        value as usize,
+    )
+}
+
+/// The decoded result of one `waitpid`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WaitResult {
+    pub tid: Tid,
+    pub status: i32,
+}
+
+/// `waitpid(pid, __WALL | __WNOTHREAD [| WNOHANG])`. `Ok(None)` means nothing was
+/// ready (WNOHANG) or the call was interrupted by a signal (EINTR) when
+/// `interruptible` is set.
+pub(crate) fn wait(pid: i32, nohang: bool, interruptible: bool) -> SysResult<Option<WaitResult>> {
+    let mut flags = libc::__WALL | libc::__WNOTHREAD;
+    if nohang {
+        flags |= libc::WNOHANG;
+    }
+    loop {
+        let mut status = 0;
+        // SAFETY: plain system call with a pointer to a local.
+        let ret = unsafe { libc::waitpid(pid, &mut status, flags) };
+        if ret > 0 {
+            return Ok(Some(WaitResult {
+                tid: Tid(ret),
+                status,
+            }));
+        }
+        if ret == 0 {
+            return Ok(None);
+        }
+        match Errno::last() {
+            Errno::EINTR if interruptible => return Ok(None),
+            Errno::EINTR => continue,
+            e => return Err(e),
+        }
+    }
+}
+
+pub(crate) fn tgkill(pid: i32, tid: i32, sig: i32) -> SysResult<()> {
+    // SAFETY: plain system call.
+    let ret = unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, sig) };
+    check(ret).map(|_| ())
+}
+
+pub(crate) fn kill(pid: i32, sig: i32) -> SysResult<()> {
+    // SAFETY: plain system call.
+    let ret = unsafe { libc::kill(pid, sig) };
+    check(ret as libc::c_long).map(|_| ())
+}
+
+pub(crate) fn gettid() -> i32 {
+    // SAFETY: plain system call without arguments.
+    unsafe { libc::gettid() }
+}
+
+/// Decoded wait status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Exited(i32),
+    Signaled(i32, bool),
+    /// A ptrace stop: signal number and ptrace event (0 = signal-delivery-stop).
+    Stopped(i32, i32),
+    Other,
+}
+
+pub(crate) fn decode(status: i32) -> Status {
+    if libc::WIFEXITED(status) {
+        Status::Exited(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Status::Signaled(libc::WTERMSIG(status), libc::WCOREDUMP(status))
+    } else if libc::WIFSTOPPED(status) {
+        Status::Stopped(libc::WSTOPSIG(status), (status >> 16) & 0xff)
+    } else {
+        Status::Other
+    }
+}
