@@ -96,7 +96,11 @@ fn undecodable_messages_get_an_error_response() {
     peer.send_body(b"{\"seq\": 1, \"type\": \"request\", ");
     let resp = peer.recv();
     assert_failed(&resp);
-    assert_eq!(resp["request_seq"], 0);
+    assert_eq!(resp["request_seq"], 1, "the seq is read from broken json where it can be");
+    peer.send_body(b"not json at all");
+    let resp = peer.recv();
+    assert_failed(&resp);
+    assert_eq!(resp["request_seq"], 2, "else the next seq is assumed");
     // JSON that is not a DAP message: seq and command are echoed as far as they were readable.
     peer.send(&json!({"seq": 7, "type": "bogus", "command": "threads"}));
     let resp = peer.recv();

@@ -53,6 +53,7 @@ where
             seq: SeqCounter::default(),
         },
         initialized: false,
+        last_seq: 0,
     };
     Ok(session.run(&inbound))
 }
@@ -61,6 +62,8 @@ struct Session {
     out: Outbox,
     /// Set once `initialize` has been answered.
     initialized: bool,
+    /// The `seq` of the last request received.
+    last_seq: i64,
 }
 
 /// What handling one request leads to.
@@ -87,6 +90,7 @@ impl Session {
             match event {
                 Inbound::Frame(body) => match dap::decode(&body) {
                     Ok(ProtocolMessage::Request(req)) => {
+                        self.last_seq = req.seq;
                         if let Next::End(ending) = self.on_request(req) {
                             return ending;
                         }
@@ -96,8 +100,12 @@ impl Session {
                     }
                     Err(err) => {
                         tracing::warn!("undecodable message: {err}");
+                        // The protocol needs a request_seq of at least 1: when the body gives
+                        // none, assume the client numbered it next after the last request.
+                        let seq = err.seq.unwrap_or(self.last_seq + 1).max(1);
+                        self.last_seq = seq;
                         let command = err.command.clone().unwrap_or_default();
-                        self.out.error(err.seq.unwrap_or(0), &command, &err.reason);
+                        self.out.error(seq, &command, &err.reason);
                     }
                 },
                 Inbound::Closed => {

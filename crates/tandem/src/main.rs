@@ -29,6 +29,15 @@ enum Command {
     Lsp(ServeArgs),
     /// Serve the Debug Adapter Protocol on stdio, or on TCP with --listen.
     Dap(ServeArgs),
+    /// List processes (pid, ppid, user, executable, command line).
+    Ps(PsArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct PsArgs {
+    /// Print a JSON array instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -90,6 +99,25 @@ fn run(command: Command) -> Result<i32> {
     match command {
         Command::Lsp(args) => serve(Protocol::Lsp, args),
         Command::Dap(args) => serve(Protocol::Dap, args),
+        Command::Ps(args) => ps(args),
+    }
+}
+
+fn ps(args: PsArgs) -> Result<i32> {
+    let rows = procman::list_processes();
+    let text = if args.json {
+        let mut text = serde_json::to_string_pretty(&dap::processes::process_list_json(&rows))?;
+        text.push('\n');
+        text
+    } else {
+        procman::format_table(&rows)
+    };
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`tandem ps | head`) is not an error worth reporting.
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        other => other.map(|()| 0).context("cannot write the listing"),
     }
 }
 

@@ -58,8 +58,8 @@ pub struct DecodeError {
 /// Decodes one frame body.
 pub fn decode(body: &[u8]) -> Result<ProtocolMessage, DecodeError> {
     let value: Value = serde_json::from_slice(body).map_err(|e| DecodeError {
-        seq: None,
-        command: None,
+        seq: scan_number(body, "seq"),
+        command: scan_string(body, "command"),
         reason: format!("invalid json: {e}"),
     })?;
     let seq = value.get("seq").and_then(Value::as_i64);
@@ -72,6 +72,29 @@ pub fn decode(body: &[u8]) -> Result<ProtocolMessage, DecodeError> {
         command,
         reason: format!("invalid message: {e}"),
     })
+}
+
+/// Finds `"key": <digits>` in a body that is not valid JSON, so the error response can still
+/// name the request it answers.
+fn scan_number(body: &[u8], key: &str) -> Option<i64> {
+    let rest = after_key(body, key)?;
+    let digits: Vec<u8> = rest.iter().copied().take_while(u8::is_ascii_digit).collect();
+    std::str::from_utf8(&digits).ok()?.parse().ok()
+}
+
+/// Finds `"key": "<text without quotes or escapes>"` in a body that is not valid JSON.
+fn scan_string(body: &[u8], key: &str) -> Option<String> {
+    let rest = after_key(body, key)?.strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    (rest[end] == b'"').then(|| String::from_utf8_lossy(&rest[..end]).into_owned())
+}
+
+/// The bytes after `"key"`, optional white space, `:` and optional white space.
+fn after_key<'a>(body: &'a [u8], key: &str) -> Option<&'a [u8]> {
+    let needle = format!("\"{key}\"");
+    let start = body.windows(needle.len()).position(|w| w == needle.as_bytes())? + needle.len();
+    let rest = body[start..].trim_ascii_start().strip_prefix(b":")?;
+    Some(rest.trim_ascii_start())
 }
 
 /// Serialises one message.

@@ -143,6 +143,9 @@ fn dap_envelopes_round_trip_and_keep_what_they_can() {
     assert_eq!((err.seq, err.command.as_deref()), (Some(9), Some("next")));
     let err = dap::decode(b"\xff\xfe").unwrap_err();
     assert_eq!(err.seq, None);
+    // Broken JSON still gives up the seq and command it plainly contains.
+    let err = dap::decode(br#"{"seq" : 12, "type": "request", "command":"stackTrace", "arguments": {"#).unwrap_err();
+    assert_eq!((err.seq, err.command.as_deref()), (Some(12), Some("stackTrace")));
 
     let resp = ProtocolMessage::Response(dap::Response {
         seq: 1,
