@@ -58,24 +58,54 @@ fn log_file_receives_the_logs() {
 #[test]
 fn ps_lists_this_test_process() {
     let me = std::process::id();
-    let out = Command::new(support::tandem_bin()).args(["ps", "--json"]).output().unwrap();
+    let out = Command::new(support::tandem_bin())
+        .args(["ps", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = rows.as_array().unwrap();
-    let row = rows.iter().find(|r| r["pid"] == me).expect("this test process is listed");
+    let row = rows
+        .iter()
+        .find(|r| r["pid"] == me)
+        .expect("this test process is listed");
     let exe = std::fs::read_link("/proc/self/exe").unwrap();
     assert_eq!(row["exe"], exe.display().to_string());
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let ppid: u32 = stat.rsplit(')').next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    let ppid: u32 = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(row["ppid"], ppid);
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let uid: u32 = status.lines().find_map(|l| l.strip_prefix("Uid:")).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    let uid: u32 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(row["uid"], uid);
     assert_eq!(row["state"].as_str().map(str::len), Some(1));
     assert!(row["cmdline"].as_array().unwrap().len() >= 1);
 
-    let out = Command::new(support::tandem_bin()).arg("ps").output().unwrap();
+    let out = Command::new(support::tandem_bin())
+        .arg("ps")
+        .output()
+        .unwrap();
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.lines().next().unwrap().contains("PID"));
-    assert!(table.lines().any(|l| l.split_whitespace().next() == Some(&me.to_string())), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(&me.to_string())),
+        "{table}"
+    );
 }

@@ -96,7 +96,10 @@ fn undecodable_messages_get_an_error_response() {
     peer.send_body(b"{\"seq\": 1, \"type\": \"request\", ");
     let resp = peer.recv();
     assert_failed(&resp);
-    assert_eq!(resp["request_seq"], 1, "the seq is read from broken json where it can be");
+    assert_eq!(
+        resp["request_seq"], 1,
+        "the seq is read from broken json where it can be"
+    );
     peer.send_body(b"not json at all");
     let resp = peer.recv();
     assert_failed(&resp);

@@ -78,7 +78,11 @@ pub fn decode(body: &[u8]) -> Result<ProtocolMessage, DecodeError> {
 /// name the request it answers.
 fn scan_number(body: &[u8], key: &str) -> Option<i64> {
     let rest = after_key(body, key)?;
-    let digits: Vec<u8> = rest.iter().copied().take_while(u8::is_ascii_digit).collect();
+    let digits: Vec<u8> = rest
+        .iter()
+        .copied()
+        .take_while(u8::is_ascii_digit)
+        .collect();
     std::str::from_utf8(&digits).ok()?.parse().ok()
 }
 
@@ -92,7 +96,10 @@ fn scan_string(body: &[u8], key: &str) -> Option<String> {
 /// The bytes after `"key"`, optional white space, `:` and optional white space.
 fn after_key<'a>(body: &'a [u8], key: &str) -> Option<&'a [u8]> {
     let needle = format!("\"{key}\"");
-    let start = body.windows(needle.len()).position(|w| w == needle.as_bytes())? + needle.len();
+    let start = body
+        .windows(needle.len())
+        .position(|w| w == needle.as_bytes())?
+        + needle.len();
     let rest = body[start..].trim_ascii_start().strip_prefix(b":")?;
     Some(rest.trim_ascii_start())
 }

@@ -144,8 +144,13 @@ fn dap_envelopes_round_trip_and_keep_what_they_can() {
     let err = dap::decode(b"\xff\xfe").unwrap_err();
     assert_eq!(err.seq, None);
     // Broken JSON still gives up the seq and command it plainly contains.
-    let err = dap::decode(br#"{"seq" : 12, "type": "request", "command":"stackTrace", "arguments": {"#).unwrap_err();
-    assert_eq!((err.seq, err.command.as_deref()), (Some(12), Some("stackTrace")));
+    let err =
+        dap::decode(br#"{"seq" : 12, "type": "request", "command":"stackTrace", "arguments": {"#)
+            .unwrap_err();
+    assert_eq!(
+        (err.seq, err.command.as_deref()),
+        (Some(12), Some("stackTrace"))
+    );
 
     let resp = ProtocolMessage::Response(dap::Response {
         seq: 1,
