@@ -13,16 +13,16 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
-use lsp_types::{
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    InitializeParams,
-};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use wire::jsonrpc::{self, codes, Id, Message, Notification, Request, Response, ResponseError};
 use wire::{FrameWriter, Inbound, Limits};
 
-use crate::text::{Change, Document, Documents, PositionEncoding, WirePosition};
+use crate::proto::{
+    CancelParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, InitializeParams,
+};
+use crate::text::{Change, Document, Documents, PositionEncoding};
 
 /// Settings of one server session.
 #[derive(Clone, Debug, Default)]
@@ -151,7 +151,7 @@ impl Server {
         };
         match (self.phase, req.method.as_str()) {
             (Phase::Uninitialized, "initialize") => {
-                let outcome = params::<InitializeParams>(&req).map(|p| self.initialize(p));
+                let outcome = params::<InitializeParams>(&req).map(|p| self.initialize(&p));
                 reply(&self.outbox, outcome);
             }
             (Phase::Uninitialized, _) => reply(
@@ -230,17 +230,11 @@ impl Server {
         }
         let result = match not.method.as_str() {
             "initialized" => Ok(()),
-            "$/cancelRequest" => notification_params::<lsp_types::CancelParams>(&not).map(|p| {
-                let id = match p.id {
-                    lsp_types::NumberOrString::Number(n) => Id::from(i64::from(n)),
-                    lsp_types::NumberOrString::String(s) => Id::String(s),
-                };
-                self.outbox.cancel(&id);
-            }),
+            "$/cancelRequest" => notification_params::<CancelParams>(&not).map(|p| self.outbox.cancel(&p.id)),
             "textDocument/didOpen" => notification_params::<DidOpenTextDocumentParams>(&not).map(|p| {
                 let doc = p.text_document;
                 self.documents.open(
-                    doc.uri.to_string(),
+                    doc.uri,
                     Document { text: doc.text, version: doc.version, language_id: doc.language_id },
                 );
             }),
@@ -248,8 +242,8 @@ impl Server {
                 notification_params::<DidChangeTextDocumentParams>(&not).and_then(|p| self.did_change(p))
             }
             "textDocument/didClose" => notification_params::<DidCloseTextDocumentParams>(&not).map(|p| {
-                if !self.documents.close(p.text_document.uri.as_str()) {
-                    tracing::warn!(uri = %p.text_document.uri.as_str(), "didClose for a document that is not open");
+                if !self.documents.close(&p.text_document.uri) {
+                    tracing::warn!(uri = %p.text_document.uri, "didClose for a document that is not open");
                 }
             }),
             method => {
@@ -267,40 +261,19 @@ impl Server {
             .content_changes
             .into_iter()
             .map(|c| Change {
-                range: c.range.map(|r| {
-                    (
-                        WirePosition {
-                            line: r.start.line,
-                            column: r.start.character,
-                        },
-                        WirePosition {
-                            line: r.end.line,
-                            column: r.end.character,
-                        },
-                    )
-                }),
+                range: c.range.map(|r| (r.start.into(), r.end.into())),
                 text: c.text,
             })
             .collect();
-        let uri = p.text_document.uri.to_string();
+        let uri = p.text_document.uri;
         self.documents
             .change(&uri, p.text_document.version, &changes, self.encoding)
             .map_err(|e| format!("edit of {uri} refused, document unchanged: {e}"))
     }
 
-    fn initialize(&mut self, params: InitializeParams) -> Value {
-        let offered = params
-            .capabilities
-            .general
-            .as_ref()
-            .and_then(|g| g.position_encodings.as_ref())
-            .map(|list| {
-                list.iter()
-                    .map(|k| k.as_str().to_owned())
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default();
-        self.encoding = PositionEncoding::negotiate(offered.iter().map(String::as_str));
+    fn initialize(&mut self, params: &InitializeParams) -> Value {
+        let offered = params.position_encodings();
+        self.encoding = PositionEncoding::negotiate(offered.iter().copied());
         self.phase = Phase::Running;
         tracing::info!(encoding = self.encoding.as_str(), "initialized");
         json!({
@@ -308,7 +281,8 @@ impl Server {
                 "positionEncoding": self.encoding.as_str(),
                 "textDocumentSync": {
                     "openClose": true,
-                    "change": lsp_types::TextDocumentSyncKind::INCREMENTAL,
+                    // 2 = incremental: ranges against the previous version.
+                    "change": 2,
                 },
             },
             "serverInfo": { "name": "tandem", "version": env!("CARGO_PKG_VERSION") },

@@ -1,0 +1,100 @@
+//! The parameters tandem reads from the client, parsed leniently.
+//!
+//! Only the fields tandem uses are declared, and unknown fields are ignored, so a client whose
+//! capabilities carry values newer than our protocol types (a new enum member, a URI our URI
+//! parser would reject) is still served. Shapes the specification requires (an object where an
+//! object must be) are still checked: those failures become -32602.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use wire::jsonrpc::Id;
+
+use crate::text::WirePosition;
+
+#[derive(Debug, Deserialize)]
+pub struct InitializeParams {
+    pub capabilities: Map<String, Value>,
+}
+
+impl InitializeParams {
+    /// `capabilities.general.positionEncodings`, ignoring entries that are not strings.
+    pub fn position_encodings(&self) -> Vec<&str> {
+        self.capabilities
+            .get("general")
+            .and_then(|g| g.get("positionEncodings"))
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CancelParams {
+    pub id: Id,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextDocumentItem {
+    pub uri: String,
+    pub language_id: String,
+    pub version: i32,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DidOpenTextDocumentParams {
+    pub text_document: TextDocumentItem,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct VersionedTextDocumentIdentifier {
+    pub uri: String,
+    pub version: i32,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TextDocumentIdentifier {
+    pub uri: String,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+pub struct Position {
+    pub line: u32,
+    pub character: u32,
+}
+
+impl From<Position> for WirePosition {
+    fn from(p: Position) -> Self {
+        WirePosition {
+            line: p.line,
+            column: p.character,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+pub struct Range {
+    pub start: Position,
+    pub end: Position,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ContentChange {
+    pub range: Option<Range>,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DidChangeTextDocumentParams {
+    pub text_document: VersionedTextDocumentIdentifier,
+    pub content_changes: Vec<ContentChange>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DidCloseTextDocumentParams {
+    pub text_document: TextDocumentIdentifier,
+}
