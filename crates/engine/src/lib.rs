@@ -1,0 +1,71 @@
+//! tandem's debugger core: breakpoints, stepping, unwinding, values and expressions,
+//! protocol-agnostic (the DAP, the LSP and the CLI drive the same calls).
+//!
+//! # Shape
+//!
+//! A [`Session`] owns one launched process through a `target::TracerHandle`. The
+//! tracer thread owns ptrace; the engine's state that decides about stops (the
+//! breakpoint table, compiled conditions, the current step plan, the module map) sits
+//! behind one mutex that the event sink locks **on the tracer thread**. So a
+//! breakpoint hit whose condition is false is decided and resumed right there, with no
+//! thread switch, no unwinding and no rendering; only stops that reach the user cross
+//! to the front-end's thread as [`SessionEvent`]s.
+//!
+//! Requests from the front-end (stack traces, variables, evaluation) run as closures on
+//! the tracer thread through the handle, so each request is one round trip however many
+//! memory reads it makes.
+//!
+//! # Entry points
+//!
+//! [`Session::launch`] / [`Session::attach`] → set breakpoints
+//! ([`Session::set_line_breakpoints`], [`Session::set_function_breakpoints`],
+//! [`Session::set_instruction_breakpoints`]) → [`Session::resume`] /
+//! [`Session::step`] / [`Session::pause`] → read [`SessionEvent`]s from
+//! [`Session::events`] → at a stop: [`Session::stack_trace`], [`Session::variables`],
+//! [`Session::children`], [`Session::evaluate`], [`Session::set_variable`].
+//!
+//! # Invariants
+//!
+//! - Frame ids and value references are valid until the process runs again.
+//! - Breakpoint ids are stable while the same line (or function) stays set.
+//! - A value that cannot be read renders as an error value; its siblings still render.
+//! - Stepping single-steps only the stepping thread (the others stay stopped); stepping
+//!   over a call or out of a function resumes every thread until the temporary
+//!   breakpoint is hit by the stepping thread in the right frame (sp compared).
+//!   Other threads hitting the temporary breakpoint are resumed silently; a user
+//!   breakpoint hit by any thread meanwhile ends the step with reason breakpoint.
+//! - Libraries loaded later (dlopen) are noticed at the dynamic linker's
+//!   `_dl_debug_state`; pending breakpoints are planted then, before the library's
+//!   code can run.
+
+pub mod breakpoints;
+pub mod error;
+pub mod expr;
+pub mod ids;
+mod mem;
+pub mod modules;
+pub mod session;
+pub mod unwind;
+pub mod values;
+
+pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, SourceBreakpoint};
+pub use error::{Error, Result};
+pub use ids::{BreakpointId, FrameId, ValueRef};
+pub use session::{
+    LaunchOptions, ModuleInfo, ReturnValue, ScopeKind, Session, SessionEvent, StepKind, Stop,
+    StopCause,
+};
+pub use unwind::Frame;
+pub use values::Value;
+
+#[cfg(test)]
+mod tests {
+    fn send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn a_session_can_be_shared_between_front_end_threads() {
+        send_sync::<crate::Session>();
+        send_sync::<crate::SessionEvent>();
+        send_sync::<crate::Value>();
+    }
+}

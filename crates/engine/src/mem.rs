@@ -1,0 +1,125 @@
+//! Adapters from the tracer to the `symbols` traits: memory of the stopped process and
+//! the registers of one frame.
+
+use std::collections::HashMap;
+
+use symbols::{MemoryReader, RegisterReader, RuntimeAddr};
+use target::Tracer;
+
+/// The memory of the debuggee, read on the tracer thread.
+pub(crate) struct TracerMemory<'a>(pub &'a Tracer);
+
+impl MemoryReader for TracerMemory<'_> {
+    fn read(&self, addr: RuntimeAddr, buf: &mut [u8]) -> std::io::Result<()> {
+        let mut done = 0;
+        while done < buf.len() {
+            let at = target::RuntimeAddr(addr.0.wrapping_add(done as u64));
+            match self.0.read_memory(at, &mut buf[done..]) {
+                Ok(0) | Err(_) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("cannot read memory at {:#x}", at.0),
+                    ))
+                }
+                Ok(n) => done += n,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reads one little-endian u64.
+pub(crate) fn read_u64(mem: &dyn MemoryReader, addr: u64) -> Option<u64> {
+    let mut b = [0u8; 8];
+    mem.read(RuntimeAddr(addr), &mut b).ok()?;
+    Some(u64::from_le_bytes(b))
+}
+
+/// The registers of one frame, by DWARF number (0–16).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FrameRegs(pub HashMap<u16, u64>);
+
+impl FrameRegs {
+    /// All general registers of a stopped thread.
+    pub fn from_registers(r: &target::Registers) -> FrameRegs {
+        let mut map = HashMap::with_capacity(18);
+        for n in 0..=16u16 {
+            if let Some(v) = r.by_dwarf(n) {
+                map.insert(n, v);
+            }
+        }
+        FrameRegs(map)
+    }
+
+    /// One register.
+    pub fn get(&self, n: u16) -> Option<u64> {
+        self.0.get(&n).copied()
+    }
+}
+
+impl RegisterReader for FrameRegs {
+    fn reg(&self, dwarf_regno: u16) -> Option<u64> {
+        self.0.get(&dwarf_regno).copied()
+    }
+}
+
+/// A DWARF register number from an x86-64 register name (`rax`, `eax`, `rip`, `pc`, `sp`).
+pub(crate) fn dwarf_register(name: &str) -> Option<(u16, u8)> {
+    const NAMES: [(&str, &str, u16); 16] = [
+        ("rax", "eax", 0),
+        ("rdx", "edx", 1),
+        ("rcx", "ecx", 2),
+        ("rbx", "ebx", 3),
+        ("rsi", "esi", 4),
+        ("rdi", "edi", 5),
+        ("rbp", "ebp", 6),
+        ("rsp", "esp", 7),
+        ("r8", "r8d", 8),
+        ("r9", "r9d", 9),
+        ("r10", "r10d", 10),
+        ("r11", "r11d", 11),
+        ("r12", "r12d", 12),
+        ("r13", "r13d", 13),
+        ("r14", "r14d", 14),
+        ("r15", "r15d", 15),
+    ];
+    match name {
+        "rip" | "pc" => return Some((16, 8)),
+        "sp" => return Some((7, 8)),
+        "fp" => return Some((6, 8)),
+        _ => {}
+    }
+    NAMES.iter().find_map(|(q, d, n)| {
+        if *q == name {
+            Some((*n, 8))
+        } else if *d == name {
+            Some((*n, 4))
+        } else {
+            None
+        }
+    })
+}
+
+/// Frame 0's registers: the general ones, and the SSE registers (DWARF 17–32, low 8
+/// bytes) read from the thread only when an expression needs one.
+pub(crate) struct LiveRegs<'a> {
+    pub general: &'a FrameRegs,
+    pub tracer: &'a Tracer,
+    pub tid: target::Tid,
+}
+
+impl RegisterReader for LiveRegs<'_> {
+    fn reg(&self, n: u16) -> Option<u64> {
+        if (17..=32).contains(&n) {
+            let x = self
+                .tracer
+                .fp_regs(self.tid)
+                .ok()?
+                .xmm(usize::from(n - 17))?;
+            return Some(u64::from_le_bytes([
+                x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7],
+            ]));
+        }
+        self.general.get(n)
+    }
+}

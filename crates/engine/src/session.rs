@@ -1,0 +1,1550 @@
+//! A debugging session: one launched process, its modules, breakpoints, stops, frames
+//! and values. Everything that touches the process runs on the tracer thread, either
+//! in the event sink (hits, steps) or in closures sent through the tracer handle.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use symbols::{Binary, Line, LoadBias, SourceMap};
+use target::{Event, Pid, Tid, Tracer, TracerHandle};
+
+use crate::breakpoints::{
+    parse_log, Bp, BpKey, BreakpointStatus, FunctionBreakpoint, HitCondition, HitSite, LogPart,
+    SourceBreakpoint,
+};
+use crate::error::{Error, Result};
+use crate::expr::{self, Enumerators, Env};
+use crate::ids::{BreakpointId, FrameId, ValueRef};
+use crate::mem::{FrameRegs, LiveRegs, TracerMemory};
+use crate::modules::{Module, Modules};
+use crate::unwind::{self, Frame, FrameData};
+use crate::values::{Node, Place, Renderer, Value};
+
+/// Line stepping: the plan of a step and its decisions on the tracer thread.
+mod step;
+use step::{current_line, StepPlan};
+
+/// How long the session waits for the first stop after launching.
+const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// A single-stepped line longer than this many instructions is finished by continuing
+/// (a guard against stepping a long loop one instruction at a time forever).
+const MAX_STEPS: u32 = 1_000_000;
+
+/// How to start the debuggee.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchOptions {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Environment.
+    pub env: target::Env,
+    /// Where its standard streams go.
+    pub stdio: target::StdioMode,
+    /// Turn address randomization off.
+    pub disable_aslr: bool,
+    /// Build-time → local path prefixes.
+    pub source_map: SourceMap,
+}
+
+/// Why the debuggee stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopCause {
+    /// At the program's entry point, after launch.
+    Entry,
+    /// Attached to a running process.
+    Attached,
+    /// User breakpoints whose conditions held.
+    Breakpoint(Vec<BreakpointId>),
+    /// A step (over, in, out, instruction) finished.
+    Step,
+    /// A pause request.
+    Pause,
+    /// A signal.
+    Signal(i32),
+}
+
+/// A stop of the whole process (all threads are stopped).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stop {
+    /// The thread that stopped.
+    pub tid: Tid,
+    /// Why.
+    pub cause: StopCause,
+    /// After a step out: the registers holding the return value.
+    pub return_value: Option<ReturnValue>,
+}
+
+/// The raw SysV return registers after a step out: `rax`/`rdx` for integers and
+/// pointers, `xmm0` for floating point. (The function's return type is not exposed by
+/// `symbols` yet, so the engine cannot pick one.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReturnValue {
+    /// The function that returned.
+    pub rax: u64,
+    /// Second integer return register.
+    pub rdx: u64,
+    /// The low 8 bytes of xmm0 (a `double` return value).
+    pub xmm0: u64,
+}
+
+/// What the session reports, in order, on [`Session::events`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// The process stopped.
+    Stopped(Stop),
+    /// A logpoint's message, or a problem with a condition.
+    Output(String),
+    /// A pending breakpoint was planted in a library that was just loaded.
+    BreakpointResolved(BreakpointStatus),
+    /// A thread started.
+    ThreadStarted(Tid),
+    /// A thread exited.
+    ThreadExited(Tid),
+    /// The process exited.
+    Exited {
+        /// Its exit code.
+        code: i32,
+    },
+    /// The process was killed by a signal.
+    Signaled {
+        /// The signal.
+        signo: i32,
+    },
+}
+
+/// A module as front-ends list it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModuleInfo {
+    /// The file.
+    pub path: PathBuf,
+    /// Runtime minus file addresses.
+    pub bias: u64,
+    /// First mapped byte.
+    pub start: u64,
+    /// One past the last mapped byte.
+    pub end: u64,
+    /// Whether it is the main executable.
+    pub main: bool,
+}
+
+/// The kinds of step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKind {
+    /// To the next line of this function, calls complete (recursion-safe: the CFA is
+    /// compared).
+    Over,
+    /// To the next line, entering calls into functions with debug information.
+    In,
+    /// Until the current function returns.
+    Out,
+    /// One machine instruction.
+    Instruction,
+}
+
+/// Which variables of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeKind {
+    /// Parameters.
+    Arguments,
+    /// Local variables (every block covering the pc, innermost first).
+    Locals,
+    /// Globals and statics of the frame's compilation unit.
+    Globals,
+    /// General registers.
+    Registers,
+}
+
+// ------------------------------------------------------------------ tracer-side state
+
+struct Core {
+    pid: Pid,
+    modules: Modules,
+    bps: BTreeMap<BreakpointId, Bp>,
+    by_addr: HashMap<u64, Vec<BreakpointId>>,
+    next_bp: u32,
+    step: Option<StepPlan>,
+    /// After stepping a thread off a breakpoint it was not stopped by, continue.
+    continue_after_step: bool,
+    last_stop: Option<(Tid, bool)>,
+    running: bool,
+    exited: bool,
+    events: Sender<SessionEvent>,
+    /// The dynamic linker's `_dl_debug_state`, called after every library load.
+    dl_hook: Option<u64>,
+    /// Modules before this index were searched for pending breakpoints.
+    scanned: usize,
+    enums: Arc<Enumerators>,
+    source_map: SourceMap,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Core {
+    fn send(&self, ev: SessionEvent) {
+        let _ = self.events.send(ev);
+    }
+
+    fn stopped(
+        &mut self,
+        tid: Tid,
+        cause: StopCause,
+        at_bp: bool,
+        return_value: Option<ReturnValue>,
+    ) {
+        self.running = false;
+        self.last_stop = Some((tid, at_bp));
+        self.send(SessionEvent::Stopped(Stop {
+            tid,
+            cause,
+            return_value,
+        }));
+    }
+
+    fn clear_step(&mut self, t: &mut Tracer) {
+        if let Some(plan) = self.step.take() {
+            if let Some((addr, _)) = plan.temp {
+                let _ = t.remove_breakpoint(target::RuntimeAddr(addr));
+            }
+        }
+    }
+
+    fn resume(&mut self, t: &mut Tracer) {
+        self.running = true;
+        if let Err(e) = t.resume() {
+            tracing::warn!("resuming: {e}");
+        }
+    }
+
+    fn on_event(&mut self, t: &mut Tracer, ev: Event) {
+        match ev {
+            Event::Stopped { tid, reason } => self.on_stop(t, tid, reason),
+            Event::ThreadCreated { tid, .. } => self.send(SessionEvent::ThreadStarted(tid)),
+            Event::ThreadExited { tid } => self.send(SessionEvent::ThreadExited(tid)),
+            Event::Exited { code } => {
+                self.exited = true;
+                self.running = false;
+                self.send(SessionEvent::Exited { code });
+            }
+            Event::Signaled { signo, .. } => {
+                self.exited = true;
+                self.running = false;
+                self.send(SessionEvent::Signaled { signo });
+            }
+            _ => {}
+        }
+    }
+
+    fn on_stop(&mut self, t: &mut Tracer, tid: Tid, reason: target::StopReason) {
+        use target::StopReason as R;
+        match reason {
+            R::Breakpoint { addr } => self.on_breakpoint(t, tid, addr.0),
+            R::Step => self.on_step(t, tid),
+            R::Attached => self.stopped(tid, StopCause::Attached, false, None),
+            R::Entry | R::Exec { .. } => self.stopped(tid, StopCause::Entry, false, None),
+            R::Paused => {
+                self.clear_step(t);
+                self.stopped(tid, StopCause::Pause, false, None);
+            }
+            R::Signal { signo, .. } | R::GroupStop { signo } => {
+                self.clear_step(t);
+                self.stopped(tid, StopCause::Signal(signo), false, None);
+            }
+            _ => {
+                self.clear_step(t);
+                self.stopped(tid, StopCause::Pause, false, None);
+            }
+        }
+    }
+
+    /// The hot path: decide on the tracer thread whether a hit stops.
+    fn on_breakpoint(&mut self, t: &mut Tracer, tid: Tid, addr: u64) {
+        if Some(addr) == self.dl_hook {
+            self.library_event(t);
+        }
+        let stop_ids = self.user_hits(t, tid, addr);
+        if !stop_ids.is_empty() {
+            self.clear_step(t);
+            self.stopped(tid, StopCause::Breakpoint(stop_ids), true, None);
+            return;
+        }
+        if let Some(plan) = self.step.as_ref() {
+            if let Some((temp, expected_sp)) = plan.temp {
+                if temp == addr && plan.tid == tid {
+                    let sp = t.regs(tid).map(|r| r.sp()).unwrap_or(0);
+                    if expected_sp.is_none_or(|e| e == sp) {
+                        self.temp_reached(t, tid);
+                        return;
+                    }
+                }
+            }
+        }
+        self.resume(t);
+    }
+
+    /// Libraries were loaded or unloaded: plant pending breakpoints in the new ones.
+    fn library_event(&mut self, t: &mut Tracer) {
+        self.modules.refresh(self.pid);
+        let all: Vec<Arc<Module>> = self.modules.all().to_vec();
+        let new = all.get(self.scanned..).unwrap_or_default();
+        self.scanned = all.len();
+        if new.is_empty() {
+            return;
+        }
+        let Core {
+            bps,
+            by_addr,
+            source_map,
+            events,
+            ..
+        } = self;
+        for bp in bps.values_mut().filter(|b| b.addrs.is_empty()) {
+            let found = resolve_in(new, &bp.key, source_map);
+            for a in &found.addrs {
+                match t.insert_breakpoint(target::RuntimeAddr(*a)) {
+                    Ok(()) => {
+                        bp.addrs.push(*a);
+                        by_addr.entry(*a).or_default().push(bp.id);
+                    }
+                    Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
+                }
+            }
+            if !bp.addrs.is_empty() {
+                let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
+                    id: bp.id,
+                    verified: true,
+                    message: None,
+                    file: found.file,
+                    line: found.line,
+                    moved: found.moved,
+                    addresses: bp.addrs.clone(),
+                }));
+            }
+        }
+    }
+
+    /// Counts the hit on every user breakpoint at `addr` and returns those that stop.
+    fn user_hits(&mut self, t: &mut Tracer, tid: Tid, addr: u64) -> Vec<BreakpointId> {
+        let mut stop_ids = Vec::new();
+        let Some(ids) = self.by_addr.get(&addr) else {
+            return stop_ids;
+        };
+        let Core {
+            bps,
+            modules,
+            events,
+            enums,
+            ..
+        } = self;
+        for id in ids {
+            let Some(bp) = bps.get_mut(id) else { continue };
+            if let Some(cond) = &bp.condition {
+                match eval_condition(t, tid, addr, modules, enums, &mut bp.scopes, cond) {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(e) => {
+                        // Like gdb: a condition that cannot be evaluated stops, and says why.
+                        let _ = events.send(SessionEvent::Output(format!(
+                            "error in condition of breakpoint {}: {e}\n",
+                            bp.id
+                        )));
+                    }
+                }
+            }
+            bp.hits += 1;
+            if let Some(hc) = bp.hit_condition {
+                if !hc.allows(bp.hits) {
+                    continue;
+                }
+            }
+            if let Some(log) = &bp.log {
+                let text = render_log(t, tid, addr, modules, enums, &mut bp.scopes, log);
+                let _ = events.send(SessionEvent::Output(text));
+                continue;
+            }
+            stop_ids.push(bp.id);
+        }
+        stop_ids
+    }
+}
+
+/// Where a breakpoint resolved in some modules.
+#[derive(Default)]
+struct Resolution {
+    addrs: Vec<u64>,
+    file: Option<PathBuf>,
+    line: Option<Line>,
+    moved: bool,
+}
+
+/// Resolves a breakpoint's request in `modules`.
+fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resolution {
+    let mut out = Resolution::default();
+    for m in modules {
+        let Some(b) = m.binary() else { continue };
+        match key {
+            BpKey::Line(file, line) => {
+                let Some(line) = Line::new(*line) else {
+                    continue;
+                };
+                if let Ok(Some(res)) = b.resolve_line(file, line, map) {
+                    out.line = out.line.or(Some(res.line));
+                    out.moved |= res.moved();
+                    if out.file.is_none() {
+                        out.file = res.locations.first().map(|l| l.file.clone());
+                    }
+                    out.addrs
+                        .extend(res.locations.iter().map(|l| m.to_runtime(l.addr)));
+                }
+            }
+            BpKey::Address(_) => {}
+            BpKey::Function(name) => {
+                for f in b.functions_by_name(name).unwrap_or_default() {
+                    for a in f.breakpoint_addrs() {
+                        out.addrs.push(m.to_runtime(a));
+                        if out.line.is_none() {
+                            if let Ok(Some(loc)) = b.location_for_addr(a) {
+                                out.file = Some(loc.file);
+                                out.line = loc.line;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.addrs.sort_unstable();
+    out.addrs.dedup();
+    out
+}
+
+/// Libraries of the system (libc, ld.so): not searched for pending breakpoints when
+/// they are set, so a breakpoint in the user's code does not open libc's DWARF.
+fn is_system(path: &Path) -> bool {
+    ["/usr/lib", "/lib", "/usr/lib64", "/lib64"]
+        .iter()
+        .any(|p| path.starts_with(p))
+}
+
+/// Builds the expression environment of frame 0 at a breakpoint and runs `f` in it.
+fn with_frame0<R>(
+    t: &mut Tracer,
+    tid: Tid,
+    addr: u64,
+    modules: &Modules,
+    enums: &Enumerators,
+    scopes: &mut HashMap<u64, Arc<HitSite>>,
+    f: impl FnOnce(&Env<'_>) -> Result<R>,
+) -> Result<R> {
+    let module = modules
+        .find(addr)
+        .ok_or_else(|| Error::Eval("no module at the breakpoint".into()))?;
+    let binary = module
+        .binary()
+        .ok_or_else(|| Error::Eval("no symbols at the breakpoint".into()))?;
+    let site = match scopes.get(&addr) {
+        Some(s) => s.clone(),
+        None => {
+            let file_pc = module.to_file(addr);
+            let s = Arc::new(HitSite {
+                scope: binary.scope_at(file_pc)?,
+                inline_index: binary
+                    .function_at(file_pc)
+                    .ok()
+                    .flatten()
+                    .map_or(0, |f| f.inlined.len() as u32),
+                row: binary.unwind_row(file_pc).ok().flatten(),
+            });
+            scopes.insert(addr, s.clone());
+            s
+        }
+    };
+    let general = FrameRegs::from_registers(&t.regs(tid)?);
+    let cfa = site.row.as_ref().and_then(|r| r.cfa(&general).ok());
+    let regs = LiveRegs {
+        general: &general,
+        tracer: t,
+        tid,
+    };
+    let mem = TracerMemory(t);
+    let env = Env {
+        binary,
+        bias: module.bias,
+        mem: &mem,
+        regs: &regs,
+        pc: addr,
+        cfa,
+        scope: &site.scope,
+        inline_index: site.inline_index,
+        enums: module.main.then_some(enums),
+    };
+    f(&env)
+}
+
+fn eval_condition(
+    t: &mut Tracer,
+    tid: Tid,
+    addr: u64,
+    modules: &Modules,
+    enums: &Enumerators,
+    scopes: &mut HashMap<u64, Arc<HitSite>>,
+    cond: &expr::Expr,
+) -> Result<bool> {
+    with_frame0(t, tid, addr, modules, enums, scopes, |env| {
+        let v = env.eval(cond)?;
+        env.truthy(&v)
+    })
+}
+
+fn render_log(
+    t: &mut Tracer,
+    tid: Tid,
+    addr: u64,
+    modules: &Modules,
+    enums: &Enumerators,
+    scopes: &mut HashMap<u64, Arc<HitSite>>,
+    parts: &[LogPart],
+) -> String {
+    let r = with_frame0(t, tid, addr, modules, enums, scopes, |env| {
+        let mut out = String::new();
+        for p in parts {
+            match p {
+                LogPart::Text(s) => out.push_str(s),
+                LogPart::Expr(e, _) => match env.eval(e) {
+                    Ok(v) => out.push_str(&env.text(&v)),
+                    Err(err) => out.push_str(&format!("<error: {err}>")),
+                },
+            }
+        }
+        out.push('\n');
+        Ok(out)
+    });
+    r.unwrap_or_else(|e| format!("<error: {e}>\n"))
+}
+
+// ------------------------------------------------------------------ session
+
+#[derive(Default)]
+struct Tables {
+    frames: HashMap<FrameId, FrameData>,
+    nodes: HashMap<u64, Node>,
+    next_frame: u64,
+    next_ref: u64,
+}
+
+/// One debugged process. Methods are called from any one thread (the front-end's);
+/// events arrive on [`Session::events`].
+pub struct Session {
+    handle: TracerHandle,
+    core: Arc<Mutex<Core>>,
+    events: Receiver<SessionEvent>,
+    main: Arc<Binary>,
+    pid: Pid,
+    source_map: SourceMap,
+    tables: Mutex<Tables>,
+    stdio: Mutex<Option<target::Stdio>>,
+    enums: Arc<Enumerators>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Launches the program and waits until it stops at its entry point (libraries
+    /// are loaded, no user code has run). Set breakpoints, then [`Session::resume`].
+    pub fn launch(options: LaunchOptions) -> Result<Session> {
+        let program = resolve_program(&options.program)?;
+        let config = target::LaunchConfig {
+            program: program.clone(),
+            args: options.args.clone(),
+            cwd: options.cwd.clone(),
+            env: options.env.clone(),
+            stdio: options.stdio,
+            disable_aslr: options.disable_aslr,
+            stop_at: target::StopAt::Entry,
+            ..Default::default()
+        };
+        Session::start(program, options.source_map, move |sink| {
+            let (handle, launch) = target::spawn_launch(config, sink)?;
+            Ok((handle, Some(launch.stdio)))
+        })
+    }
+
+    /// Attaches to a running process and waits until it is stopped. Ending the
+    /// session detaches (breakpoints removed, the process keeps running).
+    pub fn attach(pid: Pid, source_map: SourceMap) -> Result<Session> {
+        let program = target::procfs::exe_of(pid)
+            .ok_or_else(|| Error::NoExecutable(format!("/proc/{pid}/exe")))?;
+        Session::start(program, source_map, move |sink| {
+            let handle = target::spawn_attach(pid, target::AttachConfig::default(), sink)?;
+            Ok((handle, None))
+        })
+    }
+
+    fn start(
+        program: PathBuf,
+        source_map: SourceMap,
+        spawn: impl FnOnce(target::EventSink) -> Result<(TracerHandle, Option<target::Stdio>)>,
+    ) -> Result<Session> {
+        let main = Arc::new(Binary::open(&program)?);
+        let enums = Arc::new(Enumerators::new(main.clone()));
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let core = Arc::new(Mutex::new(Core {
+            pid: Pid(0),
+            modules: Modules::default(),
+            bps: BTreeMap::new(),
+            by_addr: HashMap::new(),
+            next_bp: 1,
+            step: None,
+            continue_after_step: false,
+            last_stop: None,
+            running: true,
+            exited: false,
+            events: tx,
+            dl_hook: None,
+            scanned: 0,
+            enums: enums.clone(),
+            source_map: source_map.clone(),
+        }));
+        let sink_core = core.clone();
+        let sink: target::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
+            lock(&sink_core).on_event(t, ev);
+        });
+        let (handle, stdio) = spawn(sink)?;
+        let pid = handle.pid();
+        let bias = LoadBias(handle.info().load_bias.unwrap_or(0));
+        {
+            let mut c = lock(&core);
+            c.pid = pid;
+            c.modules = Modules::new(Module::with_binary(
+                program.clone(),
+                0,
+                0,
+                bias,
+                main.clone(),
+            ));
+            c.modules.set_main_range(pid);
+            c.modules.refresh(pid);
+            c.scanned = c.modules.all().len();
+        }
+        let hook = dl_debug_state(&lock(&core).modules, handle.info());
+        if let Some(hook) = hook {
+            let hook_core = core.clone();
+            let planted = handle.call(move |t: &mut Tracer| {
+                let ok = t.insert_breakpoint(target::RuntimeAddr(hook)).is_ok();
+                if ok {
+                    lock(&hook_core).dl_hook = Some(hook);
+                }
+                ok
+            })?;
+            if !planted {
+                tracing::warn!("cannot watch library loads at {hook:#x}");
+            }
+        }
+        let session = Session {
+            handle,
+            core,
+            events: rx,
+            main,
+            pid,
+            source_map,
+            tables: Mutex::new(Tables {
+                next_frame: 1,
+                next_ref: 1,
+                ..Tables::default()
+            }),
+            stdio: Mutex::new(stdio),
+            enums,
+        };
+        // The first stop (entry point or attach).
+        let deadline = Instant::now() + LAUNCH_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match session.events.recv_timeout(left) {
+                Ok(SessionEvent::Stopped(_)) => break,
+                Ok(SessionEvent::Exited { .. } | SessionEvent::Signaled { .. }) => {
+                    return Err(Error::Exited)
+                }
+                Ok(_) => continue,
+                Err(_) => return Err(Error::Timeout),
+            }
+        }
+        Ok(session)
+    }
+
+    /// The debuggee's process id.
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    /// The debuggee's standard streams (pipes or pty), taken once.
+    pub fn take_stdio(&self) -> Option<target::Stdio> {
+        lock(&self.stdio).take()
+    }
+
+    /// Everything the session reports, in order.
+    pub fn events(&self) -> &Receiver<SessionEvent> {
+        &self.events
+    }
+
+    /// Waits for the next stop or exit, discarding the output, thread and breakpoint
+    /// events before it (for the CLI and tests; front-ends read [`Session::events`]).
+    pub fn wait_stop(&self, timeout: Duration) -> Result<SessionEvent> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok(
+                    ev @ (SessionEvent::Stopped(_)
+                    | SessionEvent::Exited { .. }
+                    | SessionEvent::Signaled { .. }),
+                ) => return Ok(ev),
+                Ok(_) => continue,
+                Err(_) => return Err(Error::Timeout),
+            }
+        }
+    }
+
+    /// The threads of the process.
+    pub fn threads(&self) -> Result<Vec<Tid>> {
+        Ok(self.handle.threads()?)
+    }
+
+    /// A thread's name (/proc/PID/task/TID/comm), for thread lists.
+    pub fn thread_name(&self, tid: Tid) -> Option<String> {
+        std::fs::read_to_string(format!("/proc/{}/task/{}/comm", self.pid.0, tid.0))
+            .ok()
+            .map(|s| s.trim_end().to_string())
+    }
+
+    /// Sets the instruction breakpoints (runtime addresses), replacing the ones set
+    /// before.
+    pub fn set_instruction_breakpoints(&self, addresses: &[u64]) -> Result<Vec<BreakpointStatus>> {
+        let mut wanted = Vec::new();
+        let mut statuses = Vec::new();
+        for &a in addresses {
+            let (file, line) = {
+                let c = lock(&self.core);
+                c.modules
+                    .find(a)
+                    .and_then(|m| {
+                        let loc = m.binary()?.location_for_addr(m.to_file(a)).ok()??;
+                        Some((Some(loc.file), loc.line))
+                    })
+                    .unwrap_or((None, None))
+            };
+            statuses.push(BreakpointStatus {
+                id: BreakpointId(0),
+                verified: true,
+                message: None,
+                file,
+                line,
+                moved: false,
+                addresses: vec![a],
+            });
+            wanted.push((BpKey::Address(a), vec![a], None, None, None));
+        }
+        let ids = self.install(wanted, |k| matches!(k, BpKey::Address(_)))?;
+        for (s, id) in statuses.iter_mut().zip(ids) {
+            s.id = id;
+        }
+        Ok(statuses)
+    }
+
+    fn source_path(&self, file: &Path) -> PathBuf {
+        file.to_path_buf()
+    }
+
+    fn is_type_fn(&self) -> impl Fn(&str) -> bool + '_ {
+        move |name: &str| !self.main.types_by_name(name).is_empty()
+    }
+
+    /// Sets the line breakpoints of one source file, replacing the ones set before in
+    /// that file (the DAP `setBreakpoints` semantics). Ids stay the same for lines set again.
+    pub fn set_line_breakpoints(
+        &self,
+        file: &Path,
+        specs: &[SourceBreakpoint],
+    ) -> Result<Vec<BreakpointStatus>> {
+        let file = self.source_path(file);
+        let mut wanted = Vec::new();
+        let mut statuses = Vec::new();
+        for spec in specs {
+            let key = BpKey::Line(file.clone(), spec.line);
+            let mut status = BreakpointStatus {
+                id: BreakpointId(0),
+                verified: false,
+                message: None,
+                file: None,
+                line: None,
+                moved: false,
+                addresses: Vec::new(),
+            };
+            let mut addrs = Vec::new();
+            if spec.line == 0 {
+                status.message = Some("line 0 does not exist".into());
+            } else {
+                let found = self.resolve_now(&key);
+                if found.addrs.is_empty() {
+                    status.message = Some(format!(
+                        "pending: no code at or after line {} in {} in the loaded modules",
+                        spec.line,
+                        file.display()
+                    ));
+                }
+                status.line = found.line;
+                status.moved = found.moved;
+                status.file = found.file;
+                addrs = found.addrs;
+            }
+            let compiled = self.compile(
+                spec.condition.as_deref(),
+                spec.hit_condition.as_deref(),
+                spec.log_message.as_deref(),
+            );
+            let (condition, hit, log) = match compiled {
+                Ok(c) => c,
+                Err(e) => {
+                    status.message = Some(e.to_string());
+                    (None, None, None)
+                }
+            };
+            status.verified = !addrs.is_empty();
+            status.addresses = addrs.clone();
+            wanted.push((key, addrs, condition, hit, log));
+            statuses.push(status);
+        }
+        let group = file.clone();
+        let ids = self.install(
+            wanted,
+            move |k| matches!(k, BpKey::Line(f, _) if *f == group),
+        )?;
+        for (s, id) in statuses.iter_mut().zip(ids) {
+            s.id = id;
+        }
+        Ok(statuses)
+    }
+
+    /// Sets the function breakpoints, replacing every function breakpoint set before.
+    pub fn set_function_breakpoints(
+        &self,
+        specs: &[FunctionBreakpoint],
+    ) -> Result<Vec<BreakpointStatus>> {
+        let mut wanted = Vec::new();
+        let mut statuses = Vec::new();
+        for spec in specs {
+            let mut status = BreakpointStatus {
+                id: BreakpointId(0),
+                verified: false,
+                message: None,
+                file: None,
+                line: None,
+                moved: false,
+                addresses: Vec::new(),
+            };
+            let found = self.resolve_now(&BpKey::Function(spec.name.clone()));
+            status.file = found.file;
+            status.line = found.line;
+            let addrs = found.addrs;
+            if addrs.is_empty() {
+                status.message = Some(format!(
+                    "pending: no function named '{}' in the loaded modules",
+                    spec.name
+                ));
+            }
+            let (condition, hit, log) = match self.compile(
+                spec.condition.as_deref(),
+                spec.hit_condition.as_deref(),
+                None,
+            ) {
+                Ok(c) => c,
+                Err(e) => {
+                    status.message = Some(e.to_string());
+                    (None, None, None)
+                }
+            };
+            status.verified = !addrs.is_empty();
+            status.addresses = addrs.clone();
+            wanted.push((
+                BpKey::Function(spec.name.clone()),
+                addrs,
+                condition,
+                hit,
+                log,
+            ));
+            statuses.push(status);
+        }
+        let ids = self.install(wanted, |k| matches!(k, BpKey::Function(_)))?;
+        for (s, id) in statuses.iter_mut().zip(ids) {
+            s.id = id;
+        }
+        Ok(statuses)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn compile(
+        &self,
+        condition: Option<&str>,
+        hit: Option<&str>,
+        log: Option<&str>,
+    ) -> Result<(
+        Option<expr::Expr>,
+        Option<HitCondition>,
+        Option<Vec<LogPart>>,
+    )> {
+        let is_type = self.is_type_fn();
+        let condition = condition
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| expr::parse(c, &is_type))
+            .transpose()?;
+        let hit = hit
+            .filter(|h| !h.trim().is_empty())
+            .map(HitCondition::parse)
+            .transpose()?;
+        let log = log.map(|l| parse_log(l, &is_type)).transpose()?;
+        Ok((condition, hit, log))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn install(
+        &self,
+        wanted: Vec<(
+            BpKey,
+            Vec<u64>,
+            Option<expr::Expr>,
+            Option<HitCondition>,
+            Option<Vec<LogPart>>,
+        )>,
+        replaces: impl Fn(&BpKey) -> bool + Send + 'static,
+    ) -> Result<Vec<BreakpointId>> {
+        let core = self.core.clone();
+        self.handle
+            .call(move |t: &mut Tracer| {
+                let mut c = lock(&core);
+                // Old breakpoints of this group, by key (to keep their ids and hit counts).
+                let old_ids: Vec<BreakpointId> = c
+                    .bps
+                    .values()
+                    .filter(|b| replaces(&b.key))
+                    .map(|b| b.id)
+                    .collect();
+                let mut old: HashMap<BpKey, Bp> = HashMap::new();
+                for id in old_ids {
+                    if let Some(bp) = c.bps.remove(&id) {
+                        for a in &bp.addrs {
+                            let _ = t.remove_breakpoint(target::RuntimeAddr(*a));
+                        }
+                        old.insert(bp.key.clone(), bp);
+                    }
+                }
+                let mut ids = Vec::new();
+                for (key, addrs, condition, hit_condition, log) in wanted {
+                    let (id, hits) = match old.remove(&key) {
+                        Some(b) => (b.id, b.hits),
+                        None => {
+                            let id = BreakpointId(c.next_bp);
+                            c.next_bp += 1;
+                            (id, 0)
+                        }
+                    };
+                    let mut planted = Vec::new();
+                    for a in addrs {
+                        match t.insert_breakpoint(target::RuntimeAddr(a)) {
+                            Ok(()) => planted.push(a),
+                            Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
+                        }
+                    }
+                    c.bps.insert(
+                        id,
+                        Bp {
+                            id,
+                            key,
+                            addrs: planted,
+                            condition,
+                            hit_condition,
+                            log,
+                            hits,
+                            scopes: HashMap::new(),
+                        },
+                    );
+                    ids.push(id);
+                }
+                let mut by_addr: HashMap<u64, Vec<BreakpointId>> = HashMap::new();
+                for bp in c.bps.values() {
+                    for a in &bp.addrs {
+                        by_addr.entry(*a).or_default().push(bp.id);
+                    }
+                }
+                c.by_addr = by_addr;
+                ids
+            })
+            .map_err(Error::from)
+    }
+
+    /// Resolves in the main executable, else in the loaded non-system libraries.
+    fn resolve_now(&self, key: &BpKey) -> Resolution {
+        let (main, others): (Vec<Arc<Module>>, Vec<Arc<Module>>) = {
+            let c = lock(&self.core);
+            c.modules
+                .all()
+                .iter()
+                .filter(|m| m.main || !is_system(&m.path))
+                .cloned()
+                .partition(|m| m.main)
+        };
+        let found = resolve_in(&main, key, &self.source_map);
+        if !found.addrs.is_empty() {
+            return found;
+        }
+        resolve_in(&others, key, &self.source_map)
+    }
+
+    fn clear_tables(&self) {
+        let mut t = lock(&self.tables);
+        t.frames.clear();
+        t.nodes.clear();
+    }
+
+    fn check_stopped(&self) -> Result<()> {
+        let c = lock(&self.core);
+        if c.exited {
+            return Err(Error::Exited);
+        }
+        if c.running {
+            return Err(Error::Running);
+        }
+        Ok(())
+    }
+
+    /// Continues every thread.
+    pub fn resume(&self) -> Result<()> {
+        self.check_stopped()?;
+        self.clear_tables();
+        let core = self.core.clone();
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let mut c = lock(&core);
+            c.clear_step(t);
+            c.running = true;
+            // A thread standing on an int3 it was not stopped by (after a step) is
+            // stepped off it first; the tracer only does that for reported hits.
+            if let Some((tid, false)) = c.last_stop {
+                let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                if t.breakpoints().iter().any(|(a, _)| a.0 == pc) {
+                    c.continue_after_step = true;
+                    return t.step(tid).map_err(Error::from);
+                }
+            }
+            t.resume().map_err(Error::from)
+        })?
+    }
+
+    /// Pauses the running process; the stop arrives as an event.
+    pub fn pause(&self) -> Result<()> {
+        self.handle.pause()?;
+        Ok(())
+    }
+
+    /// Starts a step of thread `tid`; the stop arrives as an event (reason `Step`, or
+    /// `Breakpoint` when a breakpoint is hit first). Other threads stay stopped during
+    /// single-steps and run while a call is stepped over or a function finishes.
+    pub fn step(&self, tid: Tid, kind: StepKind) -> Result<()> {
+        self.check_stopped()?;
+        self.clear_tables();
+        let core = self.core.clone();
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let mut c = lock(&core);
+            c.clear_step(t);
+            let regs = t.regs(tid)?;
+            let (pc, sp) = (regs.pc(), regs.sp());
+            let module = c.modules.find(pc);
+            let mem = TracerMemory(t);
+            let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 2, 0);
+            let cfa = frames.first().and_then(|f| f.frame.cfa);
+            let mut plan = StepPlan {
+                tid,
+                kind,
+                start_line: module.as_ref().and_then(|m| current_line(m, pc)),
+                frame_cfa: cfa,
+                prev_pc: pc,
+                prev_sp: sp,
+                temp: None,
+                tramp_sp: None,
+                steps: 0,
+            };
+            c.running = true;
+            match kind {
+                StepKind::Out => {
+                    let caller = frames.iter().find(|f| f.physical == 1);
+                    let (Some(cfa), Some(caller)) = (cfa, caller) else {
+                        c.running = false;
+                        return Err(Error::Eval("cannot find the caller of this frame".into()));
+                    };
+                    let ra = caller.frame.pc.0;
+                    plan.temp = Some((ra, Some(cfa)));
+                    t.insert_breakpoint(target::RuntimeAddr(ra))?;
+                    c.step = Some(plan);
+                    c.last_stop = None;
+                    t.resume()?;
+                }
+                _ => {
+                    c.step = Some(plan);
+                    t.step(tid)?;
+                }
+            }
+            Ok(())
+        })?
+    }
+
+    /// Ends the session: a launched debuggee is killed.
+    pub fn terminate(&self) -> Result<()> {
+        self.handle.end(target::EndMode::Kill)?;
+        Ok(())
+    }
+
+    /// Ends the session leaving the process running, every breakpoint removed.
+    pub fn detach(&self) -> Result<()> {
+        self.handle.end(target::EndMode::Detach)?;
+        Ok(())
+    }
+
+    /// Reads up to `len` bytes of the stopped process (breakpoints show their
+    /// original bytes); fewer when the range runs into unmapped memory.
+    pub fn read_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
+        self.check_stopped()?;
+        Ok(self.handle.read_memory(target::RuntimeAddr(addr), len)?)
+    }
+
+    /// Writes memory of the stopped process; cached values are stale afterwards.
+    pub fn write_memory(&self, addr: u64, data: Vec<u8>) -> Result<()> {
+        self.check_stopped()?;
+        self.handle.write_memory(target::RuntimeAddr(addr), data)?;
+        lock(&self.tables).nodes.clear();
+        Ok(())
+    }
+
+    /// Lines of a source file where a breakpoint can bind (for `breakpointLocations`
+    /// and the gutter).
+    pub fn breakpoint_lines(&self, file: &Path) -> Result<Vec<Line>> {
+        Ok(self.main.lines_with_code(file, &self.source_map)?)
+    }
+
+    /// The modules mapped so far: file, load bias, mapped range, whether symbols
+    /// were opened.
+    pub fn modules(&self) -> Vec<ModuleInfo> {
+        let mut c = lock(&self.core);
+        let pid = c.pid;
+        c.modules.refresh(pid);
+        c.modules
+            .all()
+            .iter()
+            .map(|m| ModuleInfo {
+                path: m.path.clone(),
+                bias: m.bias.0,
+                start: m.start,
+                end: m.end,
+                main: m.main,
+            })
+            .collect()
+    }
+
+    /// The stack of a stopped thread, innermost frame first (inlined calls included).
+    pub fn stack_trace(&self, tid: Tid) -> Result<Vec<Frame>> {
+        self.check_stopped()?;
+        let first = {
+            let mut t = lock(&self.tables);
+            let f = t.next_frame;
+            t.next_frame += unwind::MAX_FRAMES as u64 * 2;
+            f
+        };
+        let core = self.core.clone();
+        let pid = self.pid;
+        let data = self
+            .handle
+            .call(move |t: &mut Tracer| -> Result<Vec<FrameData>> {
+                let mut c = lock(&core);
+                c.modules.refresh(pid);
+                let regs = t.regs(tid)?;
+                let mem = TracerMemory(t);
+                let mut frames = unwind::frames(
+                    FrameRegs::from_registers(&regs),
+                    &c.modules,
+                    &mem,
+                    unwind::MAX_FRAMES,
+                    first,
+                );
+                for f in &mut frames {
+                    f.tid = Some(tid);
+                }
+                Ok(frames)
+            })??;
+        let mut tables = lock(&self.tables);
+        let out = data.iter().map(|d| d.frame.clone()).collect();
+        for d in data {
+            tables.frames.insert(d.frame.id, d);
+        }
+        Ok(out)
+    }
+
+    fn frame(&self, id: FrameId) -> Result<FrameData> {
+        lock(&self.tables)
+            .frames
+            .get(&id)
+            .cloned()
+            .ok_or(Error::UnknownFrame(id.0))
+    }
+
+    /// The variables of one scope of a frame.
+    pub fn variables(&self, frame: FrameId, kind: ScopeKind) -> Result<Vec<Value>> {
+        self.check_stopped()?;
+        let data = self.frame(frame)?;
+        let rendered = self
+            .handle
+            .call(move |t: &mut Tracer| frame_variables(t, &data, kind))??;
+        Ok(self.register_nodes(rendered))
+    }
+
+    /// Children of a structured value: members, elements `start..start+count` (all
+    /// when `count` is `None`), or the pointee.
+    pub fn children(&self, value: ValueRef, start: u64, count: Option<u64>) -> Result<Vec<Value>> {
+        self.check_stopped()?;
+        let node = lock(&self.tables)
+            .nodes
+            .get(&value.0)
+            .cloned()
+            .ok_or(Error::UnknownValueRef(value.0))?;
+        let bias = self.module_bias_of(&node.binary);
+        let rendered = self.handle.call(move |t: &mut Tracer| {
+            let mem = TracerMemory(t);
+            let r = Renderer {
+                binary: &node.binary,
+                bias,
+                mem: &mem,
+                bounds: None,
+            };
+            r.children(&node, start, count)
+        })?;
+        Ok(self.register_nodes(rendered))
+    }
+
+    fn module_bias_of(&self, binary: &Arc<Binary>) -> LoadBias {
+        let c = lock(&self.core);
+        c.modules
+            .all()
+            .iter()
+            .find(|m| m.binary().is_some_and(|b| Arc::ptr_eq(b, binary)))
+            .map_or(LoadBias(0), |m| m.bias)
+    }
+
+    fn register_nodes(&self, rendered: Vec<(Value, Option<Node>)>) -> Vec<Value> {
+        let mut tables = lock(&self.tables);
+        rendered
+            .into_iter()
+            .map(|(mut v, node)| {
+                if let Some(node) = node {
+                    let r = tables.next_ref;
+                    tables.next_ref += 1;
+                    tables.nodes.insert(r, node);
+                    v.children = Some(ValueRef(r));
+                }
+                v
+            })
+            .collect()
+    }
+
+    /// Assigns `value` to the lvalue `target` in a frame (DAP `setVariable` and
+    /// `setExpression`), then returns the new value of `target`. Only values in memory
+    /// can be assigned; a variable kept in a register is refused.
+    pub fn set_variable(&self, frame: FrameId, target: &str, value: &str) -> Result<Value> {
+        self.check_stopped()?;
+        let data = self.frame(frame)?;
+        let is_type = self.is_type_fn();
+        let lhs = expr::parse(target, &is_type)?;
+        let rhs = expr::parse(value, &is_type)?;
+        let enums = self.enums.clone();
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let module = data
+                .module
+                .clone()
+                .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
+            let binary = module
+                .binary()
+                .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
+            let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
+            let (addr, bytes) = {
+                let mem = TracerMemory(t);
+                let env = Env {
+                    binary,
+                    bias: module.bias,
+                    mem: &mem,
+                    regs: &data.regs,
+                    pc: data.lookup_pc,
+                    cfa: data.frame.cfa,
+                    scope: &scope,
+                    inline_index: data.inline_index,
+                    enums: module.main.then_some(&*enums),
+                };
+                let place = env.eval(&lhs)?;
+                let v = env.eval(&rhs)?;
+                env.assignment(&place, &v)?
+            };
+            t.write_memory(target::RuntimeAddr(addr), &bytes)?;
+            Ok(())
+        })??;
+        // Values read before are stale.
+        lock(&self.tables).nodes.clear();
+        self.evaluate(frame, target)
+    }
+
+    /// Evaluates an expression in a frame (watch, hover, repl; no side effects).
+    pub fn evaluate(&self, frame: FrameId, expression: &str) -> Result<Value> {
+        self.check_stopped()?;
+        let data = self.frame(frame)?;
+        let parsed = expr::parse(expression, &self.is_type_fn())?;
+        let name = expression.to_string();
+        let enums = self.enums.clone();
+        let rendered =
+            self.handle
+                .call(move |t: &mut Tracer| -> Result<(Value, Option<Node>)> {
+                    let module = data
+                        .module
+                        .clone()
+                        .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
+                    let binary = module
+                        .binary()
+                        .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
+                    let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
+                    let mem = TracerMemory(t);
+                    let live;
+                    let regs: &dyn symbols::RegisterReader = match (data.physical, data.tid) {
+                        (0, Some(tid)) => {
+                            live = LiveRegs {
+                                general: &data.regs,
+                                tracer: t,
+                                tid,
+                            };
+                            &live
+                        }
+                        _ => &data.regs,
+                    };
+                    let env = Env {
+                        binary,
+                        bias: module.bias,
+                        mem: &mem,
+                        regs,
+                        pc: data.lookup_pc,
+                        cfa: data.frame.cfa,
+                        scope: &scope,
+                        inline_index: data.inline_index,
+                        enums: module.main.then_some(&*enums),
+                    };
+                    let v = env.eval(&parsed)?;
+                    Ok(match (&v.ty, &v.loc) {
+                        (expr::ETy::Dwarf(ty) | expr::ETy::SubArray(ty, _), loc) => {
+                            let dim = match v.ty {
+                                expr::ETy::SubArray(_, d) => d,
+                                _ => 0,
+                            };
+                            let place = match loc {
+                                expr::Loc::Mem(a) => Place::Memory(*a),
+                                expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
+                            };
+                            let bounds = |e: &symbols::LocationExpr| env.eval_bound(e);
+                            let r = Renderer {
+                                binary,
+                                bias: module.bias,
+                                mem: &mem,
+                                bounds: Some(&bounds),
+                            };
+                            r.render(&name, *ty, place, dim)
+                        }
+                        _ => (
+                            Value {
+                                name: name.clone(),
+                                type_name: env.type_name(&v.ty),
+                                rendered: env.text(&v),
+                                children: None,
+                                child_count: None,
+                                error: false,
+                                address: None,
+                            },
+                            None,
+                        ),
+                    })
+                })??;
+        Ok(self.register_nodes(vec![rendered]).remove(0))
+    }
+}
+
+/// Renders the variables of one scope of a frame (on the tracer thread).
+fn frame_variables(
+    t: &mut Tracer,
+    data: &FrameData,
+    kind: ScopeKind,
+) -> Result<Vec<(Value, Option<Node>)>> {
+    if kind == ScopeKind::Registers {
+        const NAMES: [&str; 17] = [
+            "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
+            "r12", "r13", "r14", "r15", "rip",
+        ];
+        return Ok(NAMES
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let v = data.regs.get(i as u16);
+                (
+                    Value {
+                        name: n.to_string(),
+                        type_name: "long".into(),
+                        rendered: v.map_or_else(|| "<not saved>".into(), |v| format!("{v:#x}")),
+                        children: None,
+                        child_count: None,
+                        error: v.is_none(),
+                        address: None,
+                    },
+                    None,
+                )
+            })
+            .collect());
+    }
+    let Some(module) = data.module.clone() else {
+        return Ok(Vec::new());
+    };
+    let Some(binary) = module.binary() else {
+        return Ok(Vec::new());
+    };
+    let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
+    let mem = TracerMemory(t);
+    let live;
+    let regs: &dyn symbols::RegisterReader = match (data.physical, data.tid) {
+        (0, Some(tid)) => {
+            live = LiveRegs {
+                general: &data.regs,
+                tracer: t,
+                tid,
+            };
+            &live
+        }
+        _ => &data.regs,
+    };
+    let env = Env {
+        binary,
+        bias: module.bias,
+        mem: &mem,
+        regs,
+        pc: data.lookup_pc,
+        cfa: data.frame.cfa,
+        scope: &scope,
+        inline_index: data.inline_index,
+        enums: None,
+    };
+    let vars: Vec<&symbols::Variable> = match kind {
+        ScopeKind::Globals => scope.globals.iter().collect(),
+        ScopeKind::Arguments => scope
+            .locals
+            .iter()
+            .filter(|v| v.frame == data.inline_index && expr::is_parameter(v))
+            .collect(),
+        _ => {
+            let mut v: Vec<&symbols::Variable> = scope
+                .locals
+                .iter()
+                .filter(|v| v.frame == data.inline_index && !expr::is_parameter(v))
+                .collect();
+            // Innermost block first, as gdb lists them.
+            v.sort_by_key(|x| std::cmp::Reverse(x.depth));
+            v
+        }
+    };
+    let bounds = |e: &symbols::LocationExpr| env.eval_bound(e);
+    let renderer = Renderer {
+        binary,
+        bias: module.bias,
+        mem: &mem,
+        bounds: Some(&bounds),
+    };
+    let mut out = Vec::new();
+    for var in vars {
+        let Some(name) = var.name.clone() else {
+            continue;
+        };
+        if var.artificial {
+            continue;
+        }
+        let Some(ty) = var.ty else {
+            out.push((
+                Value::error(&name, String::new(), "<error: no type>".into()),
+                None,
+            ));
+            continue;
+        };
+        match env.variable_value(var) {
+            Ok(v) => {
+                let place = match v.loc {
+                    expr::Loc::Mem(a) => Place::Memory(a),
+                    expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
+                };
+                let (mut value, node) = renderer.render(&name, ty, place, 0);
+                if var.shadowed {
+                    value.name = format!("{name} (shadowed)");
+                }
+                out.push((value, node));
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                let text = if msg.contains("optimized out") {
+                    "<optimized out>".to_string()
+                } else {
+                    format!("<error: {msg}>")
+                };
+                out.push((
+                    Value::error(&name, binary.type_name(ty).unwrap_or_default(), text),
+                    None,
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The dynamic linker's `_dl_debug_state` (r_debug's r_brk), which it calls after
+/// each change to the list of loaded libraries.
+fn dl_debug_state(modules: &Modules, info: &target::ProcessInfo) -> Option<u64> {
+    let base = info.auxv.interp_base?.0;
+    let ld = modules.all().iter().find(|m| m.contains(base))?.clone();
+    let binary = ld.binary()?;
+    let f = binary
+        .functions_by_name("_dl_debug_state")
+        .ok()?
+        .into_iter()
+        .find_map(|f| f.entry())?;
+    Some(ld.to_runtime(f))
+}
+
+fn resolve_program(program: &Path) -> Result<PathBuf> {
+    if program.components().count() > 1 || program.is_file() {
+        return Ok(program.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(program);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(Error::NoExecutable(program.display().to_string()))
+}

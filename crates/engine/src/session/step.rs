@@ -1,0 +1,303 @@
+//! Line stepping on the tracer thread: the plan of a step in progress and the
+//! decision taken after each single-step or temporary breakpoint (step over with the
+//! CFA compared, step in through PLT stubs, step out with the return registers).
+
+use symbols::{FileAddr, Line};
+use target::{Tid, Tracer};
+
+use super::{Core, ReturnValue, StepKind, StopCause, MAX_STEPS};
+use crate::mem::{read_u64, TracerMemory};
+use crate::modules::Module;
+
+#[derive(Debug)]
+pub(super) struct StepPlan {
+    pub(super) tid: Tid,
+    pub(super) kind: StepKind,
+    /// Stop at the start of an is_stmt row of another line.
+    pub(super) start_line: Option<u32>,
+    /// The CFA of the stepping frame: an sp at or above it means the frame returned.
+    pub(super) frame_cfa: Option<u64>,
+    pub(super) prev_pc: u64,
+    pub(super) prev_sp: u64,
+    /// A temporary breakpoint (return address or callee body) and the sp expected there.
+    pub(super) temp: Option<(u64, Option<u64>)>,
+    /// Stepping in through a PLT stub: the sp at the call's entry.
+    pub(super) tramp_sp: Option<u64>,
+    pub(super) steps: u32,
+}
+
+impl Core {
+    pub(super) fn temp_reached(&mut self, t: &mut Tracer, tid: Tid) {
+        let Some(plan) = self.step.as_mut() else {
+            return;
+        };
+        if let Some((addr, _)) = plan.temp.take() {
+            let _ = t.remove_breakpoint(target::RuntimeAddr(addr));
+        }
+        match plan.kind {
+            StepKind::Out => {
+                let rv = return_value(t, tid);
+                self.step = None;
+                self.stopped(tid, StopCause::Step, true, rv);
+            }
+            StepKind::In if plan.frame_cfa.is_none() && plan.start_line.is_none() => {
+                // Reached the body of the callee.
+                self.step = None;
+                self.stopped(tid, StopCause::Step, true, None);
+            }
+            _ => self.continue_step(t, tid),
+        }
+    }
+
+    pub(super) fn on_step(&mut self, t: &mut Tracer, tid: Tid) {
+        if self.continue_after_step {
+            self.continue_after_step = false;
+            self.resume(t);
+            return;
+        }
+        match self.step.as_ref().map(|p| (p.tid, p.kind)) {
+            Some((ptid, StepKind::Instruction)) if ptid == tid => {
+                self.step = None;
+                let at_bp = self.report_breakpoint_at_pc(t, tid);
+                if !at_bp {
+                    self.stopped(tid, StopCause::Step, false, None);
+                }
+            }
+            Some((ptid, _)) if ptid == tid => self.continue_step(t, tid),
+            _ => self.stopped(tid, StopCause::Step, false, None),
+        }
+    }
+
+    /// If the thread now sits on a user breakpoint whose condition holds, report that.
+    pub(super) fn report_breakpoint_at_pc(&mut self, t: &mut Tracer, tid: Tid) -> bool {
+        let Ok(pc) = t.regs(tid).map(|r| r.pc()) else {
+            return false;
+        };
+        if !self.by_addr.contains_key(&pc) {
+            return false;
+        }
+        let ids = self.user_hits(t, tid, pc);
+        if ids.is_empty() {
+            return false;
+        }
+        self.clear_step(t);
+        // The int3 at pc has not run: the next resume must step over it, not report it.
+        self.stopped(tid, StopCause::Breakpoint(ids), false, None);
+        true
+    }
+
+    /// One decision of a line step, after a single-step or a temporary breakpoint.
+    pub(super) fn continue_step(&mut self, t: &mut Tracer, tid: Tid) {
+        let Ok(regs) = t.regs(tid) else {
+            self.step = None;
+            self.stopped(tid, StopCause::Step, false, None);
+            return;
+        };
+        let (pc, sp) = (regs.pc(), regs.sp());
+        let module = self.modules.find(pc);
+        let Some(plan) = self.step.as_mut() else {
+            return;
+        };
+        plan.steps += 1;
+        let mem = TracerMemory(t);
+        // Entered a call: sp went down by the return address, which points just after
+        // the previous instruction.
+        let entered_call = sp == plan.prev_sp.wrapping_sub(8)
+            && read_u64(&mem, sp).is_some_and(|ra| ra > plan.prev_pc && ra <= plan.prev_pc + 16);
+        if entered_call && plan.kind == StepKind::In && plan.tramp_sp.is_none() {
+            let has_body = module.as_ref().and_then(|m| body_start(m, pc)).is_some();
+            if !has_body && !is_plain_function(module.as_deref(), pc) {
+                // A PLT stub (or the dynamic linker's resolver behind it): follow its
+                // jumps at this stack depth to the function it leads to.
+                plan.tramp_sp = Some(sp);
+                plan.prev_pc = pc;
+                plan.prev_sp = sp;
+                if let Err(e) = t.step(tid) {
+                    tracing::warn!("stepping: {e}");
+                    self.step = None;
+                    self.stopped(tid, StopCause::Step, false, None);
+                }
+                return;
+            }
+        }
+        if let Some(tsp) = plan.tramp_sp.filter(|_| !entered_call) {
+            if sp > tsp {
+                // The call returned without reaching code with line information.
+                plan.tramp_sp = None;
+            } else {
+                if sp == tsp {
+                    let entry = module.as_ref().and_then(|m| entry_body(m, pc));
+                    if let Some(target) = entry {
+                        plan.tramp_sp = None;
+                        plan.frame_cfa = None;
+                        plan.start_line = None;
+                        if target == pc {
+                            self.step = None;
+                            self.stopped(tid, StopCause::Step, false, None);
+                            return;
+                        }
+                        plan.temp = Some((target, None));
+                        let _ = t.insert_breakpoint(target::RuntimeAddr(target));
+                        self.resume(t);
+                        return;
+                    }
+                    if is_plain_function(module.as_deref(), pc) {
+                        // Reached a function without debug information: finish it.
+                        let ra = read_u64(&mem, sp).unwrap_or(0);
+                        plan.temp = Some((ra, Some(sp + 8)));
+                        let _ = t.insert_breakpoint(target::RuntimeAddr(ra));
+                        self.resume(t);
+                        return;
+                    }
+                }
+                if plan.steps > MAX_STEPS {
+                    self.step = None;
+                    self.stopped(tid, StopCause::Step, false, None);
+                    return;
+                }
+                plan.prev_pc = pc;
+                plan.prev_sp = sp;
+                if let Err(e) = t.step(tid) {
+                    tracing::warn!("stepping: {e}");
+                    self.step = None;
+                    self.stopped(tid, StopCause::Step, false, None);
+                }
+                return;
+            }
+        }
+        if entered_call {
+            if plan.kind == StepKind::In && plan.tramp_sp.is_none() {
+                if let Some(target) = module.as_ref().and_then(|m| body_start(m, pc)) {
+                    plan.frame_cfa = None;
+                    plan.start_line = None;
+                    if target == pc {
+                        self.step = None;
+                        self.stopped(tid, StopCause::Step, false, None);
+                        return;
+                    }
+                    plan.temp = Some((target, None));
+                    let _ = t.insert_breakpoint(target::RuntimeAddr(target));
+                    self.resume(t);
+                    return;
+                }
+            }
+            // Step over the call: run to the return address in this frame.
+            let ra = read_u64(&mem, sp).unwrap_or(0);
+            plan.temp = Some((ra, Some(sp + 8)));
+            let _ = t.insert_breakpoint(target::RuntimeAddr(ra));
+            self.resume(t);
+            return;
+        }
+        let returned = plan.frame_cfa.is_some_and(|cfa| sp >= cfa);
+        let row = module.as_ref().and_then(|m| line_start_at(m, pc));
+        let here = module.as_ref().and_then(|m| current_line(m, pc));
+        if returned {
+            // Back in the caller, in the middle of its line: finish that line.
+            plan.frame_cfa = None;
+            match here {
+                Some(line) => plan.start_line = Some(line),
+                None => {
+                    self.step = None;
+                    self.stopped(tid, StopCause::Step, false, None);
+                    return;
+                }
+            }
+        }
+        let new_line = match row {
+            Some(line) => Some(line) != plan.start_line,
+            None => false,
+        };
+        let no_line_info = here.is_none() && !returned;
+        if new_line || plan.steps > MAX_STEPS || (no_line_info && plan.start_line.is_none()) {
+            self.step = None;
+            if !self.report_breakpoint_at_pc(t, tid) {
+                self.stopped(tid, StopCause::Step, false, None);
+            }
+            return;
+        }
+        plan.prev_pc = pc;
+        plan.prev_sp = sp;
+        if let Err(e) = t.step(tid) {
+            tracing::warn!("stepping: {e}");
+            self.step = None;
+            self.stopped(tid, StopCause::Step, false, None);
+        }
+    }
+}
+
+/// The line of an is_stmt line-table row starting exactly at `pc`.
+fn line_start_at(module: &Module, pc: u64) -> Option<u32> {
+    let binary = module.binary()?;
+    let f = module.to_file(pc);
+    let rows = binary.line_rows(f..FileAddr(f.0 + 1)).ok()?;
+    rows.iter()
+        .rev()
+        .filter(|r| r.is_stmt && r.addr == f)
+        .find_map(|r| r.line)
+        .map(Line::get)
+}
+
+pub(super) fn current_line(module: &Module, pc: u64) -> Option<u32> {
+    let binary = module.binary()?;
+    binary
+        .location_for_addr(module.to_file(pc))
+        .ok()
+        .flatten()
+        .and_then(|l| l.line)
+        .map(Line::get)
+}
+
+/// Where a step into the function at `pc` (its entry) should stop: after its prologue,
+/// when the function has debug information.
+fn body_start(module: &Module, pc: u64) -> Option<u64> {
+    let binary = module.binary()?;
+    let f = binary.function_at(module.to_file(pc)).ok().flatten()?;
+    if !f.function.from_dwarf {
+        return None;
+    }
+    binary
+        .location_for_addr(module.to_file(pc))
+        .ok()
+        .flatten()?;
+    let at = f.function.breakpoint_addr.or(f.function.entry())?;
+    Some(module.to_runtime(at))
+}
+
+/// `body_start` when `pc` is the entry of its function.
+fn entry_body(module: &Module, pc: u64) -> Option<u64> {
+    let binary = module.binary()?;
+    let f = binary.function_at(module.to_file(pc)).ok().flatten()?;
+    if f.function.entry() != Some(module.to_file(pc)) {
+        return None;
+    }
+    body_start(module, pc)
+}
+
+/// Whether `pc` is in a named function without debug information, outside the
+/// dynamic linker (whose resolver is followed, not finished).
+fn is_plain_function(module: Option<&Module>, pc: u64) -> bool {
+    let Some(module) = module else { return false };
+    if module.name().starts_with("ld-linux") || module.name().starts_with("ld.so") {
+        return false;
+    }
+    let Some(binary) = module.binary() else {
+        return false;
+    };
+    binary
+        .function_at(module.to_file(pc))
+        .ok()
+        .flatten()
+        .is_some_and(|f| !f.function.from_dwarf)
+}
+
+fn return_value(t: &mut Tracer, tid: Tid) -> Option<ReturnValue> {
+    let regs = t.regs(tid).ok()?;
+    let xmm0 = t.fp_regs(tid).ok().and_then(|f| f.xmm(0)).map_or(0, |x| {
+        u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]])
+    });
+    Some(ReturnValue {
+        rax: regs.0.rax,
+        rdx: regs.0.rdx,
+        xmm0,
+    })
+}

@@ -1,0 +1,272 @@
+//! Stack unwinding: CFI rows from the module covering each pc (frame-pointer fallback),
+//! physical frames expanded into inlined frames from the inline chain.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use symbols::{Column, EvalContext, FileAddr, Line, MemoryReader, RuntimeAddr};
+
+use crate::ids::FrameId;
+use crate::mem::{read_u64, FrameRegs};
+use crate::modules::{Module, Modules};
+
+/// Frames deeper than this are not unwound (a corrupt stack must not loop for long).
+pub const MAX_FRAMES: usize = 512;
+
+/// One frame of a thread's stack as a user sees it (inlined calls are frames too).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Frame {
+    /// Valid until the debuggee runs again.
+    pub id: FrameId,
+    /// The function's name, when known (DWARF or the ELF symbol table).
+    pub function: Option<String>,
+    /// Source file of the current position.
+    pub file: Option<PathBuf>,
+    /// Source line of the current position.
+    pub line: Option<Line>,
+    /// Source column of the current position.
+    pub column: Column,
+    /// The frame's pc: where it executes (frame 0) or returns to (callers).
+    pub pc: RuntimeAddr,
+    /// The canonical frame address (the caller's sp before the call).
+    pub cfa: Option<u64>,
+    /// The module's file name.
+    pub module: Option<String>,
+    /// Whether this frame is an inlined call (it shares registers with its caller).
+    pub inlined: bool,
+}
+
+/// A frame with what the engine needs to read its variables.
+#[derive(Clone, Debug)]
+pub(crate) struct FrameData {
+    pub frame: Frame,
+    /// Registers of the physical frame.
+    pub regs: FrameRegs,
+    /// The pc used for lookups: pc for frame 0 (and after signal frames), pc - 1 in
+    /// callers so the call instruction's line and scope are found.
+    pub lookup_pc: u64,
+    pub module: Option<Arc<Module>>,
+    /// 0 for the out-of-line function, k for the k-th inlined call (outermost = 1).
+    pub inline_index: u32,
+    /// Index of the physical frame (0 = innermost).
+    pub physical: usize,
+    /// The thread, so frame 0 can read its SSE registers.
+    pub tid: Option<target::Tid>,
+}
+
+struct Physical {
+    regs: FrameRegs,
+    pc: u64,
+    lookup_pc: u64,
+    cfa: Option<u64>,
+    module: Option<Arc<Module>>,
+    sigtramp: bool,
+}
+
+/// The name gdb shows for the frame of the signal trampoline.
+pub const SIGNAL_FRAME: &str = "<signal handler called>";
+
+/// Whether `pc` is at glibc's x86-64 `__restore_rt` (`mov $15, %rax; syscall`), the
+/// return address of a signal handler, as gdb recognises it.
+fn is_sigreturn_trampoline(mem: &dyn MemoryReader, pc: u64) -> bool {
+    let mut code = [0u8; 9];
+    mem.read(RuntimeAddr(pc), &mut code).is_ok()
+        && code == [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05]
+}
+
+/// Unwinds the physical frames of a thread whose registers are `regs`.
+fn physical_frames(
+    regs: FrameRegs,
+    modules: &Modules,
+    mem: &dyn MemoryReader,
+    max: usize,
+) -> Vec<Physical> {
+    let mut out: Vec<Physical> = Vec::new();
+    let mut regs = regs;
+    // Frame 0, and a frame interrupted by a signal, executes at its pc; a caller's pc
+    // is a return address, so its call is found at pc - 1.
+    let mut exact_pc = true;
+    while out.len() < max.min(MAX_FRAMES) {
+        let Some(pc) = regs.get(16) else { break };
+        if pc == 0 {
+            break;
+        }
+        let lookup_pc = if exact_pc { pc } else { pc - 1 };
+        let sigtramp = is_sigreturn_trampoline(mem, pc);
+        exact_pc = sigtramp;
+        let module = modules.find(lookup_pc);
+        let (cfa, caller) = unwind_one(&regs, lookup_pc, module.as_deref(), mem);
+        out.push(Physical {
+            regs: regs.clone(),
+            pc,
+            lookup_pc,
+            cfa,
+            module,
+            sigtramp,
+        });
+        let Some(caller) = caller else { break };
+        // The stack grows down: a caller whose sp is not above ours is garbage.
+        match (caller.get(7), regs.get(7), caller.get(16)) {
+            (Some(csp), Some(sp), Some(cpc)) if csp > sp && cpc != 0 => {}
+            _ => break,
+        }
+        regs = caller;
+    }
+    out
+}
+
+/// One step of unwinding: this frame's CFA and the caller's registers.
+fn unwind_one(
+    regs: &FrameRegs,
+    lookup_pc: u64,
+    module: Option<&Module>,
+    mem: &dyn MemoryReader,
+) -> (Option<u64>, Option<FrameRegs>) {
+    if let Some((module, binary)) = module.and_then(|m| m.binary().map(|b| (m, b))) {
+        let ctx = EvalContext {
+            memory: mem,
+            registers: regs,
+            bias: module.bias,
+            pc: RuntimeAddr(lookup_pc),
+            frame_base: None,
+            cfa: None,
+            tls_base: None,
+            entry_registers: None,
+        };
+        if let Ok(Some(row)) = binary.unwind_row(module.to_file(lookup_pc)) {
+            let cfa = binary.compute_cfa(&row, &ctx).ok();
+            // A row without a rule for the return address (`_start`) ends the stack.
+            let has_ra = row.registers.iter().any(|(r, rule)| {
+                *r == row.return_address_register
+                    && !matches!(rule, symbols::RegisterRule::Undefined)
+            });
+            if !has_ra {
+                return (cfa, None);
+            }
+            return match binary.unwind_caller(&ctx) {
+                Ok(Some(map)) => (cfa, Some(FrameRegs(map))),
+                _ => (cfa, None),
+            };
+        }
+    }
+    // Frame-pointer fallback: [rbp] is the caller's rbp, [rbp+8] the return address.
+    let Some(fp) = regs.get(6) else {
+        return (None, None);
+    };
+    if fp == 0 || fp % 8 != 0 {
+        return (None, None);
+    }
+    let (Some(saved_fp), Some(ra)) = (read_u64(mem, fp), read_u64(mem, fp + 8)) else {
+        return (None, None);
+    };
+    let cfa = fp + 16;
+    let mut caller = regs.clone();
+    caller.0.insert(6, saved_fp);
+    caller.0.insert(7, cfa);
+    caller.0.insert(16, ra);
+    (Some(cfa), Some(caller))
+}
+
+/// Unwinds a thread's stack into user-visible frames, ids starting at `first_id`.
+pub(crate) fn frames(
+    regs: FrameRegs,
+    modules: &Modules,
+    mem: &dyn MemoryReader,
+    max: usize,
+    first_id: u64,
+) -> Vec<FrameData> {
+    let mut out = Vec::new();
+    let mut next_id = first_id;
+    for (index, p) in physical_frames(regs, modules, mem, max)
+        .into_iter()
+        .enumerate()
+    {
+        let module_name = p.module.as_ref().map(|m| m.name());
+        let binary = p.module.as_ref().and_then(|m| m.binary().cloned());
+        let file_pc = p.module.as_ref().map(|m| m.to_file(p.lookup_pc));
+        let (func, loc) = match (&binary, file_pc) {
+            (Some(b), Some(fpc)) => (b.function_at(fpc).ok().flatten(), location(b, fpc)),
+            _ => (None, None),
+        };
+        let mut push = |function: Option<String>,
+                        file: Option<PathBuf>,
+                        line: Option<Line>,
+                        column: Column,
+                        inline_index: u32| {
+            out.push(FrameData {
+                frame: Frame {
+                    id: FrameId(next_id),
+                    function,
+                    file,
+                    line,
+                    column,
+                    pc: RuntimeAddr(p.pc),
+                    cfa: p.cfa,
+                    module: module_name.clone(),
+                    inlined: inline_index > 0,
+                },
+                regs: p.regs.clone(),
+                lookup_pc: p.lookup_pc,
+                module: p.module.clone(),
+                inline_index,
+                physical: index,
+                tid: None,
+            });
+            next_id += 1;
+        };
+        let (mut file, mut line, mut column) = match &loc {
+            Some(l) => (
+                (!l.file.as_os_str().is_empty()).then(|| l.file.clone()),
+                l.line,
+                l.column,
+            ),
+            None => (None, None, None),
+        };
+        if p.sigtramp {
+            push(Some(SIGNAL_FRAME.to_string()), None, None, None, 0);
+            continue;
+        }
+        match func {
+            Some(f) => {
+                // Innermost inlined call first; each call site is its caller's position.
+                for (k, call) in f.inlined.iter().enumerate().rev() {
+                    push(
+                        Some(call.name.clone()),
+                        file.clone(),
+                        line,
+                        column,
+                        k as u32 + 1,
+                    );
+                    file = call.call_file.clone();
+                    line = call.call_line;
+                    column = call.call_column;
+                }
+                push(Some(f.function.name.clone()), file, line, column, 0);
+            }
+            None => push(None, file, line, column, 0),
+        }
+        if out.len() >= MAX_FRAMES {
+            break;
+        }
+    }
+    out
+}
+
+/// The source position of a pc. When several rows start at the pc, the last
+/// statement row wins, as in gdb (`location_for_addr` takes the first row, which
+/// at -O2 is often a non-statement row of another line).
+pub(crate) fn location(b: &symbols::Binary, pc: FileAddr) -> Option<symbols::SourceLocation> {
+    let mut loc = b.location_for_addr(pc).ok().flatten()?;
+    if let Ok(rows) = b.line_rows(pc..FileAddr(pc.0 + 1)) {
+        if let Some(r) = rows
+            .iter()
+            .rev()
+            .find(|r| r.is_stmt && r.addr == pc && r.line.is_some())
+        {
+            loc.file = r.file.to_path_buf();
+            loc.line = r.line;
+            loc.column = r.column;
+        }
+    }
+    Some(loc)
+}

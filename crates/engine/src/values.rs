@@ -1,0 +1,1122 @@
+//! Values rendered for C: a plain tree of [`Value`]s whose structured nodes have a
+//! [`ValueRef`] the front-end pages through. One unreadable node renders as an error
+//! value beside its readable siblings.
+
+use std::sync::Arc;
+
+use symbols::{ArrayBound, BaseEncoding, Binary, MemoryReader, RuntimeAddr, TypeKind, TypeRef};
+
+use crate::ids::ValueRef;
+
+/// Longest string read behind a `char *`.
+const MAX_STRING: usize = 200;
+/// Largest object read at once (bigger arrays are paged by address).
+const MAX_READ: u64 = 1 << 20;
+/// How many elements or members an inline summary shows.
+const SUMMARY_ITEMS: usize = 10;
+/// How deep typedef/qualifier chains are followed.
+const MAX_CHAIN: usize = 32;
+
+/// One node of a variables tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Value {
+    /// The variable's or member's name (`[3]` for elements, `*p` for a pointee).
+    pub name: String,
+    /// The C type as written (`int`, `struct point *`, `char [16]`).
+    pub type_name: String,
+    /// The rendered value, or the error (`<optimized out>`, `<error: ...>`).
+    pub rendered: String,
+    /// Children (members, elements, pointee) when the value is structured.
+    pub children: Option<ValueRef>,
+    /// How many children there are, when known (arrays are paged).
+    pub child_count: Option<u64>,
+    /// Whether `rendered` is an error rather than a value.
+    pub error: bool,
+    /// The address of the value in memory, when it has one.
+    pub address: Option<u64>,
+}
+
+impl Value {
+    pub(crate) fn error(name: &str, type_name: String, message: String) -> Value {
+        Value {
+            name: name.to_string(),
+            type_name,
+            rendered: message,
+            children: None,
+            child_count: None,
+            error: true,
+            address: None,
+        }
+    }
+}
+
+/// Where the bytes of a value are.
+#[derive(Clone, Debug)]
+pub(crate) enum Place {
+    /// In the debuggee's memory.
+    Memory(u64),
+    /// Already read (registers, constants, computed values).
+    Bytes(Arc<[u8]>, usize),
+}
+
+impl Place {
+    pub(crate) fn offset(&self, by: u64) -> Place {
+        match self {
+            Place::Memory(a) => Place::Memory(a.wrapping_add(by)),
+            Place::Bytes(b, off) => Place::Bytes(b.clone(), off.saturating_add(by as usize)),
+        }
+    }
+
+    pub(crate) fn address(&self) -> Option<u64> {
+        match self {
+            Place::Memory(a) => Some(*a),
+            Place::Bytes(..) => None,
+        }
+    }
+
+    pub(crate) fn read(&self, mem: &dyn MemoryReader, len: u64) -> Result<Vec<u8>, String> {
+        if len > MAX_READ {
+            return Err(format!("<error: object of {len} bytes is too large>"));
+        }
+        let len = len as usize;
+        match self {
+            Place::Memory(a) => {
+                let mut buf = vec![0u8; len];
+                mem.read(RuntimeAddr(*a), &mut buf)
+                    .map_err(|_| format!("<error: cannot access memory at address {a:#x}>"))?;
+                Ok(buf)
+            }
+            Place::Bytes(b, off) => b
+                .get(*off..off.saturating_add(len))
+                .map(<[u8]>::to_vec)
+                .ok_or_else(|| "<error: value is incomplete>".to_string()),
+        }
+    }
+}
+
+/// A structured value whose children can be listed later.
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub binary: Arc<Binary>,
+    pub ty: TypeRef,
+    /// How many outer array dimensions were already indexed.
+    pub dim: usize,
+    pub place: Place,
+    /// The expression that names this node (for children's names: `p->x`).
+    pub path: String,
+    /// The element count of an array, as computed when it was rendered (VLAs).
+    pub count: Option<u64>,
+}
+
+/// A type seen through typedefs and qualifiers.
+pub(crate) struct Resolved {
+    pub kind: TypeKind,
+    pub size: Option<u64>,
+}
+
+pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> {
+    let mut t = ty;
+    for _ in 0..MAX_CHAIN {
+        let info = binary.type_info(t).map_err(|e| format!("<error: {e}>"))?;
+        match info.kind {
+            TypeKind::Typedef(Some(x))
+            | TypeKind::Const(Some(x))
+            | TypeKind::Volatile(Some(x))
+            | TypeKind::Restrict(Some(x))
+            | TypeKind::Atomic(Some(x)) => t = x,
+            TypeKind::Typedef(None)
+            | TypeKind::Const(None)
+            | TypeKind::Volatile(None)
+            | TypeKind::Restrict(None)
+            | TypeKind::Atomic(None) => {
+                return Ok(Resolved {
+                    kind: TypeKind::Unspecified,
+                    size: None,
+                })
+            }
+            kind => {
+                return Ok(Resolved {
+                    kind,
+                    size: info.size,
+                })
+            }
+        }
+    }
+    Err("<error: type chain too long>".into())
+}
+
+/// Evaluates a DWARF expression giving an array bound, in the frame of the value.
+pub(crate) type BoundFn<'a> = dyn Fn(&symbols::LocationExpr) -> Option<u64> + 'a;
+
+/// Renders one value and, when structured, the node for its children.
+pub(crate) struct Renderer<'a> {
+    pub binary: &'a Arc<Binary>,
+    pub bias: symbols::LoadBias,
+    pub mem: &'a dyn MemoryReader,
+    /// Evaluates a variable-length array's bound in the frame (top-level values only).
+    pub bounds: Option<&'a BoundFn<'a>>,
+}
+
+impl Renderer<'_> {
+    /// Renders `name: ty` at `place`; the second result is the node for its children.
+    pub(crate) fn render(
+        &self,
+        name: &str,
+        ty: TypeRef,
+        place: Place,
+        dim: usize,
+    ) -> (Value, Option<Node>) {
+        let type_name = self.type_name(ty, dim);
+        let mut value = Value {
+            name: name.to_string(),
+            type_name,
+            rendered: String::new(),
+            children: None,
+            child_count: None,
+            error: false,
+            address: place.address(),
+        };
+        match self.render_inner(ty, &place, dim) {
+            Ok((text, count)) => {
+                value.rendered = text;
+                if let Some(count) = count {
+                    value.child_count = Some(count);
+                    let node = Node {
+                        binary: self.binary.clone(),
+                        ty,
+                        dim,
+                        place,
+                        path: name.to_string(),
+                        count: Some(count),
+                    };
+                    return (value, Some(node));
+                }
+            }
+            Err(e) => {
+                value.rendered = e;
+                value.error = true;
+            }
+        }
+        (value, None)
+    }
+
+    fn type_name(&self, ty: TypeRef, dim: usize) -> String {
+        let name = self
+            .binary
+            .type_name(ty)
+            .unwrap_or_else(|_| "<unknown type>".into());
+        if dim == 0 {
+            return name;
+        }
+        // Drop the dimensions already indexed: `int [2][3]` → `int [3]`.
+        let mut rest = name.as_str();
+        let Some(open) = rest.find(" [") else {
+            return name;
+        };
+        let base = &rest[..open];
+        rest = &rest[open + 1..];
+        for _ in 0..dim {
+            if let Some(close) = rest.find(']') {
+                rest = &rest[close + 1..];
+            }
+        }
+        if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base} {rest}")
+        }
+    }
+
+    /// The rendered text and, for structured values, the number of children.
+    fn render_inner(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+        dim: usize,
+    ) -> Result<(String, Option<u64>), String> {
+        let r = resolve(self.binary, ty)?;
+        if matches!(r.kind, TypeKind::Array { .. } | TypeKind::Composite { .. }) {
+            // An aggregate at an unreadable address is one error, not one per member.
+            let probe = r.size.unwrap_or(0).clamp(1, 4096);
+            if let Place::Memory(_) = place {
+                place.read(self.mem, probe)?;
+            }
+        }
+        match &r.kind {
+            TypeKind::Array { element, dims } => {
+                let dynamic = dims
+                    .iter()
+                    .skip(dim + 1)
+                    .any(|d| !matches!(d.count, ArrayBound::Count(_)));
+                if dynamic {
+                    return Err(
+                        "<error: variable-length arrays of several dimensions are not supported>"
+                            .into(),
+                    );
+                }
+                let count = self.dim_count(dims, dim);
+                let preview = self.array_summary(ty, *element, dims.len(), place, dim, count);
+                Ok((preview, Some(count)))
+            }
+            TypeKind::Composite {
+                kind,
+                members,
+                declaration,
+                ..
+            } => {
+                if *declaration {
+                    return Ok(("<incomplete type>".into(), None));
+                }
+                let count = members.len() as u64;
+                let _ = kind;
+                Ok((self.composite_summary(members, place), Some(count)))
+            }
+            TypeKind::Pointer(target) => {
+                let bytes = place.read(self.mem, 8)?;
+                let addr = le_u64(&bytes);
+                let text = self.pointer_text(addr, *target);
+                let derefable = addr != 0
+                    && target.is_some_and(|t| {
+                        resolve(self.binary, t).is_ok_and(|r| {
+                            !matches!(r.kind, TypeKind::Unspecified | TypeKind::Function { .. })
+                        })
+                    });
+                Ok((text, derefable.then_some(1)))
+            }
+            _ => {
+                let size = r.size.unwrap_or(0);
+                let bytes = place.read(self.mem, size)?;
+                Ok((self.scalar_text(&r, &bytes)?, None))
+            }
+        }
+    }
+
+    /// The element count of dimension `dim`, evaluating a VLA bound in the frame.
+    fn dim_count(&self, dims: &[symbols::ArrayDim], dim: usize) -> u64 {
+        let Some(d) = dims.get(dim) else { return 0 };
+        match &d.count {
+            ArrayBound::Count(n) => *n,
+            ArrayBound::Expr { expr, upper_bound } => {
+                let Some(v) = self.bounds.and_then(|b| b(expr)) else {
+                    return 0;
+                };
+                if *upper_bound {
+                    (v as i64).saturating_sub(d.lower).saturating_add(1).max(0) as u64
+                } else {
+                    v
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    /// Text of a scalar (base, enum, pointer) from its bytes.
+    pub(crate) fn scalar_text(&self, r: &Resolved, bytes: &[u8]) -> Result<String, String> {
+        Ok(match &r.kind {
+            TypeKind::Base(enc) => base_text(*enc, bytes),
+            TypeKind::Enum {
+                enumerators,
+                flag_like,
+                underlying,
+            } => {
+                let signed = underlying
+                    .and_then(|u| resolve(self.binary, u).ok())
+                    .is_some_and(|u| {
+                        matches!(
+                            u.kind,
+                            TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar)
+                        )
+                    });
+                let v = int_value(bytes, signed);
+                enum_text(enumerators, *flag_like, v)
+            }
+            TypeKind::Pointer(target) => self.pointer_text(le_u64(bytes), *target),
+            TypeKind::Unspecified => "void".into(),
+            TypeKind::Function { .. } => "<function>".into(),
+            _ => return Err("<error: not a scalar>".into()),
+        })
+    }
+
+    fn pointer_text(&self, addr: u64, target: Option<TypeRef>) -> String {
+        if addr == 0 {
+            return "0x0".into();
+        }
+        let Some(target) = target else {
+            return format!("{addr:#x}");
+        };
+        let Ok(r) = resolve(self.binary, target) else {
+            return format!("{addr:#x}");
+        };
+        match r.kind {
+            TypeKind::Base(BaseEncoding::SignedChar | BaseEncoding::UnsignedChar)
+                if r.size == Some(1) =>
+            {
+                match read_c_string(self.mem, addr) {
+                    Ok((s, complete)) => format!(
+                        "{addr:#x} \"{}\"{}",
+                        escape_str(&s),
+                        if complete { "" } else { "..." }
+                    ),
+                    Err(()) => {
+                        format!("{addr:#x} <error: cannot access memory at address {addr:#x}>")
+                    }
+                }
+            }
+            TypeKind::Function { .. } => match self.symbol_for(addr) {
+                Some(name) => format!("{addr:#x} <{name}>"),
+                None => format!("{addr:#x}"),
+            },
+            _ => format!("{addr:#x}"),
+        }
+    }
+
+    fn symbol_for(&self, addr: u64) -> Option<String> {
+        let file = self.bias.to_file(RuntimeAddr(addr));
+        let f = self.binary.function_at(file).ok().flatten()?;
+        (f.function.entry() == Some(file)).then_some(f.function.name)
+    }
+
+    fn array_summary(
+        &self,
+        ty: TypeRef,
+        element: Option<TypeRef>,
+        ndims: usize,
+        place: &Place,
+        dim: usize,
+        count: u64,
+    ) -> String {
+        let Some(element) = element else {
+            return "{...}".into();
+        };
+        if dim + 1 == ndims && count > 0 && count <= MAX_STRING as u64 {
+            let is_char = resolve(self.binary, element).is_ok_and(|r| {
+                r.size == Some(1)
+                    && matches!(
+                        r.kind,
+                        TypeKind::Base(BaseEncoding::SignedChar | BaseEncoding::UnsignedChar)
+                    )
+            });
+            if is_char {
+                return match place.read(self.mem, count) {
+                    Ok(bytes) => char_array_text(&bytes),
+                    Err(e) => e,
+                };
+            }
+        }
+        let mut parts = Vec::new();
+        let stride = self.stride(ty, element, dim);
+        for i in 0..count.min(SUMMARY_ITEMS as u64) {
+            let p = place.offset(i.saturating_mul(stride));
+            let text = if dim + 1 < ndims {
+                "{...}".to_string()
+            } else {
+                match resolve(self.binary, element) {
+                    Ok(r) if is_scalar(&r.kind) => match p.read(self.mem, r.size.unwrap_or(0)) {
+                        Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
+                        Err(e) => e,
+                    },
+                    _ => "{...}".to_string(),
+                }
+            };
+            parts.push(text);
+        }
+        if count > SUMMARY_ITEMS as u64 {
+            parts.push("...".into());
+        }
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    /// Bytes between consecutive elements at dimension `dim`.
+    pub(crate) fn stride(&self, ty: TypeRef, element: TypeRef, dim: usize) -> u64 {
+        let elem_size = self.binary.type_size(element).ok().flatten().unwrap_or(0);
+        let Ok(r) = resolve(self.binary, ty) else {
+            return elem_size;
+        };
+        let TypeKind::Array { dims, .. } = &r.kind else {
+            return elem_size;
+        };
+        dims.iter()
+            .skip(dim + 1)
+            .fold(elem_size, |acc, d| match d.count {
+                ArrayBound::Count(n) => acc.saturating_mul(n),
+                _ => acc,
+            })
+    }
+
+    fn composite_summary(&self, members: &[symbols::Member], place: &Place) -> String {
+        let mut parts = Vec::new();
+        for m in members.iter().take(SUMMARY_ITEMS) {
+            let name = m.name.clone().unwrap_or_default();
+            let text = match m.ty.map(|t| resolve(self.binary, t)) {
+                Some(Ok(r)) if is_scalar(&r.kind) => match self.member_bytes(m, &r, place) {
+                    Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
+                    Err(e) => e,
+                },
+                _ => "{...}".into(),
+            };
+            if name.is_empty() {
+                parts.push(text);
+            } else {
+                parts.push(format!("{name} = {text}"));
+            }
+        }
+        if members.len() > SUMMARY_ITEMS {
+            parts.push("...".into());
+        }
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    /// The bytes of a member, with bitfields extracted and sign-extended.
+    pub(crate) fn member_bytes(
+        &self,
+        m: &symbols::Member,
+        r: &Resolved,
+        place: &Place,
+    ) -> Result<Vec<u8>, String> {
+        let size = r.size.unwrap_or(0);
+        match m.bitfield {
+            None => place.offset(m.byte_offset).read(self.mem, size),
+            Some(bf) => {
+                let first = bf.bit_offset / 8;
+                let last = (bf.bit_offset + bf.bit_size).div_ceil(8);
+                let raw = place.offset(first).read(self.mem, last - first)?;
+                let mut v: u128 = 0;
+                for (i, b) in raw.iter().enumerate().take(16) {
+                    v |= u128::from(*b) << (8 * i);
+                }
+                v >>= bf.bit_offset % 8;
+                let width = bf.bit_size.min(64) as u32;
+                let mask = if width >= 128 {
+                    u128::MAX
+                } else {
+                    (1u128 << width) - 1
+                };
+                v &= mask;
+                let signed = matches!(
+                    r.kind,
+                    TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar)
+                );
+                if signed && width > 0 && (v >> (width - 1)) & 1 == 1 {
+                    v |= !mask;
+                }
+                Ok(v.to_le_bytes()[..(size as usize).min(16)].to_vec())
+            }
+        }
+    }
+
+    /// The children of a node, `start..start+count` (arrays are paged; members and
+    /// pointees come whole).
+    pub(crate) fn children(
+        &self,
+        node: &Node,
+        start: u64,
+        count: Option<u64>,
+    ) -> Vec<(Value, Option<Node>)> {
+        let r = match resolve(self.binary, node.ty) {
+            Ok(r) => r,
+            Err(e) => return vec![(Value::error("", String::new(), e), None)],
+        };
+        let mut out = Vec::new();
+        match &r.kind {
+            TypeKind::Array { element, dims } => {
+                let Some(element) = element else { return out };
+                let total = node.count.unwrap_or_else(|| self.dim_count(dims, node.dim));
+                let lower = dims.get(node.dim).map_or(0, |d| d.lower);
+                let stride = self.stride(node.ty, *element, node.dim);
+                let end = count.map_or(total, |c| start.saturating_add(c).min(total));
+                for i in start..end {
+                    let name = format!("[{}]", i as i64 + lower);
+                    let place = node.place.offset(i.saturating_mul(stride));
+                    let (mut v, n) = if node.dim + 1 < dims.len() {
+                        self.render(&name, node.ty, place, node.dim + 1)
+                    } else {
+                        self.render(&name, *element, place, 0)
+                    };
+                    v.name = name;
+                    out.push((
+                        v,
+                        n.map(|mut n| {
+                            n.path = format!("{}[{}]", node.path, i as i64 + lower);
+                            n
+                        }),
+                    ));
+                }
+            }
+            TypeKind::Composite { members, .. } => {
+                for m in members
+                    .iter()
+                    .skip(start as usize)
+                    .take(count.unwrap_or(u64::MAX) as usize)
+                {
+                    let name = m.name.clone().unwrap_or_default();
+                    let Some(mty) = m.ty else {
+                        out.push((
+                            Value::error(
+                                &name,
+                                String::new(),
+                                "<error: member without type>".into(),
+                            ),
+                            None,
+                        ));
+                        continue;
+                    };
+                    if m.bitfield.is_some() {
+                        let type_name = self.type_name(mty, 0);
+                        let v = match resolve(self.binary, mty).and_then(|mr| {
+                            self.member_bytes(m, &mr, &node.place)
+                                .and_then(|b| self.scalar_text(&mr, &b))
+                        }) {
+                            Ok(text) => Value {
+                                name: name.clone(),
+                                type_name,
+                                rendered: text,
+                                children: None,
+                                child_count: None,
+                                error: false,
+                                address: None,
+                            },
+                            Err(e) => Value::error(&name, type_name, e),
+                        };
+                        out.push((v, None));
+                        continue;
+                    }
+                    let (v, n) = self.render(&name, mty, node.place.offset(m.byte_offset), 0);
+                    let path = if name.is_empty() {
+                        node.path.clone()
+                    } else {
+                        format!("{}.{}", node.path, name)
+                    };
+                    out.push((
+                        v,
+                        n.map(|mut n| {
+                            n.path = path;
+                            n
+                        }),
+                    ));
+                }
+            }
+            TypeKind::Pointer(Some(target)) => {
+                if start > 0 {
+                    return out;
+                }
+                let addr = match node.place.read(self.mem, 8) {
+                    Ok(b) => le_u64(&b),
+                    Err(e) => return vec![(Value::error("", String::new(), e), None)],
+                };
+                let name = format!("*{}", node.path);
+                let (mut v, n) = self.render(&name, *target, Place::Memory(addr), 0);
+                v.name = name.clone();
+                out.push((
+                    v,
+                    n.map(|mut n| {
+                        n.path = format!("(*{})", node.path);
+                        n
+                    }),
+                ));
+            }
+            _ => {}
+        }
+        out
+    }
+}
+
+pub(crate) fn is_scalar(kind: &TypeKind) -> bool {
+    matches!(
+        kind,
+        TypeKind::Base(_) | TypeKind::Enum { .. } | TypeKind::Pointer(_)
+    )
+}
+
+pub(crate) fn le_u64(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    for (d, s) in b.iter_mut().zip(bytes) {
+        *d = *s;
+    }
+    u64::from_le_bytes(b)
+}
+
+/// The integer in `bytes` (little-endian), sign-extended when `signed`.
+pub(crate) fn int_value(bytes: &[u8], signed: bool) -> i128 {
+    let n = bytes.len().min(16);
+    let mut v: u128 = 0;
+    for (i, b) in bytes.iter().take(n).enumerate() {
+        v |= u128::from(*b) << (8 * i);
+    }
+    if signed && n > 0 && n < 16 && (v >> (8 * n - 1)) & 1 == 1 {
+        v |= u128::MAX << (8 * n);
+    }
+    v as i128
+}
+
+/// Renders a base type as gdb does: `-3`, `65 'A'`, `true`, `3.1400000000000001`.
+pub(crate) fn base_text(enc: BaseEncoding, bytes: &[u8]) -> String {
+    match enc {
+        BaseEncoding::Signed => int_value(bytes, true).to_string(),
+        BaseEncoding::Unsigned | BaseEncoding::Other(_) => int_value(bytes, false).to_string(),
+        _ if bytes.is_empty() => "<unknown>".into(),
+        BaseEncoding::SignedChar | BaseEncoding::UnsignedChar if bytes.len() == 1 => {
+            let signed = enc == BaseEncoding::SignedChar;
+            let v = int_value(bytes, signed);
+            format!("{v} '{}'", escape_char(bytes[0], '\''))
+        }
+        BaseEncoding::SignedChar => int_value(bytes, true).to_string(),
+        BaseEncoding::UnsignedChar => int_value(bytes, false).to_string(),
+        BaseEncoding::Utf => {
+            let v = int_value(bytes, false) as u32;
+            match char::from_u32(v) {
+                Some(c) => format!("{v} '{c}'"),
+                None => v.to_string(),
+            }
+        }
+        BaseEncoding::Bool => {
+            if bytes.iter().any(|b| *b != 0) {
+                "true".into()
+            } else {
+                "false".into()
+            }
+        }
+        BaseEncoding::Float => float_text(bytes),
+        BaseEncoding::ComplexFloat => {
+            let half = bytes.len() / 2;
+            format!(
+                "{} + {}i",
+                float_text(&bytes[..half]),
+                float_text(&bytes[half..])
+            )
+        }
+        _ => int_value(bytes, false).to_string(),
+    }
+}
+
+fn float_text(bytes: &[u8]) -> String {
+    match bytes.len() {
+        4 => {
+            let v = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            format_g(f64::from(v), 9)
+        }
+        8 => format_g(f64::from_le_bytes(le8(bytes)), 17),
+        10 | 12 | 16 => x87_text(bytes),
+        _ => "<unsupported float>".into(),
+    }
+}
+
+fn le8(bytes: &[u8]) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    for (d, s) in b.iter_mut().zip(bytes) {
+        *d = *s;
+    }
+    b
+}
+
+/// An x87 80-bit extended value as gdb prints it (`%.21Lg`: 64 mantissa bits give
+/// 19.3 decimal digits, plus 2, as for float's 9 and double's 17), converted
+/// exactly with big integers: rounding through f64 would print wrong digits.
+fn x87_text(bytes: &[u8]) -> String {
+    if bytes.len() < 10 {
+        return "<invalid long double>".into();
+    }
+    let mantissa = u64::from_le_bytes(le8(&bytes[..8]));
+    let se = u16::from_le_bytes([bytes[8], bytes[9]]);
+    let negative = se & 0x8000 != 0;
+    let sign = if negative { "-" } else { "" };
+    let exp = i64::from(se & 0x7fff);
+    if exp == 0x7fff {
+        return if mantissa << 1 == 0 {
+            format!("{sign}inf")
+        } else {
+            format!("{sign}nan(0x{:x})", mantissa & ((1 << 62) - 1))
+        };
+    }
+    if mantissa == 0 {
+        return format!("{sign}0");
+    }
+    // value = mantissa * 2^e (denormals have exponent 1 - bias).
+    let e = exp.max(1) - 16383 - 63;
+    let (digits, point) = exact_decimal(mantissa, e);
+    format!("{sign}{}", format_digits(&digits, point, 21))
+}
+
+/// Decimal digits of `m * 2^e` (at least 23 significant digits, the last ones
+/// possibly truncated), the position of the decimal point counted from the first
+/// digit, and whether any nonzero part was truncated (folded into a final 1 digit).
+fn exact_decimal(m: u64, e: i64) -> (Vec<u8>, i64) {
+    let mut big = vec![m as u32, (m >> 32) as u32];
+    let mut k = 0i64;
+    let mut sticky = false;
+    if e >= 0 {
+        big_shl(&mut big, e as u64);
+    } else {
+        let s = (-e) as u64;
+        let est10 = ((m as f64).log10() + e as f64 * std::f64::consts::LOG10_2).floor() as i64;
+        k = (24 - est10).max(0);
+        for _ in 0..k {
+            big_mul_small(&mut big, 10);
+        }
+        sticky = big_shr(&mut big, s);
+    }
+    let mut digits = big_to_decimal(&big);
+    let point = digits.len() as i64 - k;
+    if sticky {
+        digits.push(1);
+    }
+    (digits, point)
+}
+
+fn big_mul_small(big: &mut Vec<u32>, f: u32) {
+    let mut carry = 0u64;
+    for w in big.iter_mut() {
+        let v = u64::from(*w) * u64::from(f) + carry;
+        *w = v as u32;
+        carry = v >> 32;
+    }
+    if carry > 0 {
+        big.push(carry as u32);
+    }
+}
+
+fn big_shl(big: &mut Vec<u32>, bits: u64) {
+    let words = (bits / 32) as usize;
+    let rest = (bits % 32) as u32;
+    let mut out = vec![0u32; words];
+    let mut carry = 0u32;
+    for w in big.iter() {
+        if rest == 0 {
+            out.push(*w);
+        } else {
+            out.push((w << rest) | carry);
+            carry = w >> (32 - rest);
+        }
+    }
+    if carry > 0 {
+        out.push(carry);
+    }
+    *big = out;
+}
+
+/// Shifts right; returns whether a nonzero bit was shifted out.
+fn big_shr(big: &mut Vec<u32>, bits: u64) -> bool {
+    let words = (bits / 32) as usize;
+    let rest = (bits % 32) as u32;
+    let mut lost = big.iter().take(words).any(|w| *w != 0);
+    if words >= big.len() {
+        let any = big.iter().any(|w| *w != 0);
+        big.clear();
+        big.push(0);
+        return any;
+    }
+    let mut out: Vec<u32> = big[words..].to_vec();
+    if rest > 0 {
+        lost |= out[0] & ((1 << rest) - 1) != 0;
+        for i in 0..out.len() {
+            let hi = out.get(i + 1).copied().unwrap_or(0);
+            out[i] = (out[i] >> rest) | (hi << (32 - rest));
+        }
+    }
+    *big = out;
+    lost
+}
+
+fn big_to_decimal(big: &[u32]) -> Vec<u8> {
+    let mut n: Vec<u32> = big.to_vec();
+    let mut chunks = Vec::new();
+    while n.iter().any(|w| *w != 0) {
+        let mut rem = 0u64;
+        for w in n.iter_mut().rev() {
+            let v = (rem << 32) | u64::from(*w);
+            *w = (v / 1_000_000_000) as u32;
+            rem = v % 1_000_000_000;
+        }
+        chunks.push(rem as u32);
+        while n.len() > 1 && n.last() == Some(&0) {
+            n.pop();
+        }
+    }
+    let mut digits = Vec::new();
+    for (i, c) in chunks.iter().rev().enumerate() {
+        let s = if i == 0 {
+            c.to_string()
+        } else {
+            format!("{c:09}")
+        };
+        digits.extend(s.bytes().map(|b| b - b'0'));
+    }
+    if digits.is_empty() {
+        digits.push(0);
+    }
+    digits
+}
+
+/// `%.{prec}g` of the decimal `0.d1d2d3... * 10^point`, rounded half to even.
+fn format_digits(digits: &[u8], point: i64, prec: usize) -> String {
+    let mut d: Vec<u8> = digits.iter().copied().skip_while(|x| *x == 0).collect();
+    let skipped = (digits.len() - d.len()) as i64;
+    let mut point = point - skipped;
+    if d.is_empty() {
+        return "0".into();
+    }
+    if d.len() > prec {
+        let next = d[prec];
+        let sticky = d[prec + 1..].iter().any(|x| *x != 0);
+        d.truncate(prec);
+        let odd = d[prec - 1] % 2 == 1;
+        if next > 5 || (next == 5 && (sticky || odd)) {
+            let mut i = prec;
+            loop {
+                if i == 0 {
+                    d.insert(0, 1);
+                    d.truncate(prec);
+                    point += 1;
+                    break;
+                }
+                i -= 1;
+                if d[i] == 9 {
+                    d[i] = 0;
+                } else {
+                    d[i] += 1;
+                    break;
+                }
+            }
+        }
+    }
+    while d.len() > 1 && d.last() == Some(&0) {
+        d.pop();
+    }
+    let x = point - 1;
+    let text = |ds: &[u8]| -> String { ds.iter().map(|b| char::from(b'0' + b)).collect() };
+    if x < -4 || x >= prec as i64 {
+        let mut m = text(&d[..1]);
+        if d.len() > 1 {
+            m.push('.');
+            m.push_str(&text(&d[1..]));
+        }
+        format!("{m}e{}{:02}", if x < 0 { '-' } else { '+' }, x.abs())
+    } else if x < 0 {
+        format!("0.{}{}", "0".repeat((-x - 1) as usize), text(&d))
+    } else {
+        let int_len = (x + 1) as usize;
+        if d.len() <= int_len {
+            format!("{}{}", text(&d), "0".repeat(int_len - d.len()))
+        } else {
+            format!("{}.{}", text(&d[..int_len]), text(&d[int_len..]))
+        }
+    }
+}
+
+/// C's `%.{prec}g`, as gdb prints floating-point values.
+pub(crate) fn format_g(v: f64, prec: usize) -> String {
+    if v.is_nan() {
+        return if v.is_sign_negative() {
+            "-nan(0x8000000000000)".into()
+        } else {
+            "nan(0x8000000000000)".into()
+        };
+    }
+    if v.is_infinite() {
+        return if v < 0.0 { "-inf".into() } else { "inf".into() };
+    }
+    if v == 0.0 {
+        return if v.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    let sci = format!("{:.*e}", prec.saturating_sub(1), v);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= prec as i32 {
+        let m = trim_zeros(mantissa);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{m}e{sign}{:02}", exp.abs())
+    } else {
+        let decimals = (prec as i32 - 1 - exp).max(0) as usize;
+        trim_zeros(&format!("{:.*}", decimals, v)).to_string()
+    }
+}
+
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}
+
+fn enum_text(enumerators: &[(String, i128)], flag_like: bool, v: i128) -> String {
+    if let Some((name, _)) = enumerators.iter().find(|(_, e)| *e == v) {
+        return name.clone();
+    }
+    if flag_like && v > 0 {
+        let mut parts = Vec::new();
+        let mut rest = v;
+        for (name, e) in enumerators {
+            if *e != 0 && rest & e == *e {
+                parts.push(name.clone());
+                rest &= !e;
+            }
+        }
+        if !parts.is_empty() {
+            if rest != 0 {
+                parts.push(format!("unknown: {rest:#x}"));
+            }
+            return format!("({})", parts.join(" | "));
+        }
+    }
+    v.to_string()
+}
+
+/// Escapes one byte as gdb does inside quotes.
+pub(crate) fn escape_char(b: u8, quote: char) -> String {
+    match b {
+        7 => "\\a".into(),
+        8 => "\\b".into(),
+        b'\t' => "\\t".into(),
+        b'\n' => "\\n".into(),
+        11 => "\\v".into(),
+        12 => "\\f".into(),
+        b'\r' => "\\r".into(),
+        27 => "\\033".into(),
+        b'\\' => "\\\\".into(),
+        b if b as char == quote => format!("\\{quote}"),
+        0x20..=0x7e => (b as char).to_string(),
+        _ => format!("\\{b:03o}"),
+    }
+}
+
+/// A char array as gdb prints it: a string with its final NUL dropped, runs of more
+/// than 10 equal characters as `'c' <repeats N times>`.
+pub(crate) fn char_array_text(bytes: &[u8]) -> String {
+    const THRESHOLD: usize = 10;
+    let mut bytes = bytes;
+    if let [rest @ .., 0] = bytes {
+        bytes = rest;
+    }
+    if bytes.is_empty() {
+        return "\"\"".into();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut open = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let run = bytes[i..].iter().take_while(|b| **b == c).count();
+        if run > THRESHOLD {
+            if !open.is_empty() {
+                parts.push(format!("\"{}\"", std::mem::take(&mut open)));
+            }
+            parts.push(format!("'{}' <repeats {run} times>", escape_char(c, '\'')));
+            i += run;
+        } else {
+            open.push_str(&escape_char(c, '"'));
+            i += 1;
+        }
+    }
+    if !open.is_empty() {
+        parts.push(format!("\"{open}\""));
+    }
+    parts.join(", ")
+}
+
+fn escape_str(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| escape_char(*b, '"')).collect()
+}
+
+/// Reads a NUL-terminated string, at most [`MAX_STRING`] bytes; `true` when complete.
+pub(crate) fn read_c_string(mem: &dyn MemoryReader, addr: u64) -> Result<(Vec<u8>, bool), ()> {
+    let mut out = Vec::new();
+    let mut at = addr;
+    while out.len() < MAX_STRING {
+        // Read up to the end of the page so a string near unmapped memory still reads.
+        let page_left = 4096 - (at % 4096);
+        let n = page_left.min((MAX_STRING - out.len()) as u64) as usize;
+        let mut buf = vec![0u8; n];
+        if mem.read(RuntimeAddr(at), &mut buf).is_err() {
+            if out.is_empty() {
+                return Err(());
+            }
+            return Ok((out, false));
+        }
+        if let Some(end) = buf.iter().position(|b| *b == 0) {
+            out.extend_from_slice(&buf[..end]);
+            return Ok((out, true));
+        }
+        out.extend_from_slice(&buf);
+        at += n as u64;
+    }
+    Ok((out, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_g_matches_printf() {
+        assert_eq!(
+            format_g(2.71, 17),
+            "2.7100000000000000".trim_end_matches('0')
+        );
+        assert_eq!(format_g(0.5, 9), "0.5");
+        assert_eq!(format_g(1e20, 17), "1e+20");
+        assert_eq!(format_g(-2.5e-7, 17), "-2.4999999999999999e-07");
+        assert_eq!(format_g(100.0, 17), "100");
+        assert_eq!(format_g(f64::from(1.1f32), 9), "1.10000002");
+    }
+
+    fn x87(v: &str) -> Vec<u8> {
+        // Test vectors from gcc: the 10 bytes of `long double` literals.
+        let (m, se): (u64, u16) = match v {
+            "3.14" => (0xc8f5c28f5c28f5c3, 0x4000),
+            "0.1" => (0xcccccccccccccccd, 0x3ffb),
+            "1.5" => (0xc000000000000000, 0x3fff),
+            "-2/3" => (0xaaaaaaaaaaaaaaab, 0xbffe),
+            "2^100" => (0x8000000000000000, 0x4063),
+            "2^-100" => (0x8000000000000000, 0x3f9b),
+            _ => (0, 0),
+        };
+        let mut b = m.to_le_bytes().to_vec();
+        b.extend_from_slice(&se.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn long_double_prints_exactly() {
+        assert_eq!(x87_text(&x87("3.14")), "3.1400000000000000001");
+        assert_eq!(x87_text(&x87("0.1")), "0.100000000000000000001");
+        assert_eq!(x87_text(&x87("1.5")), "1.5");
+        assert_eq!(x87_text(&x87("-2/3")), "-0.666666666666666666685");
+        assert_eq!(x87_text(&x87("2^100")), "1.2676506002282294015e+30");
+        assert_eq!(x87_text(&x87("2^-100")), "7.88860905221011805412e-31");
+        assert_eq!(format_digits(&[1, 2, 3], 2, 18), "12.3");
+        assert_eq!(format_digits(&[9, 9, 9], 1, 2), "10");
+        assert_eq!(format_digits(&[1], -5, 18), "1e-06");
+    }
+
+    #[test]
+    fn char_arrays_render_like_gdb() {
+        assert_eq!(char_array_text(b"square\0\0"), "\"square\\000\"");
+        assert_eq!(
+            char_array_text(b"hi\0\0\0\0\0\0\0\0\0\0\0\0"),
+            "\"hi\", '\\000' <repeats 11 times>"
+        );
+        assert_eq!(char_array_text(b"\0"), "\"\"");
+        assert_eq!(char_array_text(b"abc"), "\"abc\"");
+    }
+
+    #[test]
+    fn chars_and_enums_render_like_gdb() {
+        assert_eq!(base_text(BaseEncoding::SignedChar, &[65]), "65 'A'");
+        assert_eq!(base_text(BaseEncoding::SignedChar, &[0]), "0 '\\000'");
+        assert_eq!(base_text(BaseEncoding::UnsignedChar, &[200]), "200 '\\310'");
+        assert_eq!(base_text(BaseEncoding::Signed, &[0xff, 0xff]), "-1");
+        let e = vec![
+            ("A".to_string(), 1),
+            ("B".to_string(), 2),
+            ("C".to_string(), 4),
+        ];
+        assert_eq!(enum_text(&e, true, 3), "(A | B)");
+        assert_eq!(enum_text(&e, true, 9), "(A | unknown: 0x8)");
+        assert_eq!(enum_text(&e, false, 9), "9");
+        assert_eq!(enum_text(&e, true, 2), "B");
+    }
+}
