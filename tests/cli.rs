@@ -109,3 +109,183 @@ fn ps_lists_this_test_process() {
         "{table}"
     );
 }
+
+/// Builds samples/c/demo.c into a fresh directory.
+fn build_demo() -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!(
+        "tandem-demo-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/c/demo.c");
+    let bin = dir.join("demo");
+    let status = Command::new("gcc")
+        .args(["-g", "-O0", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    (dir, bin)
+}
+
+/// gdb's answers at the first stop of `break SPEC`, as (bt lines, printed values).
+fn gdb_at_first_stop(
+    bin: &std::path::Path,
+    spec: &str,
+    prints: &[&str],
+) -> (Vec<(String, u32)>, Vec<String>) {
+    let mut cmd = Command::new("gdb");
+    cmd.args([
+        "-batch",
+        "-nx",
+        "-ex",
+        "set debuginfod enabled off",
+        "-ex",
+        &format!("break {spec}"),
+        "-ex",
+        "run",
+    ]);
+    for p in prints {
+        cmd.args(["-ex", &format!("print {p}")]);
+    }
+    cmd.args(["-ex", "bt"]).arg(bin);
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let values = text
+        .lines()
+        .filter(|l| l.starts_with('$'))
+        .map(|l| l.split_once(" = ").unwrap().1.to_owned())
+        .collect();
+    let frames = text
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .filter_map(|l| {
+            let function = l
+                .split(" in ")
+                .nth(1)
+                .or_else(|| l.split_whitespace().nth(1))?
+                .split_whitespace()
+                .next()?;
+            let line = l.rsplit_once(':')?.1.trim().parse().ok()?;
+            Some((function.to_owned(), line))
+        })
+        .collect();
+    (frames, values)
+}
+
+#[test]
+fn debug_prints_what_gdb_sees_and_exits_with_the_programs_code() {
+    let (dir, bin) = build_demo();
+    let out = Command::new(support::tandem_bin())
+        .arg("debug")
+        .arg(&bin)
+        .args([
+            "--break",
+            "demo.c:19 if n == 1",
+            "--print",
+            "n",
+            "--print",
+            "shapes[n - 1].sides",
+            "--print",
+            "here + 100",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let stops: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["event"] == "stopped").collect();
+    assert_eq!(stops.len(), 1, "the condition holds once: {events:?}");
+    let output: String = events
+        .iter()
+        .filter(|e| e["event"] == "output")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(output, "13 sides in total\n");
+    assert_eq!(events.last().unwrap()["event"], "exited");
+    assert_eq!(events.last().unwrap()["code"], 0);
+
+    let (gdb_frames, gdb_values) = gdb_at_first_stop(
+        &bin,
+        "demo.c:19 if n == 1",
+        &["n", "shapes[n - 1].sides", "here + 100"],
+    );
+    let stop = stops[0];
+    let values: Vec<&str> = stop["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values[..2], gdb_values[..2], "values agree with gdb");
+    let ours: Vec<(String, u32)> = stop["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| {
+            Some((
+                f["function"].as_str()?.to_owned(),
+                f["line"].as_u64()? as u32,
+            ))
+        })
+        .take(4)
+        .collect();
+    assert_eq!(ours, gdb_frames[..4], "frames agree with gdb");
+    assert_eq!(ours[0], ("total_sides".to_owned(), 19));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn debug_text_mode_reports_pending_breakpoints_and_exit_codes() {
+    let (dir, bin) = build_demo();
+    let out = Command::new(support::tandem_bin())
+        .arg("debug")
+        .arg(&bin)
+        .args([
+            "--break",
+            "no_such_function",
+            "--break",
+            "total_sides if n == 2",
+            "--print",
+            "shapes[0].name",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("breakpoint 1 (no_such_function) pending"),
+        "{text}"
+    );
+    assert!(text.contains("stop 1: breakpoint 2"), "{text}");
+    assert!(text.contains("total_sides (shapes=0x"), "{text}");
+    assert!(text.contains(", n=2)"), "{text}");
+    assert!(
+        text.contains("shapes[0].name = 0x") && text.contains("\"triangle\""),
+        "{text}"
+    );
+    assert!(text.contains("13 sides in total"), "{text}");
+    assert!(
+        text.contains("[exited with code 0 after 1 stop(s)]"),
+        "{text}"
+    );
+
+    let missing = Command::new(support::tandem_bin())
+        .args(["debug", "/nonexistent/program"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot debug /nonexistent/program"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
+mod debug;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "tandem",
@@ -31,6 +33,9 @@ enum Command {
     Dap(ServeArgs),
     /// List processes (pid, ppid, user, executable, command line).
     Ps(PsArgs),
+    /// Run a program, print the stack and values at each breakpoint, continue to the end,
+    /// and exit with the program's exit code.
+    Debug(debug::DebugArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -100,6 +105,7 @@ fn run(command: Command) -> Result<i32> {
         Command::Lsp(args) => serve(Protocol::Lsp, args),
         Command::Dap(args) => serve(Protocol::Dap, args),
         Command::Ps(args) => ps(args),
+        Command::Debug(args) => debug::run(args),
     }
 }
 

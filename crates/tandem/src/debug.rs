@@ -1,0 +1,387 @@
+//! `tandem debug`: run a program under the engine from the command line, print the stack and
+//! the requested values at every stop, continue to the end, and exit with the program's code.
+//!
+//! This is the engine driven without any protocol: the same calls the DAP front-end makes.
+//! Text output reads like gdb's; `--json` prints one JSON object per line for scripts.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{bail, Context, Result};
+use engine::{
+    BreakpointStatus, FunctionBreakpoint, LaunchOptions, ScopeKind, Session, SessionEvent,
+    SourceBreakpoint, StopCause,
+};
+use serde_json::{json, Value as Json};
+
+#[derive(clap::Args, Debug)]
+pub struct DebugArgs {
+    /// Where to stop: `FILE:LINE`, `FUNCTION` (C, `Type::method`, `crate::module::func`) or
+    /// `*ADDRESS`; append ` if EXPR` for a condition of this breakpoint alone.
+    #[arg(long = "break", short = 'b', value_name = "LOC")]
+    breaks: Vec<String>,
+
+    /// An expression to print at every stop, in the stopped frame (repeatable).
+    #[arg(long = "print", short = 'p', value_name = "EXPR")]
+    prints: Vec<String>,
+
+    /// A condition for every breakpoint that has none of its own.
+    #[arg(long, value_name = "EXPR")]
+    condition: Option<String>,
+
+    /// One JSON object per line (stops, output, exit) instead of text.
+    #[arg(long)]
+    json: bool,
+
+    /// Frames to print per stop.
+    #[arg(long, default_value_t = 32)]
+    max_frames: usize,
+
+    /// The program to run.
+    program: PathBuf,
+
+    /// Its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<OsString>,
+}
+
+/// A breakpoint request parsed from `--break`.
+enum Location {
+    Line { file: PathBuf, line: u32 },
+    Function(String),
+    Address(u64),
+}
+
+fn parse_location(spec: &str) -> Result<(Location, Option<String>)> {
+    let (loc, condition) = match spec.split_once(" if ") {
+        Some((loc, cond)) => (loc.trim(), Some(cond.trim().to_owned())),
+        None => (spec.trim(), None),
+    };
+    if let Some(addr) = loc.strip_prefix('*') {
+        let addr = addr.trim();
+        let value = match addr.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16),
+            None => addr.parse(),
+        }
+        .with_context(|| format!("not an address: {addr}"))?;
+        return Ok((Location::Address(value), condition));
+    }
+    if let Some((file, line)) = loc.rsplit_once(':') {
+        if let Ok(line) = line.parse::<u32>() {
+            if line == 0 {
+                bail!("line numbers start at 1: {loc}");
+            }
+            return Ok((
+                Location::Line {
+                    file: PathBuf::from(file),
+                    line,
+                },
+                condition,
+            ));
+        }
+    }
+    if loc.is_empty() {
+        bail!("empty breakpoint location");
+    }
+    Ok((Location::Function(loc.to_owned()), condition))
+}
+
+/// Serialises writes of stop reports and forwarded program output.
+#[derive(Clone)]
+struct Out {
+    json: bool,
+    lock: Arc<Mutex<()>>,
+}
+
+impl Out {
+    fn text(&self, text: &str) {
+        let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+
+    fn json(&self, value: &Json) {
+        self.text(&format!("{value}\n"));
+    }
+
+    /// Forwards one of the program's streams: as it is in text mode, as output objects in
+    /// JSON mode (so the output stays machine-readable).
+    fn forward(
+        &self,
+        mut from: std::fs::File,
+        stream: &'static str,
+    ) -> std::thread::JoinHandle<()> {
+        let out = self.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                let n = match from.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                let chunk = &buf[..n];
+                if out.json {
+                    out.json(&json!({"event": "output", "stream": stream, "text": String::from_utf8_lossy(chunk)}));
+                } else if stream == "stderr" {
+                    let _ = std::io::stderr().write_all(chunk);
+                } else {
+                    out.text(&String::from_utf8_lossy(chunk));
+                }
+            }
+        })
+    }
+}
+
+pub fn run(args: DebugArgs) -> Result<i32> {
+    let out = Out {
+        json: args.json,
+        lock: Arc::new(Mutex::new(())),
+    };
+    let mut lines: Vec<(PathBuf, SourceBreakpoint)> = Vec::new();
+    let mut functions = Vec::new();
+    let mut addresses = Vec::new();
+    for spec in &args.breaks {
+        let (loc, own) = parse_location(spec)?;
+        let condition = own.or_else(|| args.condition.clone());
+        match loc {
+            Location::Line { file, line } => lines.push((
+                file,
+                SourceBreakpoint {
+                    line,
+                    condition,
+                    hit_condition: None,
+                    log_message: None,
+                },
+            )),
+            Location::Function(name) => functions.push(FunctionBreakpoint {
+                name,
+                condition,
+                hit_condition: None,
+            }),
+            Location::Address(addr) => {
+                if condition.is_some() {
+                    bail!("conditions on address breakpoints are not supported: {spec}");
+                }
+                addresses.push(addr)
+            }
+        }
+    }
+
+    let session = Session::launch(LaunchOptions {
+        program: args.program.clone(),
+        args: args.args.clone(),
+        ..LaunchOptions::default()
+    })
+    .with_context(|| format!("cannot debug {}", args.program.display()))?;
+    let mut forwarders = Vec::new();
+    if let Some(stdio) = session.take_stdio() {
+        // The program reads end of input: the CLI does not forward its own stdin.
+        drop(stdio.stdin);
+        forwarders.extend(stdio.stdout.map(|f| out.forward(f, "stdout")));
+        forwarders.extend(stdio.stderr.map(|f| out.forward(f, "stderr")));
+    }
+
+    let mut statuses = Vec::new();
+    let mut by_file: Vec<(PathBuf, Vec<SourceBreakpoint>)> = Vec::new();
+    for (file, bp) in lines {
+        match by_file.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, list)) => list.push(bp),
+            None => by_file.push((file, vec![bp])),
+        }
+    }
+    for (file, list) in &by_file {
+        statuses.extend(session.set_line_breakpoints(file, list)?);
+    }
+    if !functions.is_empty() {
+        statuses.extend(session.set_function_breakpoints(&functions)?);
+    }
+    if !addresses.is_empty() {
+        statuses.extend(session.set_instruction_breakpoints(&addresses)?);
+    }
+    for (spec, status) in args.breaks.iter().zip(&statuses) {
+        report_breakpoint(&out, spec, status);
+    }
+
+    session.resume()?;
+    let mut stops = 0u64;
+    let code = loop {
+        let event = session
+            .events()
+            .recv()
+            .context("the debug session ended unexpectedly")?;
+        match event {
+            SessionEvent::Stopped(stop) => {
+                stops += 1;
+                report_stop(&out, &session, &stop, stops, &args)?;
+                session.resume()?;
+            }
+            SessionEvent::Output(text) => {
+                if out.json {
+                    out.json(&json!({"event": "log", "text": text}));
+                } else {
+                    out.text(&format!("{}\n", text.trim_end()));
+                }
+            }
+            SessionEvent::BreakpointResolved(status) => {
+                if out.json {
+                    out.json(&json!({"event": "breakpoint", "id": status.id.0, "verified": status.verified,
+                        "file": status.file.as_ref().map(|f| f.display().to_string()),
+                        "line": status.line.map(|l| l.get())}));
+                } else {
+                    out.text(&format!("breakpoint {} resolved\n", status.id.0));
+                }
+            }
+            SessionEvent::Exited { code } => break code,
+            SessionEvent::Signaled { signo } => {
+                if !out.json {
+                    eprintln!("tandem: the program was killed by signal {signo}");
+                }
+                break 128 + signo;
+            }
+            _ => {}
+        }
+    };
+    for f in forwarders {
+        let _ = f.join();
+    }
+    if out.json {
+        out.json(&json!({"event": "exited", "code": code, "stops": stops}));
+    } else {
+        out.text(&format!(
+            "[exited with code {code} after {stops} stop(s)]\n"
+        ));
+    }
+    Ok(code)
+}
+
+fn report_breakpoint(out: &Out, spec: &str, status: &BreakpointStatus) {
+    let where_ = match (&status.file, status.line) {
+        (Some(file), Some(line)) => format!("{}:{}", file.display(), line.get()),
+        _ => String::new(),
+    };
+    if out.json {
+        out.json(&json!({"event": "breakpoint", "id": status.id.0, "spec": spec, "verified": status.verified,
+            "file": status.file.as_ref().map(|f| f.display().to_string()), "line": status.line.map(|l| l.get()),
+            "moved": status.moved, "message": status.message}));
+        return;
+    }
+    if status.verified {
+        let moved = if status.moved {
+            " (moved to the next line with code)"
+        } else {
+            ""
+        };
+        out.text(&format!("breakpoint {} at {where_}{moved}\n", status.id.0));
+    } else {
+        let why = status.message.as_deref().unwrap_or("no code found");
+        out.text(&format!(
+            "breakpoint {} ({spec}) pending: {why}\n",
+            status.id.0
+        ));
+    }
+    if let (true, Some(message)) = (status.verified, &status.message) {
+        out.text(&format!("  note: {message}\n"));
+    }
+}
+
+fn cause_text(cause: &StopCause) -> String {
+    match cause {
+        StopCause::Breakpoint(ids) => {
+            let ids: Vec<String> = ids.iter().map(|id| id.0.to_string()).collect();
+            format!("breakpoint {}", ids.join(", "))
+        }
+        StopCause::Signal(signo) => format!("signal {signo}"),
+        StopCause::Step => "step".into(),
+        StopCause::Pause => "pause".into(),
+        StopCause::Entry => "entry".into(),
+        StopCause::Attached => "attached".into(),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+fn report_stop(
+    out: &Out,
+    session: &Session,
+    stop: &engine::Stop,
+    n: u64,
+    args: &DebugArgs,
+) -> Result<()> {
+    let frames = session.stack_trace(stop.tid)?;
+    let mut frame_json = Vec::new();
+    let mut text = format!(
+        "\nstop {n}: {} in thread {}\n",
+        cause_text(&stop.cause),
+        stop.tid.0
+    );
+    for (i, frame) in frames.iter().take(args.max_frames).enumerate() {
+        let function = frame.function.as_deref().unwrap_or("??");
+        let params: Vec<(String, String)> = session
+            .variables(frame.id, ScopeKind::Arguments)
+            .unwrap_or_default()
+            .into_iter()
+            // In a one-line frame summary an unreadable argument is shown the way gdb shows
+            // it; the full reason stays in the JSON output and in `--print`.
+            .map(|v| {
+                (
+                    v.name,
+                    if v.error {
+                        "<unavailable>".to_owned()
+                    } else {
+                        v.rendered
+                    },
+                )
+            })
+            .collect();
+        let location = match (&frame.file, frame.line) {
+            (Some(file), Some(line)) => format!(" at {}:{}", file.display(), line.get()),
+            _ => frame
+                .module
+                .as_ref()
+                .map(|m| format!(" from {m}"))
+                .unwrap_or_default(),
+        };
+        let args_text: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let inlined = if frame.inlined { " [inlined]" } else { "" };
+        text.push_str(&format!(
+            "  #{i:<2} {:#018x} in {function} ({}){location}{inlined}\n",
+            frame.pc.0,
+            args_text.join(", ")
+        ));
+        frame_json.push(json!({
+            "function": frame.function, "file": frame.file.as_ref().map(|f| f.display().to_string()),
+            "line": frame.line.map(|l| l.get()), "pc": format!("{:#x}", frame.pc.0), "inlined": frame.inlined,
+            "module": frame.module, "args": params.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
+        }));
+    }
+    let mut values = Vec::new();
+    if let Some(top) = frames.first() {
+        for expr in &args.prints {
+            match session.evaluate(top.id, expr) {
+                Ok(v) => {
+                    text.push_str(&format!("  {expr} = {}\n", v.rendered));
+                    values.push(json!({"expr": expr, "value": v.rendered, "type": v.type_name, "error": v.error}));
+                }
+                Err(e) => {
+                    text.push_str(&format!("  {expr}: {e}\n"));
+                    values.push(json!({"expr": expr, "error": true, "value": e.to_string()}));
+                }
+            }
+        }
+    }
+    if let Some(rv) = &stop.return_value {
+        text.push_str(&format!(
+            "  returned: rax={:#x} xmm0={:#x}\n",
+            rv.rax, rv.xmm0
+        ));
+    }
+    if out.json {
+        out.json(&json!({"event": "stopped", "stop": n, "reason": cause_text(&stop.cause), "thread": stop.tid.0,
+            "frames": frame_json, "values": values}));
+    } else {
+        out.text(&text);
+    }
+    Ok(())
+}
