@@ -98,3 +98,64 @@ pub struct DidChangeTextDocumentParams {
 pub struct DidCloseTextDocumentParams {
     pub text_document: TextDocumentIdentifier,
 }
+
+#[derive(Debug, Deserialize)]
+pub struct WorkspaceFolder {
+    pub uri: String,
+}
+
+/// The parts of `initialize` that describe the workspace.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceParams {
+    pub root_uri: Option<String>,
+    pub root_path: Option<String>,
+    pub workspace_folders: Option<Vec<WorkspaceFolder>>,
+    pub initialization_options: Option<Value>,
+}
+
+impl WorkspaceParams {
+    fn tandem_option(&self, key: &str) -> Option<&Value> {
+        self.initialization_options
+            .as_ref()
+            .and_then(|o| o.get("tandem"))
+            .and_then(|t| t.get(key))
+    }
+
+    /// `initializationOptions.tandem.testIndexDelayMs`: a test hook that holds indexing back.
+    pub fn test_index_delay_ms(&self) -> Option<u64> {
+        self.tandem_option("testIndexDelayMs")
+            .and_then(Value::as_u64)
+    }
+
+    /// `initializationOptions.tandem.binaries`, ignoring entries that are not strings.
+    pub fn binaries(&self) -> Vec<String> {
+        self.tandem_option("binaries")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WorkspaceSymbolParams {
+    pub query: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentSymbolParams {
+    pub text_document: TextDocumentIdentifier,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TextDocumentPositionParams {
+    pub text_document: TextDocumentIdentifier,
+    pub position: Position,
+}

@@ -18,11 +18,18 @@ use serde_json::{json, Value};
 use wire::jsonrpc::{self, codes, Id, Message, Notification, Request, Response, ResponseError};
 use wire::{FrameWriter, Inbound, Limits};
 
+use crate::features::{self, Context, Sources};
 use crate::proto::{
     CancelParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, InitializeParams,
+    DidOpenTextDocumentParams, DocumentSymbolParams, InitializeParams, TextDocumentPositionParams,
+    WorkspaceParams, WorkspaceSymbolParams,
 };
-use crate::text::{Change, Document, Documents, PositionEncoding};
+use crate::text::{offset_of, Change, Document, Documents, PositionEncoding};
+use crate::uri;
+use crate::workspace::{Workspace, WorkspaceConfig};
+
+/// How long a request waits for the first indexing before answering from what is ready.
+const INDEX_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Settings of one server session.
 #[derive(Clone, Debug, Default)]
@@ -69,6 +76,7 @@ where
         documents: Documents::default(),
         outbox,
         workers,
+        workspace: None,
     };
     Ok(server.run(&inbound))
 }
@@ -87,6 +95,46 @@ struct Server {
     documents: Documents,
     outbox: Arc<Outbox>,
     workers: Workers,
+    workspace: Option<Arc<Workspace>>,
+}
+
+/// What a feature request takes from the main loop to its worker.
+struct Snapshot {
+    workspace: Option<Arc<Workspace>>,
+    open: HashMap<std::path::PathBuf, Arc<str>>,
+    encoding: PositionEncoding,
+}
+
+impl Snapshot {
+    /// Waits (on the worker) for the index, then gathers what the feature needs.
+    fn context(self, cancel: &CancelToken) -> Result<Context, ResponseError> {
+        let served = match &self.workspace {
+            Some(ws) => ws.snapshot(INDEX_PATIENCE, &|| cancel.is_cancelled()),
+            None => Vec::new(),
+        };
+        if cancel.is_cancelled() {
+            return Err(ResponseError::new(
+                codes::REQUEST_CANCELLED,
+                "request cancelled",
+            ));
+        }
+        Ok(Context {
+            served,
+            sources: Sources::new(self.open),
+            encoding: self.encoding,
+            roots: self
+                .workspace
+                .as_ref()
+                .map(|w| w.roots().to_vec())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+fn document_path(uri_str: &str) -> Result<std::path::PathBuf, ResponseError> {
+    uri::to_path(uri_str).ok_or_else(|| {
+        ResponseError::new(codes::INVALID_PARAMS, format!("not a file URI: {uri_str}"))
+    })
 }
 
 impl Server {
@@ -151,7 +199,9 @@ impl Server {
         };
         match (self.phase, req.method.as_str()) {
             (Phase::Uninitialized, "initialize") => {
-                let outcome = params::<InitializeParams>(&req).map(|p| self.initialize(&p));
+                let workspace = params::<WorkspaceParams>(&req).unwrap_or_default();
+                let outcome =
+                    params::<InitializeParams>(&req).map(|p| self.initialize(&p, &workspace));
                 reply(&self.outbox, outcome);
             }
             (Phase::Uninitialized, _) => reply(
@@ -182,6 +232,56 @@ impl Server {
             (Phase::Running, "tandem/document") => {
                 let outcome = params::<DocumentQuery>(&req).and_then(|q| self.document(&q.uri));
                 reply(&self.outbox, outcome);
+            }
+            (Phase::Running, "workspace/symbol") => match params::<WorkspaceSymbolParams>(&req) {
+                Ok(p) => {
+                    let snap = self.snapshot();
+                    self.spawn(req.id.clone(), move |cancel| {
+                        let mut cx = snap.context(&cancel)?;
+                        features::workspace_symbol(&mut cx, &p.query, &cancel)
+                    });
+                }
+                Err(e) => reply(&self.outbox, Err(e)),
+            },
+            (Phase::Running, "textDocument/documentSymbol") => {
+                match params::<DocumentSymbolParams>(&req)
+                    .and_then(|p| document_path(&p.text_document.uri))
+                {
+                    Ok(path) => {
+                        let snap = self.snapshot();
+                        self.spawn(req.id.clone(), move |cancel| {
+                            let mut cx = snap.context(&cancel)?;
+                            features::document_symbols(&mut cx, &path, &cancel)
+                        });
+                    }
+                    Err(e) => reply(&self.outbox, Err(e)),
+                }
+            }
+            (Phase::Running, method @ ("textDocument/definition" | "textDocument/hover")) => {
+                let hover = method == "textDocument/hover";
+                match params::<TextDocumentPositionParams>(&req).and_then(|p| {
+                    document_path(&p.text_document.uri).map(|path| (path, p.position))
+                }) {
+                    Ok((path, position)) => {
+                        let snap = self.snapshot();
+                        self.spawn(req.id.clone(), move |cancel| {
+                            let encoding = snap.encoding;
+                            let mut cx = snap.context(&cancel)?;
+                            let Some(text) = cx.sources.text(&path) else {
+                                return Ok(Value::Null);
+                            };
+                            let Ok(offset) = offset_of(&text, position.into(), encoding) else {
+                                return Ok(Value::Null);
+                            };
+                            Ok(if hover {
+                                features::hover(&mut cx, &path, offset)
+                            } else {
+                                features::definition(&mut cx, &path, offset)
+                            })
+                        });
+                    }
+                    Err(e) => reply(&self.outbox, Err(e)),
+                }
             }
             (Phase::Running, "tandem/test/sleep") if self.config.test_hooks => {
                 match params::<SleepParams>(&req) {
@@ -271,10 +371,50 @@ impl Server {
             .map_err(|e| format!("edit of {uri} refused, document unchanged: {e}"))
     }
 
-    fn initialize(&mut self, params: &InitializeParams) -> Value {
+    /// Copies what a feature request needs from the main loop's state.
+    fn snapshot(&self) -> Snapshot {
+        let open = self
+            .documents
+            .iter()
+            .filter_map(|(u, d)| Some((uri::to_path(u)?, Arc::from(d.text.as_str()))))
+            .collect();
+        Snapshot {
+            workspace: self.workspace.clone(),
+            open,
+            encoding: self.encoding,
+        }
+    }
+
+    fn initialize(&mut self, params: &InitializeParams, workspace: &WorkspaceParams) -> Value {
         let offered = params.position_encodings();
         self.encoding = PositionEncoding::negotiate(offered.iter().copied());
         self.phase = Phase::Running;
+        let mut roots: Vec<std::path::PathBuf> = workspace
+            .workspace_folders
+            .iter()
+            .flatten()
+            .filter_map(|f| uri::to_path(&f.uri))
+            .collect();
+        if roots.is_empty() {
+            roots.extend(
+                workspace
+                    .root_uri
+                    .as_deref()
+                    .and_then(uri::to_path)
+                    .or_else(|| workspace.root_path.as_ref().map(Into::into)),
+            );
+        }
+        let index_delay = match workspace.test_index_delay_ms() {
+            Some(ms) if self.config.test_hooks => Duration::from_millis(ms),
+            _ => Duration::ZERO,
+        };
+        let config = WorkspaceConfig {
+            roots,
+            binaries: workspace.binaries(),
+            index_delay,
+        };
+        tracing::info!(roots = ?config.roots, binaries = ?config.binaries, "workspace");
+        self.workspace = Some(Workspace::start(config));
         tracing::info!(encoding = self.encoding.as_str(), "initialized");
         json!({
             "capabilities": {
@@ -284,6 +424,10 @@ impl Server {
                     // 2 = incremental: ranges against the previous version.
                     "change": 2,
                 },
+                "workspaceSymbolProvider": true,
+                "documentSymbolProvider": true,
+                "definitionProvider": true,
+                "hoverProvider": true,
             },
             "serverInfo": { "name": "tandem", "version": env!("CARGO_PKG_VERSION") },
         })

@@ -72,7 +72,7 @@ pub enum EditError {
 }
 
 /// Byte offsets where each line starts, and where each line's content ends (before its EOL).
-fn line_bounds(text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn line_bounds(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut bounds = Vec::new();
     let mut start = 0;
@@ -129,13 +129,26 @@ pub fn offset_of(
 
 /// Converts a byte offset to a wire position (used for responses).
 pub fn position_of(text: &str, offset: usize, encoding: PositionEncoding) -> WirePosition {
+    position_in(text, &line_bounds(text), offset, encoding)
+}
+
+/// [`position_of`] with the text's [`line_bounds`] computed once by the caller.
+pub(crate) fn position_in(
+    text: &str,
+    bounds: &[(usize, usize)],
+    offset: usize,
+    encoding: PositionEncoding,
+) -> WirePosition {
     let offset = offset.min(text.len());
-    let bounds = line_bounds(text);
     let line = bounds
         .partition_point(|&(start, _)| start <= offset)
         .saturating_sub(1);
-    let (start, end) = bounds[line];
-    let column = text[start..offset.min(end)]
+    let Some(&(start, end)) = bounds.get(line) else {
+        return WirePosition { line: 0, column: 0 };
+    };
+    let column = text
+        .get(start..offset.min(end))
+        .unwrap_or("")
         .chars()
         .map(|c| encoding.units(c))
         .sum();
@@ -177,6 +190,11 @@ impl Documents {
 
     pub fn get(&self, uri: &str) -> Option<&Document> {
         self.docs.get(uri)
+    }
+
+    /// Every open document with its URI.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Document)> {
+        self.docs.iter().map(|(uri, doc)| (uri.as_str(), doc))
     }
 
     /// Applies the changes in order, all or nothing.

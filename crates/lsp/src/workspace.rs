@@ -1,0 +1,374 @@
+//! The workspace model: root folders, the binaries whose debug information serves them, and
+//! their symbol indexes.
+//!
+//! Binaries come from `initializationOptions.tandem.binaries` (paths or globs relative to the
+//! first root) or, when none are configured, are discovered: executable ELF files with DWARF
+//! under the roots (`target/` only through `target/debug`) whose line tables name a source
+//! under a root. Indexing runs on its own thread so the reader never waits; requests wait on
+//! their worker for the index (or answer from the binaries ready so far once their patience
+//! runs out). A binary whose mtime changed is re-opened and re-indexed on the next request.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use symbols::{Binary, SymbolIndex};
+
+/// Directories discovery never enters.
+const SKIP_DIRS: &[&str] = &["node_modules", ".git"];
+/// Discovery gives up after looking at this many files, so a huge tree cannot stall indexing.
+const MAX_FILES_SEEN: usize = 20_000;
+const MAX_DEPTH: usize = 8;
+
+/// What the client told us about the workspace.
+#[derive(Clone, Debug, Default)]
+pub struct WorkspaceConfig {
+    /// Root folders (absolute).
+    pub roots: Vec<PathBuf>,
+    /// Configured binaries: paths or globs (`*`, `?`, `**`), relative to the first root.
+    pub binaries: Vec<String>,
+    /// Test hook: wait this long before the first indexing, so tests can send requests
+    /// while it runs.
+    pub index_delay: Duration,
+}
+
+/// How often, at most, a request triggers a new look for binaries (a build may have
+/// produced a new one since the last look).
+const RESCAN_INTERVAL: Duration = Duration::from_secs(2);
+
+/// One binary serving the workspace, opened and indexed.
+pub struct Served {
+    pub path: PathBuf,
+    mtime: Option<SystemTime>,
+    pub binary: Binary,
+    pub index: Arc<SymbolIndex>,
+    /// The index's names lowercased, in `entries()` order, for case-insensitive matching
+    /// without an allocation per entry and query.
+    pub lowercase_names: Vec<Box<str>>,
+    /// LSP symbol kinds of named types, computed on first use.
+    pub type_kinds: Mutex<HashMap<Arc<str>, u32>>,
+}
+
+/// What became of a candidate file.
+enum Loaded {
+    Served(Box<Served>),
+    /// Not a binary for this workspace (no DWARF, no workspace sources, unreadable).
+    Rejected,
+}
+
+#[derive(Default)]
+struct State {
+    /// The first indexing is running.
+    indexing: bool,
+    /// A rescan is running (on some worker).
+    scanning: bool,
+    last_scan: Option<Instant>,
+    served: Vec<Arc<Served>>,
+    /// Candidates that were looked at and refused, with the mtime they had then.
+    rejected: HashMap<PathBuf, Option<SystemTime>>,
+}
+
+/// The binaries serving a session, shared by the main loop, the indexer and the workers.
+pub struct Workspace {
+    config: WorkspaceConfig,
+    state: Mutex<State>,
+    done: Condvar,
+}
+
+impl Workspace {
+    /// Starts discovering and indexing on a background thread.
+    pub fn start(config: WorkspaceConfig) -> Arc<Workspace> {
+        let ws = Arc::new(Workspace {
+            config,
+            state: Mutex::new(State {
+                indexing: true,
+                ..State::default()
+            }),
+            done: Condvar::new(),
+        });
+        let worker = ws.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lsp-index".into())
+            .spawn(move || {
+                std::thread::sleep(worker.config.index_delay);
+                worker.scan();
+                worker.state().indexing = false;
+                worker.done.notify_all();
+            });
+        if let Err(e) = spawned {
+            tracing::error!("cannot start the indexer: {e}");
+            ws.state().indexing = false;
+        }
+        ws
+    }
+
+    /// The roots of the workspace.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.config.roots
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Looks for binaries and indexes those not seen before, one at a time so requests can
+    /// answer from the ones ready.
+    fn scan(&self) {
+        let candidates = self.candidates();
+        for path in candidates {
+            let stamp = mtime(&path);
+            {
+                let state = self.state();
+                let known = state.served.iter().any(|s| s.path == path)
+                    || state.rejected.get(&path) == Some(&stamp);
+                if known {
+                    continue;
+                }
+            }
+            match self.load(&path) {
+                Loaded::Served(served) => self.state().served.push(Arc::from(served)),
+                Loaded::Rejected => {
+                    self.state().rejected.insert(path, stamp);
+                }
+            }
+        }
+        self.state().last_scan = Some(Instant::now());
+    }
+
+    /// Opens a candidate, checks that it serves the workspace, and indexes it.
+    fn load(&self, path: &Path) -> Loaded {
+        let mtime = mtime(path);
+        let binary = match Binary::open(path) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::debug!(path = %path.display(), "not a usable binary: {e}");
+                return Loaded::Rejected;
+            }
+        };
+        if self.config.binaries.is_empty() {
+            // Discovered: it must have DWARF naming a source under a root.
+            let roots = &self.config.roots;
+            let serves = binary.info().has_dwarf
+                && binary
+                    .source_files()
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|f| roots.iter().any(|r| f.starts_with(r)));
+            if !serves {
+                tracing::debug!(path = %path.display(), "binary does not serve the workspace");
+                return Loaded::Rejected;
+            }
+        }
+        let started = Instant::now();
+        let index = binary.symbol_index();
+        tracing::info!(path = %path.display(), entries = index.len(), elapsed = ?started.elapsed(), "indexed");
+        let lowercase_names = index
+            .entries()
+            .map(|e| e.name.to_lowercase().into_boxed_str())
+            .collect();
+        Loaded::Served(Box::new(Served {
+            path: path.to_path_buf(),
+            mtime,
+            binary,
+            index,
+            lowercase_names,
+            type_kinds: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    /// Files that may be binaries for the workspace: the configured paths and globs, or else
+    /// every executable or shared ELF file the walk finds.
+    fn candidates(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        if self.config.binaries.is_empty() {
+            use std::os::unix::fs::PermissionsExt;
+            for root in &self.config.roots {
+                walk(root, &mut |path, meta| {
+                    let executable = meta.permissions().mode() & 0o111 != 0;
+                    let shared = path.to_string_lossy().contains(".so");
+                    if (executable || shared) && meta.len() >= 64 && is_elf(path) {
+                        out.push(path.to_path_buf());
+                    }
+                });
+            }
+        }
+        let base = self.config.roots.first().cloned().unwrap_or_default();
+        for entry in &self.config.binaries {
+            if entry.contains(['*', '?', '[']) {
+                for root in &self.config.roots {
+                    walk(root, &mut |path, _| {
+                        let rel = path.strip_prefix(root).unwrap_or(path);
+                        if glob_match(entry, &rel.to_string_lossy()) && is_elf(path) {
+                            out.push(path.to_path_buf());
+                        }
+                    });
+                }
+            } else {
+                let path = base.join(entry);
+                if path.is_file() {
+                    out.push(path);
+                } else {
+                    tracing::debug!(path = %path.display(), "configured binary not found");
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The binaries ready now. Waits up to `patience` for the first indexing to finish (polling
+    /// `cancelled`); re-indexes any binary whose modification time changed, and looks for new
+    /// binaries when the last look is older than [`RESCAN_INTERVAL`].
+    pub fn snapshot(&self, patience: Duration, cancelled: &dyn Fn() -> bool) -> Vec<Arc<Served>> {
+        let deadline = Instant::now() + patience;
+        let mut state = self.state();
+        while state.indexing && !cancelled() {
+            let now = Instant::now();
+            if now >= deadline {
+                tracing::debug!("answering while indexing is still running");
+                break;
+            }
+            let step = (deadline - now).min(Duration::from_millis(50));
+            state = match self.done.wait_timeout(state, step) {
+                Ok((s, _)) => s,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        let rescan = !state.indexing
+            && !state.scanning
+            && state
+                .last_scan
+                .is_none_or(|t| t.elapsed() >= RESCAN_INTERVAL);
+        if rescan {
+            state.scanning = true;
+        }
+        let served = state.served.clone();
+        drop(state);
+        for old in served.iter().filter(|s| mtime(&s.path) != s.mtime) {
+            tracing::info!(path = %old.path.display(), "binary changed, re-indexing");
+            let new = match self.load(&old.path) {
+                Loaded::Served(s) => Some(Arc::from(s)),
+                Loaded::Rejected => None,
+            };
+            let mut state = self.state();
+            if let Some(pos) = state.served.iter().position(|s| Arc::ptr_eq(s, old)) {
+                match new {
+                    Some(new) => state.served[pos] = new,
+                    None => {
+                        state.served.remove(pos);
+                    }
+                }
+            }
+        }
+        if rescan {
+            self.scan();
+            self.state().scanning = false;
+        }
+        self.state().served.clone()
+    }
+}
+
+fn mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF"
+}
+
+/// Visits regular files under `root`: hidden directories, `node_modules` and every `target/`
+/// subdirectory except `target/debug` (without its `deps`/`build` folders) are skipped.
+fn walk(root: &Path, visit: &mut dyn FnMut(&Path, &std::fs::Metadata)) {
+    let mut seen = 0usize;
+    let mut stack = vec![(root.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let in_target = dir.file_name().is_some_and(|n| n == "target");
+        let in_target_debug = dir.file_name().is_some_and(|n| n == "debug")
+            && dir.parent().is_some_and(|p| p.ends_with("target"));
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_FILES_SEEN {
+                tracing::warn!(root = %root.display(), "stopped looking for binaries after {MAX_FILES_SEEN} files");
+                return;
+            }
+            let path = entry.path();
+            let Ok(meta) = entry.metadata() else { continue };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if meta.is_dir() {
+                let skip = name.starts_with('.')
+                    || SKIP_DIRS.contains(&name.as_ref())
+                    || (in_target && name != "debug")
+                    || in_target_debug
+                    || depth >= MAX_DEPTH;
+                if !skip {
+                    stack.push((path, depth + 1));
+                }
+            } else if meta.is_file() {
+                visit(&path, &meta);
+            }
+        }
+    }
+}
+
+/// Matches a relative path against a glob: `*` and `?` stay within one component, `**`
+/// spans any number of components, `[abc]` is a character class.
+pub fn glob_match(pattern: &str, path: &str) -> bool {
+    fn go(p: &[u8], s: &[u8]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some(b'*') if p.get(1) == Some(&b'*') => {
+                let rest = p[2..].strip_prefix(b"/").unwrap_or(&p[2..]);
+                (0..=s.len()).any(|i| (i == 0 || s[i - 1] == b'/') && go(rest, &s[i..]))
+            }
+            Some(b'*') => {
+                let mut i = 0;
+                loop {
+                    if go(&p[1..], &s[i..]) {
+                        return true;
+                    }
+                    if i >= s.len() || s[i] == b'/' {
+                        return false;
+                    }
+                    i += 1;
+                }
+            }
+            Some(b'?') => s.first().is_some_and(|&c| c != b'/') && go(&p[1..], &s[1..]),
+            Some(b'[') => {
+                let Some(close) = p.iter().position(|&c| c == b']') else {
+                    return s.first() == Some(&b'[') && go(&p[1..], &s[1..]);
+                };
+                s.first().is_some_and(|c| p[1..close].contains(c)) && go(&p[close + 1..], &s[1..])
+            }
+            Some(&c) => s.first() == Some(&c) && go(&p[1..], &s[1..]),
+        }
+    }
+    go(pattern.as_bytes(), path.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("build/*", "build/prog"));
+        assert!(!glob_match("build/*", "build/sub/prog"));
+        assert!(glob_match("**/prog", "a/b/prog"));
+        assert!(glob_match("**/prog", "prog"));
+        assert!(glob_match("target/debug/p?og", "target/debug/prog"));
+        assert!(glob_match("bin/[ab]", "bin/b"));
+        assert!(!glob_match("bin/[ab]", "bin/c"));
+        assert!(glob_match("a/**/z", "a/z"));
+    }
+}
