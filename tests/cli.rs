@@ -281,6 +281,16 @@ fn debug_text_mode_reports_pending_breakpoints_and_exit_codes() {
         "{text}"
     );
 
+    // Program arguments may come before the options, and after `--` when they look like options.
+    let out = Command::new(support::tandem_bin())
+        .arg("debug")
+        .arg(&bin)
+        .args(["first", "--print", "argc", "--break", "main", "--", "-x"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("argc = 3"), "{text}");
+
     let missing = Command::new(support::tandem_bin())
         .args(["debug", "/nonexistent/program"])
         .output()

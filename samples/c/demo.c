@@ -20,13 +20,14 @@ static int total_sides(const struct shape *shapes, int n)
     return here + total_sides(shapes, n - 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     struct shape shapes[3] = {
         {"triangle", {0, 0}, 3, 6.0},
         {"square", {1, 2}, 4, 16.0},
         {"hexagon", {-3, 5}, 6, 41.5},
     };
+    (void)argv;
     int sides = total_sides(shapes, 3);
     printf("%d sides in total\n", sides);
     return sides == 13 ? 0 : 1;

@@ -42,8 +42,8 @@ pub struct DebugArgs {
     /// The program to run.
     program: PathBuf,
 
-    /// Its arguments.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    /// Its arguments. Options may come before or after them; arguments that start with `-`
+    /// go after `--` (`tandem debug prog --break main -- -v`).
     args: Vec<OsString>,
 }
 
