@@ -67,6 +67,9 @@ pub struct Binary {
     pub(crate) symtab: OnceLock<Vec<ElfSymbol>>,
     pub(crate) function_starts: OnceLock<Vec<u64>>,
     pub(crate) type_signatures: OnceLock<std::collections::HashMap<u64, crate::units::DieId>>,
+    /// Types already read, so a condition evaluated on every breakpoint hit does not
+    /// parse the same DIEs again (bounded by `types::TYPE_CACHE_MAX`).
+    pub(crate) type_cache: crate::types::TypeCache,
     pub(crate) index: OnceLock<Arc<SymbolIndex>>,
     pub(crate) cfi: crate::unwind::Cfi,
 }
@@ -232,6 +235,7 @@ impl Binary {
             symtab: OnceLock::new(),
             function_starts: OnceLock::new(),
             type_signatures: OnceLock::new(),
+            type_cache: Default::default(),
             index: OnceLock::new(),
             cfi,
         })

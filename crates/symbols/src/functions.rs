@@ -11,6 +11,7 @@ use crate::binary::Binary;
 use crate::error::{Error, Result};
 use crate::index::{SymbolEntry, SymbolKind};
 use crate::names;
+use crate::types::TypeRef;
 use crate::units::{attr_u64, Die, DieId, Unit};
 
 /// Enclosing DIEs during a walk: depth, name (as stored, converted only when a
@@ -476,6 +477,36 @@ impl Binary {
         Ok(out)
     }
 
+    /// Finds functions by name through the ELF symbol table only, then reads the DWARF
+    /// of just the unit covering each match (through `.debug_aranges`) for its
+    /// breakpoint address past the prologue. Much cheaper than
+    /// [`Binary::functions_by_name`] on a large library (libc with separate debug
+    /// information): the whole symbol index is never built. Inlined copies are not
+    /// found this way.
+    pub fn functions_by_symbol_name(&self, query: &str) -> Result<Vec<Function>> {
+        let query = names::normalize(query);
+        let mut out: Vec<Function> = Vec::new();
+        for s in self.elf_symbols() {
+            if s.kind != SymbolKind::Function
+                || s.addr == 0
+                || !names::normalized_matches(&query, &names::normalize(&s.demangled))
+            {
+                continue;
+            }
+            let dwarf = self
+                .function_at(FileAddr(s.addr))
+                .ok()
+                .flatten()
+                .map(|f| f.function)
+                .filter(|f| f.from_dwarf && f.entry() == Some(FileAddr(s.addr)));
+            out.push(dwarf.unwrap_or_else(|| Self::function_from_symbol(s)));
+        }
+        // Aliases (`puts`, `_IO_puts`) name one function.
+        out.sort_by(|a, b| (a.entry(), &a.name).cmp(&(b.entry(), &b.name)));
+        out.dedup_by(|a, b| a.entry().is_some() && a.entry() == b.entry());
+        Ok(out)
+    }
+
     /// The function containing `addr`, with the chain of inlined calls active there.
     pub fn function_at(&self, addr: FileAddr) -> Result<Option<FunctionAt>> {
         for unit_index in self.units_for_addr(addr.0) {
@@ -503,6 +534,40 @@ impl Binary {
             function: Self::function_from_symbol(s),
             inlined: Vec::new(),
         }))
+    }
+
+    /// The return type of the out-of-line function containing `addr` (the function
+    /// [`Binary::function_at`] finds), following abstract origins and specifications.
+    /// `None` for a `void` function and for code without DWARF.
+    pub fn function_return_type(&self, addr: FileAddr) -> Result<Option<TypeRef>> {
+        for unit_index in self.units_for_addr(addr.0) {
+            let syms = self.unit_functions(unit_index)?;
+            let best = syms
+                .funcs
+                .iter()
+                .filter(|f| f.ranges.iter().any(|r| r.0 <= addr.0 && addr.0 < r.1))
+                .min_by_key(|f| crate::functions::span(&f.ranges));
+            let Some(f) = best else { continue };
+            let mut current = f.die;
+            for _ in 0..8 {
+                let unit = self.unit(current.unit)?;
+                let die = unit.entry(current.offset)?;
+                if let Some(v) = die.attr_value(gimli::DW_AT_type) {
+                    return Ok(self
+                        .resolve_ref(current.unit, &v)
+                        .map(|d| TypeRef(self.global_offset(d))));
+                }
+                let next = die
+                    .attr_value(gimli::DW_AT_abstract_origin)
+                    .or_else(|| die.attr_value(gimli::DW_AT_specification));
+                match next.and_then(|n| self.resolve_ref(current.unit, &n)) {
+                    Some(n) => current = n,
+                    None => break,
+                }
+            }
+            return Ok(None);
+        }
+        Ok(None)
     }
 
     /// The innermost function, lexical block or inlined copy containing `pc`.

@@ -61,6 +61,34 @@ impl LineTable {
         }
         None
     }
+
+    /// The row gdb reports for a frame at `addr`: the row covering `addr` as in
+    /// [`LineTable::row_for`], except that when that row is not a statement, the last
+    /// statement row at the same address wins (gdb's `find_pc_sect_line` scans back
+    /// through rows at the same address, stopping at a line-0 row).
+    pub(crate) fn stmt_row_for(&self, addr: u64) -> Option<&Row> {
+        let pos = self.seqs.partition_point(|s| s.start <= addr);
+        for seq in self.seqs[..pos].iter().rev().take(16) {
+            if addr >= seq.end {
+                continue;
+            }
+            let mut i = seq
+                .rows
+                .partition_point(|r| r.addr <= addr)
+                .checked_sub(1)?;
+            let last = i;
+            while i > 0
+                && !seq.rows[i].is_stmt
+                && seq.rows[i - 1].addr == seq.rows[i].addr
+                && seq.rows[i - 1].line != 0
+            {
+                i -= 1;
+            }
+            let row = if seq.rows[i].is_stmt { i } else { last };
+            return seq.rows.get(row);
+        }
+        None
+    }
 }
 
 /// Lexically normalizes a path: drops `.` components and folds `dir/..`.
@@ -350,6 +378,28 @@ impl Binary {
         for index in units {
             let table = self.line_table(index)?;
             if let Some(row) = table.row_for(addr.0) {
+                return Ok(Some(self.row_location(&table, row)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The source position gdb shows for a stack frame whose lookup pc is `addr`
+    /// (frame 0's pc, a caller's return address - 1).
+    ///
+    /// This differs from [`Binary::location_for_addr`], which follows binutils'
+    /// addr2line (the last row at the address wins), only when several rows share an
+    /// address and the last is not a statement: gdb then takes the last statement row
+    /// at that address. At -O2 the non-statement row is often another line's, so frames
+    /// use this rule and address → line queries keep addr2line's.
+    pub fn frame_location_for_addr(&self, addr: FileAddr) -> Result<Option<SourceLocation>> {
+        let mut units = self.units_for_addr(addr.0);
+        if units.is_empty() {
+            units = (0..self.units.len()).collect();
+        }
+        for index in units {
+            let table = self.line_table(index)?;
+            if let Some(row) = table.stmt_row_for(addr.0) {
                 return Ok(Some(self.row_location(&table, row)));
             }
         }

@@ -1,6 +1,9 @@
 //! Types: base, pointer, reference, cv-qualified, typedef, struct/class/union with
 //! member offsets and bitfields, arrays, enums, function types and Rust variant parts.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
 use gimli::AttributeValue;
 
 use crate::binary::Binary;
@@ -211,6 +214,20 @@ pub struct Type {
     pub kind: TypeKind,
 }
 
+/// Most types kept by [`TypeCache`] per binary.
+pub(crate) const TYPE_CACHE_MAX: usize = 1 << 16;
+
+/// Types and sizes already read from the DWARF.
+#[derive(Debug, Default)]
+pub(crate) struct TypeCache {
+    types: Mutex<HashMap<TypeRef, Arc<Type>>>,
+    sizes: Mutex<HashMap<TypeRef, Option<u64>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn type_attr(b: &Binary, unit: usize, die: &Die) -> Option<TypeRef> {
     let v = die.attr_value(gimli::DW_AT_type)?;
     b.resolve_ref(unit, &v).map(|d| TypeRef(b.global_offset(d)))
@@ -233,6 +250,25 @@ impl Binary {
 
     /// Reads one type (one level: members and targets are [`TypeRef`]s).
     pub fn type_info(&self, t: TypeRef) -> Result<Type> {
+        self.type_info_shared(t).map(|t| (*t).clone())
+    }
+
+    /// [`Binary::type_info`] without copying: types are read once and cached, so
+    /// evaluating the same expression again (a breakpoint condition on every hit)
+    /// parses no DIEs.
+    pub fn type_info_shared(&self, t: TypeRef) -> Result<Arc<Type>> {
+        if let Some(found) = lock(&self.type_cache.types).get(&t) {
+            return Ok(found.clone());
+        }
+        let info = Arc::new(self.read_type_info(t)?);
+        let mut cache = lock(&self.type_cache.types);
+        if cache.len() < TYPE_CACHE_MAX {
+            cache.insert(t, info.clone());
+        }
+        Ok(info)
+    }
+
+    fn read_type_info(&self, t: TypeRef) -> Result<Type> {
         let (id, unit) = self.type_die(t)?;
         let die = unit.entry(id.offset)?;
         let name = self.attr_str(&unit, &die, gimli::DW_AT_name);
@@ -309,6 +345,18 @@ impl Binary {
     /// The size in bytes of a type, looking through typedefs and qualifiers and
     /// multiplying array dimensions.
     pub fn type_size(&self, t: TypeRef) -> Result<Option<u64>> {
+        if let Some(found) = lock(&self.type_cache.sizes).get(&t) {
+            return Ok(*found);
+        }
+        let size = self.read_type_size(t)?;
+        let mut cache = lock(&self.type_cache.sizes);
+        if cache.len() < TYPE_CACHE_MAX {
+            cache.insert(t, size);
+        }
+        Ok(size)
+    }
+
+    fn read_type_size(&self, t: TypeRef) -> Result<Option<u64>> {
         let mut current = t;
         for _ in 0..32 {
             let (id, unit) = self.type_die(current)?;

@@ -309,3 +309,25 @@ fn cpp_template_instantiations() {
         assert_eq!(ours.len(), 2);
     }
 }
+
+/// libc's functions are found by ELF symbol without building libc's whole symbol
+/// index; the breakpoint address agrees with gdb's `break puts` on the library.
+#[test]
+fn functions_by_symbol_name_in_libc_agree_with_gdb() {
+    let out = Command::new("gcc")
+        .arg("-print-file-name=libc.so.6")
+        .output()
+        .unwrap();
+    let libc = Path::new(String::from_utf8_lossy(&out.stdout).trim())
+        .canonicalize()
+        .unwrap();
+    let binary = Binary::open(&libc).unwrap();
+    let found = binary.functions_by_symbol_name("puts").unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let ours: Vec<u64> = found[0].breakpoint_addrs().iter().map(|a| a.0).collect();
+    assert_eq!(ours, gdb_break_addrs(&libc, "puts"));
+    assert!(binary
+        .functions_by_symbol_name("no_such_function_here")
+        .unwrap()
+        .is_empty());
+}

@@ -331,3 +331,63 @@ fn line_rows_of_a_function() {
         }
     }
 }
+
+/// gdb's `info line *ADDR` for each address: the line it reports, when it reports one.
+fn gdb_lines_at(bin: &Path, addrs: &[u64]) -> Vec<Option<u32>> {
+    let cmds: Vec<String> = addrs
+        .iter()
+        .flat_map(|a| [format!("echo @@{a:#x}\\n"), format!("info line *{a:#x}")])
+        .collect();
+    let out = common::gdb(bin, &cmds);
+    let mut result = vec![None; addrs.len()];
+    let mut current = None;
+    for text in out.lines() {
+        if let Some(a) = text.strip_prefix("@@") {
+            current = addrs.iter().position(|x| format!("{x:#x}") == a);
+            continue;
+        }
+        let (Some(i), Some(rest)) = (current, text.strip_prefix("Line ")) else {
+            continue;
+        };
+        if let Some(n) = rest.split_whitespace().next().and_then(|n| n.parse().ok()) {
+            result[i] = Some(n);
+        }
+    }
+    result
+}
+
+/// Frames follow gdb's rule (the last statement row at an address), checked on every
+/// row address of optimised builds, where non-statement rows share addresses.
+#[test]
+fn frame_locations_agree_with_gdb() {
+    let dir = tempfile::tempdir().unwrap();
+    for (fixture, flags) in common::c_matrix() {
+        if !flags.contains(&"-O2") {
+            continue;
+        }
+        let mut all = vec!["-g"];
+        all.extend(flags);
+        let bin = common::build_c(dir.path(), "c/sym_lines.c", &all, fixture);
+        let binary = Binary::open(&bin).unwrap();
+        let mut addrs: Vec<u64> = binary
+            .all_line_rows()
+            .unwrap()
+            .iter()
+            .map(|r| r.row_addr.0)
+            .collect();
+        addrs.sort_unstable();
+        addrs.dedup();
+        let oracle = gdb_lines_at(&bin, &addrs);
+        let mut checked = 0;
+        for (addr, gdb_line) in addrs.iter().zip(oracle) {
+            let Some(gdb_line) = gdb_line.filter(|l| *l != 0) else {
+                continue;
+            };
+            let ours = binary.frame_location_for_addr(FileAddr(*addr)).unwrap();
+            let ours = ours.and_then(|l| l.line).map_or(0, Line::get);
+            assert_eq!(ours, gdb_line, "{fixture}: frame line at {addr:#x}");
+            checked += 1;
+        }
+        assert!(checked > 20, "{fixture}: only {checked} addresses checked");
+    }
+}
