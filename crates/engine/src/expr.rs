@@ -853,6 +853,12 @@ impl Env<'_> {
                 })
             }
             VariableLocation::Expr(expr) => {
+                if let Some(a) = self.frame_slot(expr) {
+                    return Ok(EVal {
+                        ty: ETy::Dwarf(ty),
+                        loc: Loc::Mem(a),
+                    });
+                }
                 let pieces = self.pieces(expr)?;
                 if let [p] = pieces.as_slice() {
                     if let symbols::PieceLocation::Memory(a) = p.location {
@@ -890,6 +896,23 @@ impl Env<'_> {
             symbols::PieceLocation::Register(r) => self.regs.reg(*r),
             _ => None,
         }
+    }
+
+    /// The address of a variable at `DW_OP_fbreg N` in a function whose frame base is
+    /// `DW_OP_call_frame_cfa` (what gcc emits at -O0), computed from the CFA without
+    /// running the expression evaluator: conditions read such variables on every hit.
+    fn frame_slot(&self, expr: &LocationExpr) -> Option<u64> {
+        const DW_OP_FBREG: u8 = 0x91;
+        const DW_OP_CALL_FRAME_CFA: u8 = 0x9c;
+        let (&op, operand) = expr.bytes().split_first()?;
+        if op != DW_OP_FBREG || self.scope.frame_base.as_ref()?.bytes() != [DW_OP_CALL_FRAME_CFA] {
+            return None;
+        }
+        let (offset, used) = read_sleb128(operand)?;
+        if used != operand.len() {
+            return None;
+        }
+        Some(self.cfa?.wrapping_add_signed(offset))
     }
 
     fn pieces(&self, expr: &LocationExpr) -> Result<Vec<symbols::Piece>> {
@@ -1509,6 +1532,26 @@ pub(crate) fn is_parameter(v: &Variable) -> bool {
     v.kind == VariableKind::Parameter
 }
 
+/// Decodes a signed LEB128 number: the value and the bytes it took.
+fn read_sleb128(bytes: &[u8]) -> Option<(i64, usize)> {
+    let mut value: i64 = 0;
+    let mut shift = 0u32;
+    for (i, &b) in bytes.iter().enumerate() {
+        if shift >= 64 {
+            return None;
+        }
+        value |= i64::from(b & 0x7f) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            if shift < 64 && b & 0x40 != 0 {
+                value |= -1i64 << shift;
+            }
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1580,5 +1623,14 @@ mod tests {
         assert!(matches!(a, Num::I(v, _) if v == i128::from(u64::MAX)));
         let (a, _) = usual(Num::I(-1, LONG), Num::I(1, u));
         assert!(matches!(a, Num::I(-1, _)));
+    }
+
+    #[test]
+    fn sleb128_decodes_frame_offsets() {
+        assert_eq!(super::read_sleb128(&[0x6c]), Some((-20, 1)));
+        assert_eq!(super::read_sleb128(&[0x08]), Some((8, 1)));
+        assert_eq!(super::read_sleb128(&[0xe8, 0x7e]), Some((-152, 2)));
+        assert_eq!(super::read_sleb128(&[0x80, 0x01]), Some((128, 2)));
+        assert_eq!(super::read_sleb128(&[0x80]), None);
     }
 }

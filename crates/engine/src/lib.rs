@@ -36,7 +36,13 @@
 //!   breakpoint hit by any thread meanwhile ends the step with reason breakpoint.
 //! - Libraries loaded later (dlopen) are noticed at the dynamic linker's
 //!   `_dl_debug_state`; pending breakpoints are planted then, before the library's
-//!   code can run.
+//!   code can run. Function breakpoints also search libraries already loaded, system
+//!   ones (libc) last and by ELF symbol, so their full DWARF is never indexed.
+//! - After the debuggee execs, the new program's modules are loaded and every
+//!   breakpoint is re-resolved in them (reported as `BreakpointResolved`); the exec
+//!   itself does not stop, as in gdb.
+//! - A false condition costs no allocation for registers, parses no DIE (types are
+//!   cached in `symbols`) and runs no DWARF evaluator for `DW_OP_fbreg` variables.
 
 pub mod breakpoints;
 pub mod error;
@@ -44,6 +50,7 @@ pub mod expr;
 pub mod ids;
 mod mem;
 pub mod modules;
+mod retval;
 pub mod session;
 pub mod unwind;
 pub mod values;

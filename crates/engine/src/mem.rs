@@ -35,31 +35,53 @@ pub(crate) fn read_u64(mem: &dyn MemoryReader, addr: u64) -> Option<u64> {
     Some(u64::from_le_bytes(b))
 }
 
-/// The registers of one frame, by DWARF number (0–16).
+/// How many registers a frame has: DWARF 0–15 (general) and 16 (the return address,
+/// i.e. the pc).
+const FRAME_REGS: usize = 17;
+
+/// The registers of one frame, by DWARF number (0–16). A fixed array: frame 0's
+/// registers are built on every breakpoint hit whose condition is evaluated, so this
+/// must not allocate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FrameRegs(pub HashMap<u16, u64>);
+pub struct FrameRegs([Option<u64>; FRAME_REGS]);
 
 impl FrameRegs {
     /// All general registers of a stopped thread.
     pub fn from_registers(r: &target::Registers) -> FrameRegs {
-        let mut map = HashMap::with_capacity(18);
-        for n in 0..=16u16 {
-            if let Some(v) = r.by_dwarf(n) {
-                map.insert(n, v);
+        let mut regs = [None; FRAME_REGS];
+        for (n, slot) in regs.iter_mut().enumerate() {
+            *slot = r.by_dwarf(n as u16);
+        }
+        FrameRegs(regs)
+    }
+
+    /// The registers an unwinder recovered (numbers past 16 are dropped).
+    pub fn from_map(map: &HashMap<u16, u64>) -> FrameRegs {
+        let mut regs = [None; FRAME_REGS];
+        for (&n, &v) in map {
+            if let Some(slot) = regs.get_mut(usize::from(n)) {
+                *slot = Some(v);
             }
         }
-        FrameRegs(map)
+        FrameRegs(regs)
     }
 
     /// One register.
     pub fn get(&self, n: u16) -> Option<u64> {
-        self.0.get(&n).copied()
+        self.0.get(usize::from(n)).copied().flatten()
+    }
+
+    /// Sets one register (numbers past 16 are ignored).
+    pub fn set(&mut self, n: u16, value: u64) {
+        if let Some(slot) = self.0.get_mut(usize::from(n)) {
+            *slot = Some(value);
+        }
     }
 }
 
 impl RegisterReader for FrameRegs {
     fn reg(&self, dwarf_regno: u16) -> Option<u64> {
-        self.0.get(&dwarf_regno).copied()
+        self.get(dwarf_regno)
     }
 }
 

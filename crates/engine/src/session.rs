@@ -82,17 +82,21 @@ pub struct Stop {
     pub return_value: Option<ReturnValue>,
 }
 
-/// The raw SysV return registers after a step out: `rax`/`rdx` for integers and
-/// pointers, `xmm0` for floating point. (The function's return type is not exposed by
-/// `symbols` yet, so the engine cannot pick one.)
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a function returned, after a step out: the raw SysV return registers and,
+/// when the function's return type is known, the value rendered from them.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReturnValue {
-    /// The function that returned.
+    /// First integer return register.
     pub rax: u64,
     /// Second integer return register.
     pub rdx: u64,
     /// The low 8 bytes of xmm0 (a `double` return value).
     pub xmm0: u64,
+    /// The returned value typed by the function's return type (integers and pointers
+    /// from rax/rdx, floating point from xmm0 or st(0), small structs split between
+    /// rax/rdx and xmm0/xmm1, large ones from the memory rax points to), named after
+    /// the function. `None` for a `void` function or one without debug information.
+    pub value: Option<Value>,
 }
 
 /// What the session reports, in order, on [`Session::events`].
@@ -251,7 +255,8 @@ impl Core {
             R::Breakpoint { addr } => self.on_breakpoint(t, tid, addr.0),
             R::Step => self.on_step(t, tid),
             R::Attached => self.stopped(tid, StopCause::Attached, false, None),
-            R::Entry | R::Exec { .. } => self.stopped(tid, StopCause::Entry, false, None),
+            R::Exec { .. } => self.on_exec(t, tid),
+            R::Entry => self.stopped(tid, StopCause::Entry, false, None),
             R::Paused => {
                 self.clear_step(t);
                 self.stopped(tid, StopCause::Pause, false, None);
@@ -265,6 +270,87 @@ impl Core {
                 self.stopped(tid, StopCause::Pause, false, None);
             }
         }
+    }
+
+    /// The program called exec: its image, every module and every int3 are gone. Load
+    /// the new executable, re-resolve every breakpoint in it (libraries follow through
+    /// the dynamic linker's hook, as at launch) and keep running, as gdb does.
+    fn on_exec(&mut self, t: &mut Tracer, tid: Tid) {
+        let info = t.info().clone();
+        let binary = info
+            .exe
+            .as_ref()
+            .map(|exe| Binary::open(exe).map(|b| (exe.clone(), Arc::new(b))));
+        let (exe, binary) = match binary {
+            Some(Ok(found)) => found,
+            Some(Err(e)) => {
+                tracing::warn!("after exec: cannot load the new program: {e}");
+                self.stopped(tid, StopCause::Entry, false, None);
+                return;
+            }
+            None => {
+                tracing::warn!("after exec: the new program is unknown");
+                self.stopped(tid, StopCause::Entry, false, None);
+                return;
+            }
+        };
+        let bias = LoadBias(info.load_bias.unwrap_or(0));
+        self.modules = Modules::new(Module::with_binary(exe.clone(), 0, 0, bias, binary.clone()));
+        self.modules.set_main_range(self.pid);
+        self.modules.refresh(self.pid);
+        self.scanned = self.modules.all().len();
+        self.enums = Arc::new(Enumerators::new(binary));
+        self.step = None;
+        self.by_addr.clear();
+        self.dl_hook = dl_debug_state(&self.modules, &info).filter(|&hook| {
+            t.insert_breakpoint(target::RuntimeAddr(hook))
+                .map_err(|e| tracing::warn!("cannot watch library loads at {hook:#x}: {e}"))
+                .is_ok()
+        });
+        self.send(SessionEvent::Output(format!(
+            "process {} is executing new program: {}\n",
+            self.pid.0,
+            exe.display()
+        )));
+        let all: Vec<Arc<Module>> = self.modules.all().to_vec();
+        let Core {
+            bps,
+            by_addr,
+            source_map,
+            events,
+            ..
+        } = self;
+        for bp in bps.values_mut() {
+            bp.addrs.clear();
+            bp.scopes.clear();
+            if matches!(bp.key, BpKey::Address(_)) {
+                // An address in the old image means nothing in the new one.
+                continue;
+            }
+            let found = resolve_in(&all, &bp.key, source_map);
+            for a in &found.addrs {
+                match t.insert_breakpoint(target::RuntimeAddr(*a)) {
+                    Ok(()) => {
+                        bp.addrs.push(*a);
+                        by_addr.entry(*a).or_default().push(bp.id);
+                    }
+                    Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
+                }
+            }
+            let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
+                id: bp.id,
+                verified: !bp.addrs.is_empty(),
+                message: bp
+                    .addrs
+                    .is_empty()
+                    .then(|| "pending: not found in the new program".to_string()),
+                file: found.file,
+                line: found.line,
+                moved: found.moved,
+                addresses: bp.addrs.clone(),
+            }));
+        }
+        self.resume(t);
     }
 
     /// The hot path: decide on the tracer thread whether a hit stops.
@@ -409,11 +495,18 @@ fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resoluti
             }
             BpKey::Address(_) => {}
             BpKey::Function(name) => {
-                for f in b.functions_by_name(name).unwrap_or_default() {
+                // A system library's DWARF (libc's separate debug file) is large: find
+                // its functions by ELF symbol, reading only the units that match.
+                let found = if !m.main && is_system(&m.path) {
+                    b.functions_by_symbol_name(name)
+                } else {
+                    b.functions_by_name(name)
+                };
+                for f in found.unwrap_or_default() {
                     for a in f.breakpoint_addrs() {
                         out.addrs.push(m.to_runtime(a));
                         if out.line.is_none() {
-                            if let Ok(Some(loc)) = b.location_for_addr(a) {
+                            if let Ok(Some(loc)) = b.frame_location_for_addr(a) {
                                 out.file = Some(loc.file);
                                 out.line = loc.line;
                             }
@@ -428,8 +521,9 @@ fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resoluti
     out
 }
 
-/// Libraries of the system (libc, ld.so): not searched for pending breakpoints when
-/// they are set, so a breakpoint in the user's code does not open libc's DWARF.
+/// Libraries of the system (libc, ld.so): searched last when a breakpoint is set, and
+/// for functions by ELF symbol only, so a breakpoint in the user's code does not open
+/// libc's DWARF.
 fn is_system(path: &Path) -> bool {
     ["/usr/lib", "/lib", "/usr/lib64", "/lib64"]
         .iter()
@@ -553,7 +647,6 @@ pub struct Session {
     source_map: SourceMap,
     tables: Mutex<Tables>,
     stdio: Mutex<Option<target::Stdio>>,
-    enums: Arc<Enumerators>,
 }
 
 impl std::fmt::Debug for Session {
@@ -669,7 +762,6 @@ impl Session {
                 ..Tables::default()
             }),
             stdio: Mutex::new(stdio),
-            enums,
         };
         // The first stop (entry point or attach).
         let deadline = Instant::now() + LAUNCH_TIMEOUT;
@@ -743,7 +835,7 @@ impl Session {
                 c.modules
                     .find(a)
                     .and_then(|m| {
-                        let loc = m.binary()?.location_for_addr(m.to_file(a)).ok()??;
+                        let loc = m.binary()?.frame_location_for_addr(m.to_file(a)).ok()??;
                         Some((Some(loc.file), loc.line))
                     })
                     .unwrap_or((None, None))
@@ -770,8 +862,18 @@ impl Session {
         file.to_path_buf()
     }
 
+    /// The main executable's symbols (a new program after exec).
+    fn main_binary(&self) -> Arc<Binary> {
+        lock(&self.core)
+            .modules
+            .main()
+            .and_then(|m| m.binary().cloned())
+            .unwrap_or_else(|| self.main.clone())
+    }
+
     fn is_type_fn(&self) -> impl Fn(&str) -> bool + '_ {
-        move |name: &str| !self.main.types_by_name(name).is_empty()
+        let main = self.main_binary();
+        move |name: &str| !main.types_by_name(name).is_empty()
     }
 
     /// Sets the line breakpoints of one source file, replacing the ones set before in
@@ -996,22 +1098,23 @@ impl Session {
             .map_err(Error::from)
     }
 
-    /// Resolves in the main executable, else in the loaded non-system libraries.
+    /// Resolves in the main executable, else in the loaded non-system libraries, else
+    /// (functions only) in the loaded system libraries such as libc.
     fn resolve_now(&self, key: &BpKey) -> Resolution {
-        let (main, others): (Vec<Arc<Module>>, Vec<Arc<Module>>) = {
-            let c = lock(&self.core);
-            c.modules
-                .all()
-                .iter()
-                .filter(|m| m.main || !is_system(&m.path))
-                .cloned()
-                .partition(|m| m.main)
-        };
+        let modules: Vec<Arc<Module>> = lock(&self.core).modules.all().to_vec();
+        let (main, rest): (Vec<Arc<Module>>, Vec<Arc<Module>>) =
+            modules.into_iter().partition(|m| m.main);
+        let (system, others): (Vec<Arc<Module>>, Vec<Arc<Module>>) =
+            rest.into_iter().partition(|m| is_system(&m.path));
         let found = resolve_in(&main, key, &self.source_map);
         if !found.addrs.is_empty() {
             return found;
         }
-        resolve_in(&others, key, &self.source_map)
+        let found = resolve_in(&others, key, &self.source_map);
+        if !found.addrs.is_empty() || !matches!(key, BpKey::Function(_)) {
+            return found;
+        }
+        resolve_in(&system, key, &self.source_map)
     }
 
     fn clear_tables(&self) {
@@ -1085,6 +1188,7 @@ impl Session {
                 temp: None,
                 tramp_sp: None,
                 steps: 0,
+                out_of: (kind == StepKind::Out).then_some(pc),
             };
             c.running = true;
             match kind {
@@ -1140,7 +1244,7 @@ impl Session {
     /// Lines of a source file where a breakpoint can bind (for `breakpointLocations`
     /// and the gutter).
     pub fn breakpoint_lines(&self, file: &Path) -> Result<Vec<Line>> {
-        Ok(self.main.lines_with_code(file, &self.source_map)?)
+        Ok(self.main_binary().lines_with_code(file, &self.source_map)?)
     }
 
     /// The modules mapped so far: file, load bias, mapped range, whether symbols
@@ -1275,7 +1379,7 @@ impl Session {
         let is_type = self.is_type_fn();
         let lhs = expr::parse(target, &is_type)?;
         let rhs = expr::parse(value, &is_type)?;
-        let enums = self.enums.clone();
+        let enums = lock(&self.core).enums.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
             let module = data
                 .module
@@ -1316,7 +1420,7 @@ impl Session {
         let data = self.frame(frame)?;
         let parsed = expr::parse(expression, &self.is_type_fn())?;
         let name = expression.to_string();
-        let enums = self.enums.clone();
+        let enums = lock(&self.core).enums.clone();
         let rendered =
             self.handle
                 .call(move |t: &mut Tracer| -> Result<(Value, Option<Node>)> {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use symbols::{Column, EvalContext, FileAddr, Line, MemoryReader, RuntimeAddr};
+use symbols::{Column, EvalContext, Line, MemoryReader, RuntimeAddr};
 
 use crate::ids::FrameId;
 use crate::mem::{read_u64, FrameRegs};
@@ -144,7 +144,7 @@ fn unwind_one(
                 return (cfa, None);
             }
             return match binary.unwind_caller(&ctx) {
-                Ok(Some(map)) => (cfa, Some(FrameRegs(map))),
+                Ok(Some(map)) => (cfa, Some(FrameRegs::from_map(&map))),
                 _ => (cfa, None),
             };
         }
@@ -161,9 +161,9 @@ fn unwind_one(
     };
     let cfa = fp + 16;
     let mut caller = regs.clone();
-    caller.0.insert(6, saved_fp);
-    caller.0.insert(7, cfa);
-    caller.0.insert(16, ra);
+    caller.set(6, saved_fp);
+    caller.set(7, cfa);
+    caller.set(16, ra);
     (Some(cfa), Some(caller))
 }
 
@@ -185,7 +185,10 @@ pub(crate) fn frames(
         let binary = p.module.as_ref().and_then(|m| m.binary().cloned());
         let file_pc = p.module.as_ref().map(|m| m.to_file(p.lookup_pc));
         let (func, loc) = match (&binary, file_pc) {
-            (Some(b), Some(fpc)) => (b.function_at(fpc).ok().flatten(), location(b, fpc)),
+            (Some(b), Some(fpc)) => (
+                b.function_at(fpc).ok().flatten(),
+                b.frame_location_for_addr(fpc).ok().flatten(),
+            ),
             _ => (None, None),
         };
         let mut push = |function: Option<String>,
@@ -250,23 +253,4 @@ pub(crate) fn frames(
         }
     }
     out
-}
-
-/// The source position of a pc. When several rows start at the pc, the last
-/// statement row wins, as in gdb (`location_for_addr` takes the first row, which
-/// at -O2 is often a non-statement row of another line).
-pub(crate) fn location(b: &symbols::Binary, pc: FileAddr) -> Option<symbols::SourceLocation> {
-    let mut loc = b.location_for_addr(pc).ok().flatten()?;
-    if let Ok(rows) = b.line_rows(pc..FileAddr(pc.0 + 1)) {
-        if let Some(r) = rows
-            .iter()
-            .rev()
-            .find(|r| r.is_stmt && r.addr == pc && r.line.is_some())
-        {
-            loc.file = r.file.to_path_buf();
-            loc.line = r.line;
-            loc.column = r.column;
-        }
-    }
-    Some(loc)
 }

@@ -117,13 +117,15 @@ pub(crate) struct Resolved {
 pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> {
     let mut t = ty;
     for _ in 0..MAX_CHAIN {
-        let info = binary.type_info(t).map_err(|e| format!("<error: {e}>"))?;
-        match info.kind {
+        let info = binary
+            .type_info_shared(t)
+            .map_err(|e| format!("<error: {e}>"))?;
+        match &info.kind {
             TypeKind::Typedef(Some(x))
             | TypeKind::Const(Some(x))
             | TypeKind::Volatile(Some(x))
             | TypeKind::Restrict(Some(x))
-            | TypeKind::Atomic(Some(x)) => t = x,
+            | TypeKind::Atomic(Some(x)) => t = *x,
             TypeKind::Typedef(None)
             | TypeKind::Const(None)
             | TypeKind::Volatile(None)
@@ -136,7 +138,7 @@ pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> 
             }
             kind => {
                 return Ok(Resolved {
-                    kind,
+                    kind: kind.clone(),
                     size: info.size,
                 })
             }

@@ -371,11 +371,8 @@ fn report_stop(
             }
         }
     }
-    if let Some(rv) = &stop.return_value {
-        text.push_str(&format!(
-            "  returned: rax={:#x} xmm0={:#x}\n",
-            rv.rax, rv.xmm0
-        ));
+    if let Some(value) = stop.return_value.as_ref().and_then(|rv| rv.value.as_ref()) {
+        text.push_str(&format!("  {} returned {}\n", value.name, value.rendered));
     }
     if out.json {
         out.json(&json!({"event": "stopped", "stop": n, "reason": cause_text(&stop.cause), "thread": stop.tid.0,

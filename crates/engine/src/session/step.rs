@@ -8,6 +8,7 @@ use target::{Tid, Tracer};
 use super::{Core, ReturnValue, StepKind, StopCause, MAX_STEPS};
 use crate::mem::{read_u64, TracerMemory};
 use crate::modules::Module;
+use crate::retval::{self, ReturnRegs};
 
 #[derive(Debug)]
 pub(super) struct StepPlan {
@@ -24,6 +25,8 @@ pub(super) struct StepPlan {
     /// Stepping in through a PLT stub: the sp at the call's entry.
     pub(super) tramp_sp: Option<u64>,
     pub(super) steps: u32,
+    /// Stepping out: a pc in the function being left, to type its return value.
+    pub(super) out_of: Option<u64>,
 }
 
 impl Core {
@@ -36,7 +39,8 @@ impl Core {
         }
         match plan.kind {
             StepKind::Out => {
-                let rv = return_value(t, tid);
+                let function_pc = plan.out_of;
+                let rv = self.return_value(t, tid, function_pc);
                 self.step = None;
                 self.stopped(tid, StopCause::Step, true, rv);
             }
@@ -66,6 +70,57 @@ impl Core {
             Some((ptid, _)) if ptid == tid => self.continue_step(t, tid),
             _ => self.stopped(tid, StopCause::Step, false, None),
         }
+    }
+
+    /// The registers holding a return value and, when the function at `function_pc` has
+    /// a known return type, the value they hold.
+    fn return_value(
+        &self,
+        t: &mut Tracer,
+        tid: Tid,
+        function_pc: Option<u64>,
+    ) -> Option<ReturnValue> {
+        let regs = t.regs(tid).ok()?;
+        let fp = t.fp_regs(tid).ok();
+        let low = |n: usize| {
+            fp.and_then(|f| f.xmm(n)).map_or(0, |x| {
+                u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]])
+            })
+        };
+        let mut st0 = [0u8; 16];
+        if let Some(f) = fp {
+            for (k, w) in f.0.st_space.iter().take(4).enumerate() {
+                st0[k * 4..k * 4 + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            // Only the 80 bits of the register are the value.
+            st0[10..].fill(0);
+        }
+        let ret = ReturnRegs {
+            rax: regs.0.rax,
+            rdx: regs.0.rdx,
+            xmm: [low(0), low(1)],
+            st0,
+        };
+        let value = function_pc.and_then(|pc| {
+            let module = self.modules.find(pc)?;
+            let binary = module.binary()?;
+            let file_pc = module.to_file(pc);
+            let name = binary
+                .function_at(file_pc)
+                .ok()
+                .flatten()
+                .map(|f| f.function.name)
+                .unwrap_or_default();
+            let ty = binary.function_return_type(file_pc).ok().flatten();
+            let mem = TracerMemory(t);
+            retval::render(binary, module.bias, &mem, &name, ty, &ret)
+        });
+        Some(ReturnValue {
+            rax: ret.rax,
+            rdx: ret.rdx,
+            xmm0: ret.xmm[0],
+            value,
+        })
     }
 
     /// If the thread now sits on a user breakpoint whose condition holds, report that.
@@ -240,7 +295,7 @@ fn line_start_at(module: &Module, pc: u64) -> Option<u32> {
 pub(super) fn current_line(module: &Module, pc: u64) -> Option<u32> {
     let binary = module.binary()?;
     binary
-        .location_for_addr(module.to_file(pc))
+        .frame_location_for_addr(module.to_file(pc))
         .ok()
         .flatten()
         .and_then(|l| l.line)
@@ -288,16 +343,4 @@ fn is_plain_function(module: Option<&Module>, pc: u64) -> bool {
         .ok()
         .flatten()
         .is_some_and(|f| !f.function.from_dwarf)
-}
-
-fn return_value(t: &mut Tracer, tid: Tid) -> Option<ReturnValue> {
-    let regs = t.regs(tid).ok()?;
-    let xmm0 = t.fp_regs(tid).ok().and_then(|f| f.xmm(0)).map_or(0, |x| {
-        u64::from_le_bytes([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]])
-    });
-    Some(ReturnValue {
-        rax: regs.0.rax,
-        rdx: regs.0.rdx,
-        xmm0,
-    })
 }
