@@ -599,6 +599,9 @@ pub(crate) struct Env<'a> {
     pub inline_index: u32,
     /// Enumerator constants of the main executable (`RED` in `color == RED`).
     pub enums: Option<&'a Enumerators>,
+    /// Registers on entry to the frame's function, from the caller's call site (for
+    /// `DW_OP_entry_value`).
+    pub entry_regs: Option<&'a dyn symbols::RegisterReader>,
 }
 
 /// The enumerators of every enum type of a binary, collected on first use.
@@ -924,7 +927,7 @@ impl Env<'_> {
             frame_base: None,
             cfa: self.cfa,
             tls_base: None,
-            entry_registers: None,
+            entry_registers: self.entry_regs,
         };
         self.binary
             .evaluate_location(expr, self.scope.frame_base.as_ref(), &ctx)

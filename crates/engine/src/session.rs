@@ -581,6 +581,7 @@ fn with_frame0<R>(
         scope: &site.scope,
         inline_index: site.inline_index,
         enums: module.main.then_some(enums),
+        entry_regs: None,
     };
     f(&env)
 }
@@ -1401,6 +1402,7 @@ impl Session {
                     scope: &scope,
                     inline_index: data.inline_index,
                     enums: module.main.then_some(&*enums),
+                    entry_regs: None,
                 };
                 let place = env.eval(&lhs)?;
                 let v = env.eval(&rhs)?;
@@ -1445,6 +1447,10 @@ impl Session {
                         }
                         _ => &data.regs,
                     };
+                    let entry = data
+                        .caller
+                        .as_deref()
+                        .and_then(|c| unwind::entry_registers(c, &mem));
                     let env = Env {
                         binary,
                         bias: module.bias,
@@ -1455,6 +1461,7 @@ impl Session {
                         scope: &scope,
                         inline_index: data.inline_index,
                         enums: module.main.then_some(&*enums),
+                        entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
                     };
                     let v = env.eval(&parsed)?;
                     Ok(match (&v.ty, &v.loc) {
@@ -1545,6 +1552,10 @@ fn frame_variables(
         }
         _ => &data.regs,
     };
+    let entry = match (&data.caller, kind) {
+        (Some(c), ScopeKind::Arguments | ScopeKind::Locals) => unwind::entry_registers(c, &mem),
+        _ => None,
+    };
     let env = Env {
         binary,
         bias: module.bias,
@@ -1555,6 +1566,7 @@ fn frame_variables(
         scope: &scope,
         inline_index: data.inline_index,
         enums: None,
+        entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
     };
     let vars: Vec<&symbols::Variable> = match kind {
         ScopeKind::Globals => scope.globals.iter().collect(),

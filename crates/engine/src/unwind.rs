@@ -1,10 +1,13 @@
 //! Stack unwinding: CFI rows from the module covering each pc (frame-pointer fallback),
 //! physical frames expanded into inlined frames from the inline chain.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use symbols::{Column, EvalContext, Line, MemoryReader, RuntimeAddr};
+use symbols::{
+    Column, EvalContext, Line, MemoryReader, PieceLocation, RegisterReader, RuntimeAddr,
+};
 
 use crate::ids::FrameId;
 use crate::mem::{read_u64, FrameRegs};
@@ -52,6 +55,93 @@ pub(crate) struct FrameData {
     pub physical: usize,
     /// The thread, so frame 0 can read its SSE registers.
     pub tid: Option<target::Tid>,
+    /// The calling physical frame, for `DW_OP_entry_value` through its call site.
+    pub caller: Option<Arc<CallerFrame>>,
+}
+
+/// What a callee needs of its caller's frame to evaluate the caller's call-site
+/// parameter values (`DW_AT_call_value`).
+#[derive(Clone, Debug)]
+pub(crate) struct CallerFrame {
+    regs: FrameRegs,
+    /// The return address of the callee.
+    pc: u64,
+    lookup_pc: u64,
+    cfa: Option<u64>,
+    module: Option<Arc<Module>>,
+    /// The caller's own caller (entry values chain through call sites).
+    caller: Option<Arc<CallerFrame>>,
+}
+
+/// How many callers a chain of entry values may go through.
+const MAX_ENTRY_CHAIN: u32 = 8;
+
+/// The registers the call site returning to `caller.pc` describes, as they were on
+/// entry to the callee: each `DW_AT_call_value` evaluated in the caller's frame. A
+/// value that cannot be evaluated is left out (the callee's variable then reads as
+/// optimized out); `None` when the caller has no such call site.
+pub(crate) fn entry_registers(
+    caller: &CallerFrame,
+    mem: &dyn MemoryReader,
+) -> Option<HashMap<u16, u64>> {
+    entry_registers_at(caller, mem, 0)
+}
+
+fn entry_registers_at(
+    caller: &CallerFrame,
+    mem: &dyn MemoryReader,
+    depth: u32,
+) -> Option<HashMap<u16, u64>> {
+    if depth >= MAX_ENTRY_CHAIN {
+        return None;
+    }
+    let module = caller.module.as_ref()?;
+    let binary = module.binary()?;
+    let site = binary.call_site(module.to_file(caller.pc)).ok()??;
+    if site.values.is_empty() {
+        return None;
+    }
+    // The caller's own entry values, only when one of its values needs them.
+    let needs_entry = site
+        .values
+        .iter()
+        .any(|(_, e)| e.bytes().iter().any(|&b| b == 0xa3 || b == 0xf3));
+    let outer = match (&caller.caller, needs_entry) {
+        (Some(c), true) => entry_registers_at(c, mem, depth + 1),
+        _ => None,
+    };
+    let ctx = EvalContext {
+        memory: mem,
+        registers: &caller.regs,
+        bias: module.bias,
+        pc: RuntimeAddr(caller.lookup_pc),
+        frame_base: None,
+        cfa: caller.cfa,
+        tls_base: None,
+        entry_registers: outer.as_ref().map(|m| m as &dyn RegisterReader),
+    };
+    let mut out = HashMap::new();
+    for (reg, expr) in &site.values {
+        let Ok(pieces) = binary.evaluate_location(expr, site.frame_base.as_ref(), &ctx) else {
+            continue;
+        };
+        let value = match pieces.first().map(|p| &p.location) {
+            Some(PieceLocation::Memory(a)) => Some(a.0),
+            Some(PieceLocation::Register(r)) => caller.regs.get(*r),
+            Some(PieceLocation::Value(b)) => {
+                let mut x = [0u8; 8];
+                for (d, s) in x.iter_mut().zip(b) {
+                    *d = *s;
+                }
+                Some(u64::from_le_bytes(x))
+            }
+            _ => None,
+        };
+        if let Some(v) = value {
+            out.insert(*reg, v);
+        }
+    }
+    Some(out)
 }
 
 struct Physical {
@@ -177,19 +267,43 @@ pub(crate) fn frames(
 ) -> Vec<FrameData> {
     let mut out = Vec::new();
     let mut next_id = first_id;
-    for (index, p) in physical_frames(regs, modules, mem, max)
-        .into_iter()
-        .enumerate()
-    {
+    let physical = physical_frames(regs, modules, mem, max);
+    let funcs: Vec<Option<symbols::FunctionAt>> = physical
+        .iter()
+        .map(|p| {
+            let m = p.module.as_ref()?;
+            m.binary()?.function_at(m.to_file(p.lookup_pc)).ok()?
+        })
+        .collect();
+    // callers[i]: the caller of physical frame i, built outermost first so each
+    // caller knows its own caller. As gdb does not unwind past `main` (its default
+    // `backtrace past-main off`), `main`'s entry values are not recovered from libc.
+    let mut callers: Vec<Option<Arc<CallerFrame>>> = vec![None; physical.len()];
+    for i in (0..physical.len().saturating_sub(1)).rev() {
+        let (p, c) = (&physical[i], &physical[i + 1]);
+        let is_main = funcs
+            .get(i)
+            .and_then(|f| f.as_ref())
+            .is_some_and(|f| f.function.name == "main");
+        if p.sigtramp || c.sigtramp || is_main {
+            continue;
+        }
+        callers[i] = Some(Arc::new(CallerFrame {
+            regs: c.regs.clone(),
+            pc: c.pc,
+            lookup_pc: c.lookup_pc,
+            cfa: c.cfa,
+            module: c.module.clone(),
+            caller: callers.get(i + 1).cloned().flatten(),
+        }));
+    }
+    for (((index, p), caller), func) in physical.into_iter().enumerate().zip(callers).zip(funcs) {
         let module_name = p.module.as_ref().map(|m| m.name());
         let binary = p.module.as_ref().and_then(|m| m.binary().cloned());
         let file_pc = p.module.as_ref().map(|m| m.to_file(p.lookup_pc));
-        let (func, loc) = match (&binary, file_pc) {
-            (Some(b), Some(fpc)) => (
-                b.function_at(fpc).ok().flatten(),
-                b.frame_location_for_addr(fpc).ok().flatten(),
-            ),
-            _ => (None, None),
+        let loc = match (&binary, file_pc) {
+            (Some(b), Some(fpc)) => b.frame_location_for_addr(fpc).ok().flatten(),
+            _ => None,
         };
         let mut push = |function: Option<String>,
                         file: Option<PathBuf>,
@@ -214,6 +328,7 @@ pub(crate) fn frames(
                 inline_index,
                 physical: index,
                 tid: None,
+                caller: caller.clone(),
             });
             next_id += 1;
         };

@@ -4,7 +4,7 @@
 
 mod common;
 
-/// Values the engine cannot produce yet are dropped from both sides when the engine's
+/// Runs the eng_values sample. Values the engine cannot produce yet are dropped from both sides when the engine's
 /// error contains one of `known_gaps` (each is listed in the crate's open items); a
 /// wrong value still fails.
 fn differential(
@@ -13,8 +13,19 @@ fn differential(
     min_stops: usize,
     known_gaps: &[&str],
 ) -> Vec<Vec<String>> {
-    let sample = common::compile("eng_values", flags);
-    let locations: Vec<String> = lines.iter().map(|l| format!("eng_values.c:{l}")).collect();
+    differential_of("eng_values", 3, flags, lines, min_stops, known_gaps)
+}
+
+fn differential_of(
+    name: &str,
+    exit_code: i32,
+    flags: &[&str],
+    lines: &[u32],
+    min_stops: usize,
+    known_gaps: &[&str],
+) -> Vec<Vec<String>> {
+    let sample = common::compile(name, flags);
+    let locations: Vec<String> = lines.iter().map(|l| format!("{name}.c:{l}")).collect();
     let expected = common::gdb_stops(&sample.path, &locations, sample.dir.path());
     assert!(
         expected.len() >= min_stops,
@@ -22,7 +33,7 @@ fn differential(
         expected.len()
     );
     let (actual, code) = common::engine_stops(&sample, lines);
-    assert_eq!(code, 3);
+    assert_eq!(code, exit_code);
     assert_eq!(actual.len(), expected.len(), "number of stops");
     for (i, (a, e)) in actual.iter().zip(&expected).enumerate() {
         let (mut a, mut e) = (common::normalize(a), common::normalize(e));
@@ -69,5 +80,35 @@ fn values_and_frames_agree_with_gdb_at_o0() {
 
 #[test]
 fn values_and_frames_agree_with_gdb_at_o2() {
-    differential(&["-g", "-O2"], &[49, 60, 72, 97, 112], 3, &["entry value"]);
+    // Parameters located by DW_OP_entry_value are compared too: the engine recovers
+    // them from the caller's call site as gdb does, or both say `<optimized out>`.
+    let stops = differential(&["-g", "-O2"], &[49, 60, 72, 97, 112], 3, &[]);
+    let all: Vec<&String> = stops.iter().flatten().collect();
+    assert!(all.iter().all(|l| !l.contains("<error")), "{all:#?}");
+}
+
+/// At `return 7;` in `leaf`, both arguments are dead: their locations are
+/// `DW_OP_entry_value(DW_OP_reg5)` / `(DW_OP_reg4)`, recovered from `middle`'s call
+/// site (`rdi` = a callee-saved register, `rsi` = the constant 5). `main`'s `argc`
+/// needs the call site in libc, which has none: `<optimized out>` on both sides.
+fn entry_values_agree_with_gdb(dwarf: &str) {
+    let stops = differential_of("sym_callsite", 0, &["-O2", dwarf], &[13], 1, &[]);
+    let all: Vec<&String> = stops.iter().flatten().collect();
+    for needle in [
+        "VAR 0 a = 42",
+        "VAR 0 b = 5",
+        "VAR 2 argc = <optimized out>",
+    ] {
+        assert!(all.iter().any(|l| *l == needle), "no {needle}: {all:#?}");
+    }
+}
+
+#[test]
+fn entry_values_agree_with_gdb_dwarf5() {
+    entry_values_agree_with_gdb("-gdwarf-5");
+}
+
+#[test]
+fn gnu_entry_values_agree_with_gdb_dwarf4() {
+    entry_values_agree_with_gdb("-gdwarf-4");
 }

@@ -356,8 +356,12 @@ impl Binary {
                     eval.resume_with_base_type(vt)?
                 }
                 E::RequiresEntryValue(inner) => {
+                    // As in gdb, an entry value that cannot be recovered from the
+                    // caller's call site makes the value optimized out.
                     let regs = ctx.entry_registers.ok_or_else(|| {
-                        Error::Evaluation("entry value needs the caller's registers".into())
+                        Error::Evaluation(
+                            "entry value needs the caller's call site (optimized out)".into(),
+                        )
                     })?;
                     let inner = LocationExpr {
                         bytes: crate::units::reader_bytes(&inner.0),
@@ -373,9 +377,12 @@ impl Binary {
                     };
                     let pieces = self.evaluate_inner(&inner, None, &sub, nesting + 1)?;
                     let v = match pieces.first().map(|p| &p.location) {
-                        Some(PieceLocation::Register(r)) => {
-                            regs.reg(*r).ok_or(Error::Register(*r))?
-                        }
+                        Some(PieceLocation::Register(r)) => regs.reg(*r).ok_or_else(|| {
+                            Error::Evaluation(format!(
+                                "entry value of register {r} not described by the call site \
+                                 (optimized out)"
+                            ))
+                        })?,
                         Some(PieceLocation::Memory(a)) => a.0,
                         Some(PieceLocation::Value(b)) => {
                             let mut x = [0u8; 8];

@@ -8,6 +8,7 @@
 //! cached, so a [`Binary`] can be shared across threads.
 
 mod binary;
+mod callsites;
 mod reader;
 mod units;
 
@@ -36,6 +37,7 @@ pub mod vars;
 
 pub use addr::{Column, FileAddr, Line, LoadBias, RuntimeAddr};
 pub use binary::{Binary, BinaryInfo, OpenOptions, SectionStorage};
+pub use callsites::CallSite;
 pub use error::{Error, Result};
 pub use eval::{
     read_pieces, EvalContext, LocationExpr, MemoryImage, MemoryReader, Piece, PieceLocation,

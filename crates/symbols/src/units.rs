@@ -23,6 +23,7 @@ pub(crate) struct UnitSlot {
     pub(crate) files: OnceLock<Result<FileTable, gimli::Error>>,
     pub(crate) lines: OnceLock<Result<Arc<LineTable>, gimli::Error>>,
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
+    pub(crate) call_sites: OnceLock<Result<Arc<crate::callsites::UnitCallSites>, gimli::Error>>,
 }
 
 impl UnitSlot {
@@ -39,6 +40,7 @@ impl UnitSlot {
             files: OnceLock::new(),
             lines: OnceLock::new(),
             funcs: OnceLock::new(),
+            call_sites: OnceLock::new(),
         }
     }
 }

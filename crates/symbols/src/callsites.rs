@@ -1,0 +1,198 @@
+//! Call sites (`DW_TAG_call_site`, DWARF 4's `DW_TAG_GNU_call_site`): the values a
+//! caller passed in registers, for `DW_OP_entry_value` in the callee.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gimli::AttributeValue;
+
+use crate::addr::FileAddr;
+use crate::binary::Binary;
+use crate::error::{Error, Result};
+use crate::eval::LocationExpr;
+use crate::units::{reader_bytes, Die, Unit};
+
+/// One call instruction of a caller, as its `DW_TAG_call_site` describes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CallSite {
+    /// The return address of the call (`DW_AT_call_return_pc` / GNU `DW_AT_low_pc`).
+    pub return_pc: FileAddr,
+    /// For each described parameter register (DWARF number): the expression, evaluated
+    /// in the caller's frame, whose value the register had on entry to the callee
+    /// (`DW_AT_call_value` / `DW_AT_GNU_call_site_value`).
+    pub values: Vec<(u16, LocationExpr)>,
+    /// The frame base of the function containing the call (for `DW_OP_fbreg` in the
+    /// values), when it is a single expression.
+    pub frame_base: Option<LocationExpr>,
+}
+
+/// The call sites of one unit, by return address.
+pub(crate) type UnitCallSites = HashMap<u64, CallSite>;
+
+const DW_OP_REG0: u8 = 0x50;
+const DW_OP_REG31: u8 = 0x6f;
+const DW_OP_REGX: u8 = 0x90;
+
+/// The register a `DW_OP_regN` / `DW_OP_regx` expression names.
+fn register_of(bytes: &[u8]) -> Option<u16> {
+    match bytes {
+        [op] if (DW_OP_REG0..=DW_OP_REG31).contains(op) => Some(u16::from(op - DW_OP_REG0)),
+        [DW_OP_REGX, rest @ ..] => {
+            let mut value: u64 = 0;
+            for (i, b) in rest.iter().enumerate() {
+                if i >= 3 {
+                    return None;
+                }
+                value |= u64::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    return (i + 1 == rest.len())
+                        .then(|| u16::try_from(value).ok())
+                        .flatten();
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+impl Binary {
+    /// The call site whose return address is `return_addr` (a caller frame's pc), with
+    /// the entry values of the callee's parameter registers it describes; `None` when
+    /// no unit covering the address describes such a call. Parsed lazily, once per unit.
+    pub fn call_site(&self, return_addr: FileAddr) -> Result<Option<CallSite>> {
+        // The return address can be just past the end of the caller (a call to a
+        // noreturn function), so the call instruction's address is looked up too.
+        let mut units = self.units_for_addr(return_addr.0);
+        for u in self.units_for_addr(return_addr.0.wrapping_sub(1)) {
+            if !units.contains(&u) {
+                units.push(u);
+            }
+        }
+        for index in units {
+            let sites = self.unit_call_sites(index)?;
+            if let Some(site) = sites.get(&return_addr.0) {
+                return Ok(Some(site.clone()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The entry values described by the call site returning to `return_addr`:
+    /// (DWARF register, expression to evaluate in the caller's frame).
+    pub fn call_site_values(&self, return_addr: FileAddr) -> Result<Vec<(u16, LocationExpr)>> {
+        Ok(self
+            .call_site(return_addr)?
+            .map(|s| s.values)
+            .unwrap_or_default())
+    }
+
+    pub(crate) fn unit_call_sites(&self, index: usize) -> Result<Arc<UnitCallSites>> {
+        let slot = self
+            .units
+            .get(index)
+            .ok_or(Error::BadReference(index as u64))?;
+        let result = slot.call_sites.get_or_init(|| {
+            let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+            self.walk_call_sites(index, &unit).map(Arc::new)
+        });
+        result.clone().map_err(Error::from)
+    }
+
+    fn expr_attr(unit: &Unit, index: usize, die: &Die, at: gimli::DwAt) -> Option<LocationExpr> {
+        match die.attr_value(at)? {
+            AttributeValue::Exprloc(e) => Some(LocationExpr {
+                bytes: reader_bytes(&e.0),
+                encoding: unit.encoding(),
+                unit: index,
+            }),
+            AttributeValue::Block(b) => Some(LocationExpr {
+                bytes: reader_bytes(&b),
+                encoding: unit.encoding(),
+                unit: index,
+            }),
+            _ => None,
+        }
+    }
+
+    fn walk_call_sites(
+        &self,
+        index: usize,
+        unit: &Unit,
+    ) -> std::result::Result<UnitCallSites, gimli::Error> {
+        let mut out = UnitCallSites::new();
+        // Enclosing subprograms: (depth, frame base).
+        let mut funcs: Vec<(isize, Option<LocationExpr>)> = Vec::new();
+        // The call site whose parameters are being read: (depth, site).
+        let mut current: Option<(isize, CallSite)> = None;
+        let mut cursor = unit.entries();
+        while let Some(die) = cursor.next_dfs()? {
+            let depth = die.depth();
+            while funcs.last().is_some_and(|f| f.0 >= depth) {
+                funcs.pop();
+            }
+            if current.as_ref().is_some_and(|c| c.0 >= depth) {
+                if let Some((_, site)) = current.take() {
+                    out.insert(site.return_pc.0, site);
+                }
+            }
+            match die.tag() {
+                gimli::DW_TAG_subprogram => {
+                    let fb = Self::expr_attr(unit, index, die, gimli::DW_AT_frame_base);
+                    funcs.push((depth, fb));
+                }
+                gimli::DW_TAG_call_site | gimli::DW_TAG_GNU_call_site => {
+                    let ret = die
+                        .attr_value(gimli::DW_AT_call_return_pc)
+                        .or_else(|| die.attr_value(gimli::DW_AT_low_pc))
+                        .and_then(|v| unit.unit_ref(&self.dwarf).attr_address(v).ok().flatten());
+                    if let Some(ret) = ret {
+                        let site = CallSite {
+                            return_pc: FileAddr(ret),
+                            values: Vec::new(),
+                            frame_base: funcs.last().and_then(|f| f.1.clone()),
+                        };
+                        if die.has_children() {
+                            current = Some((depth, site));
+                        } else {
+                            out.insert(ret, site);
+                        }
+                    }
+                }
+                gimli::DW_TAG_call_site_parameter | gimli::DW_TAG_GNU_call_site_parameter => {
+                    if let Some((_, site)) = current.as_mut() {
+                        let reg = Self::expr_attr(unit, index, die, gimli::DW_AT_location)
+                            .and_then(|l| register_of(&l.bytes));
+                        let value = Self::expr_attr(unit, index, die, gimli::DW_AT_call_value)
+                            .or_else(|| {
+                                Self::expr_attr(unit, index, die, gimli::DW_AT_GNU_call_site_value)
+                            });
+                        if let (Some(reg), Some(value)) = (reg, value) {
+                            site.values.push((reg, value));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some((_, site)) = current.take() {
+            out.insert(site.return_pc.0, site);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::register_of;
+
+    #[test]
+    fn registers_of_location_expressions() {
+        assert_eq!(register_of(&[0x55]), Some(5));
+        assert_eq!(register_of(&[0x90, 0x11]), Some(17));
+        assert_eq!(register_of(&[0x90, 0x91, 0x01]), Some(145));
+        assert_eq!(register_of(&[0x90]), None);
+        assert_eq!(register_of(&[0x91, 0x00]), None);
+        assert_eq!(register_of(&[]), None);
+    }
+}
