@@ -166,6 +166,9 @@ pub(crate) struct Bp {
     pub hit_condition: Option<HitCondition>,
     pub log: Option<Vec<LogPart>>,
     pub hits: u64,
+    /// A disabled breakpoint keeps its locations and id but neither counts hits nor
+    /// stops; its int3s stay planted, so a hit there costs one silent round trip.
+    pub enabled: bool,
     /// The scope at each address, looked up on the first hit there and kept, so later
     /// hits evaluate the condition without walking DWARF again.
     pub scopes: HashMap<u64, Arc<HitSite>>,

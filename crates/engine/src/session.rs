@@ -434,6 +434,9 @@ impl Core {
         } = self;
         for id in ids {
             let Some(bp) = bps.get_mut(id) else { continue };
+            if !bp.enabled {
+                continue;
+            }
             if let Some(cond) = &bp.condition {
                 match eval_condition(t, tid, addr, modules, enums, &mut bp.scopes, cond) {
                     Ok(false) => continue,
@@ -825,6 +828,18 @@ impl Session {
             .map(|s| s.trim_end().to_string())
     }
 
+    /// Enables or disables a breakpoint: a disabled one keeps its id, locations and hit
+    /// count, but its hits are neither counted nor stop (nor log).
+    pub fn set_breakpoint_enabled(&self, id: BreakpointId, enabled: bool) -> Result<()> {
+        let mut c = lock(&self.core);
+        let bp = c
+            .bps
+            .get_mut(&id)
+            .ok_or_else(|| Error::Eval(format!("no breakpoint {id}")))?;
+        bp.enabled = enabled;
+        Ok(())
+    }
+
     /// Sets the instruction breakpoints (runtime addresses), replacing the ones set
     /// before.
     pub fn set_instruction_breakpoints(&self, addresses: &[u64]) -> Result<Vec<BreakpointStatus>> {
@@ -1057,12 +1072,14 @@ impl Session {
                 }
                 let mut ids = Vec::new();
                 for (key, addrs, condition, hit_condition, log) in wanted {
-                    let (id, hits) = match old.remove(&key) {
-                        Some(b) => (b.id, b.hits),
+                    // Setting the same location again keeps its id, hit count and
+                    // enabled state.
+                    let (id, hits, enabled) = match old.remove(&key) {
+                        Some(b) => (b.id, b.hits, b.enabled),
                         None => {
                             let id = BreakpointId(c.next_bp);
                             c.next_bp += 1;
-                            (id, 0)
+                            (id, 0, true)
                         }
                     };
                     let mut planted = Vec::new();
@@ -1082,6 +1099,7 @@ impl Session {
                             hit_condition,
                             log,
                             hits,
+                            enabled,
                             scopes: HashMap::new(),
                         },
                     );

@@ -735,3 +735,62 @@ fn qualified_and_template_function_breakpoints_in_cpp() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn disabled_breakpoints_keep_their_id_and_neither_count_nor_stop() {
+    let sample = common::compile("eng_steps", &["-g", "-O0"]);
+    let session = common::launch(&sample);
+    let function = [FunctionBreakpoint {
+        name: "square".into(),
+        ..Default::default()
+    }];
+    let a = session.set_function_breakpoints(&function).unwrap()[0].id;
+    // Line 10 (`calls++`) runs once per call; its 5th hit is the call with v == 4.
+    let b = session
+        .set_line_breakpoints(
+            &sample.source,
+            &[SourceBreakpoint {
+                line: 10,
+                hit_condition: Some("== 5".into()),
+                ..Default::default()
+            }],
+        )
+        .unwrap()[0]
+        .id;
+    assert!(session
+        .set_breakpoint_enabled(engine::BreakpointId(999), false)
+        .is_err());
+    session.resume().unwrap();
+    let mut stops = Vec::new();
+    loop {
+        match session.wait_stop(common::STOP).unwrap() {
+            SessionEvent::Stopped(stop) => {
+                let StopCause::Breakpoint(ids) = &stop.cause else {
+                    panic!("{stop:?}")
+                };
+                let f = session.stack_trace(stop.tid).unwrap();
+                let v = session.evaluate(f[0].id, "v").unwrap().rendered;
+                stops.push((ids.clone(), v.clone()));
+                if v == "0" {
+                    session.set_breakpoint_enabled(a, false).unwrap();
+                    // Setting the same function again keeps the id and the disabled state.
+                    assert_eq!(
+                        session.set_function_breakpoints(&function).unwrap()[0].id,
+                        a
+                    );
+                } else if ids == &vec![b] {
+                    session.set_breakpoint_enabled(a, true).unwrap();
+                }
+                session.resume().unwrap();
+            }
+            SessionEvent::Exited { .. } => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    let expected: Vec<(Vec<engine::BreakpointId>, String)> =
+        [(a, 0), (b, 4), (a, 5), (a, 6), (a, 7), (a, 8), (a, 9)]
+            .into_iter()
+            .map(|(id, v)| (vec![id], v.to_string()))
+            .collect();
+    assert_eq!(stops, expected);
+}
