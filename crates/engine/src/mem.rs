@@ -145,3 +145,19 @@ impl RegisterReader for LiveRegs<'_> {
         self.general.get(n)
     }
 }
+
+/// The registers an expression in a frame reads: live for frame 0 of a thread (so the SSE
+/// registers can be fetched on demand), the unwound set for its callers.
+pub(crate) enum FrameRegisters<'a> {
+    Live(LiveRegs<'a>),
+    Unwound(&'a FrameRegs),
+}
+
+impl RegisterReader for FrameRegisters<'_> {
+    fn reg(&self, n: u16) -> Option<u64> {
+        match self {
+            FrameRegisters::Live(live) => live.reg(n),
+            FrameRegisters::Unwound(regs) => regs.reg(n),
+        }
+    }
+}

@@ -1453,18 +1453,8 @@ impl Session {
                         .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
                     let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
                     let mem = TracerMemory(t);
-                    let live;
-                    let regs: &dyn symbols::RegisterReader = match (data.physical, data.tid) {
-                        (0, Some(tid)) => {
-                            live = LiveRegs {
-                                general: &data.regs,
-                                tracer: t,
-                                tid,
-                            };
-                            &live
-                        }
-                        _ => &data.regs,
-                    };
+                    let frame_regs = data.registers(t);
+                    let regs: &dyn symbols::RegisterReader = &frame_regs;
                     let entry = data
                         .caller
                         .as_deref()
@@ -1558,18 +1548,8 @@ fn frame_variables(
     };
     let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
     let mem = TracerMemory(t);
-    let live;
-    let regs: &dyn symbols::RegisterReader = match (data.physical, data.tid) {
-        (0, Some(tid)) => {
-            live = LiveRegs {
-                general: &data.regs,
-                tracer: t,
-                tid,
-            };
-            &live
-        }
-        _ => &data.regs,
-    };
+    let frame_regs = data.registers(t);
+    let regs: &dyn symbols::RegisterReader = &frame_regs;
     let entry = match (&data.caller, kind) {
         (Some(c), ScopeKind::Arguments | ScopeKind::Locals) => unwind::entry_registers(c, &mem),
         _ => None,

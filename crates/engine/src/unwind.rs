@@ -10,7 +10,7 @@ use symbols::{
 };
 
 use crate::ids::FrameId;
-use crate::mem::{read_u64, FrameRegs};
+use crate::mem::{read_u64, FrameRegisters, FrameRegs, LiveRegs};
 use crate::modules::{Module, Modules};
 
 /// Frames deeper than this are not unwound (a corrupt stack must not loop for long).
@@ -57,6 +57,20 @@ pub(crate) struct FrameData {
     pub tid: Option<target::Tid>,
     /// The calling physical frame, for `DW_OP_entry_value` through its call site.
     pub caller: Option<Arc<CallerFrame>>,
+}
+
+impl FrameData {
+    /// The registers expressions in this frame read (see [`FrameRegisters`]).
+    pub(crate) fn registers<'a>(&'a self, tracer: &'a target::Tracer) -> FrameRegisters<'a> {
+        match (self.physical, self.tid) {
+            (0, Some(tid)) => FrameRegisters::Live(LiveRegs {
+                general: &self.regs,
+                tracer,
+                tid,
+            }),
+            _ => FrameRegisters::Unwound(&self.regs),
+        }
+    }
 }
 
 /// What a callee needs of its caller's frame to evaluate the caller's call-site
