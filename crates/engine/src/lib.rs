@@ -23,6 +23,10 @@
 //! [`Session::step`] / [`Session::pause`] → read [`SessionEvent`]s from
 //! [`Session::events`] → at a stop: [`Session::stack_trace`], [`Session::variables`],
 //! [`Session::children`], [`Session::evaluate`], [`Session::set_variable`].
+//! Also: data breakpoints ([`Session::data_breakpoint_info`],
+//! [`Session::set_data_breakpoints`]), signal stops ([`Session::set_signal_stops`],
+//! [`Session::exception_info`]), [`Session::disassemble`], [`Session::completions`]
+//! and [`Session::sources`].
 //!
 //! # Invariants
 //!
@@ -45,6 +49,7 @@
 //!   cached in `symbols`) and runs no DWARF evaluator for `DW_OP_fbreg` variables.
 
 pub mod breakpoints;
+pub mod disasm;
 pub mod error;
 pub mod expr;
 pub mod ids;
@@ -52,18 +57,24 @@ mod mem;
 pub mod modules;
 mod retval;
 pub mod session;
+pub mod signals;
 pub mod unwind;
 pub mod values;
+pub mod watch;
 
 pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, SourceBreakpoint};
+pub use disasm::Instruction;
 pub use error::{Error, Result};
 pub use ids::{BreakpointId, FrameId, ValueRef};
 pub use session::{
-    LaunchOptions, ModuleInfo, ReturnValue, ScopeKind, Session, SessionEvent, StepKind, Stop,
-    StopCause,
+    Completion, CompletionKind, LaunchOptions, ModuleInfo, ReturnValue, ScopeKind, Session,
+    SessionEvent, StepKind, Stop, StopCause,
 };
+pub use signals::SignalInfo;
+pub use symbols::{Column, Line, SourceMap};
 pub use unwind::Frame;
 pub use values::Value;
+pub use watch::{DataAccess, DataBreakpoint, DataBreakpointInfo};
 
 #[cfg(test)]
 mod tests {

@@ -27,6 +27,17 @@ use crate::values::{Node, Place, Renderer, Value};
 /// Line stepping: the plan of a step and its decisions on the tracer thread.
 mod step;
 use step::{current_line, StepPlan};
+/// Completions and loaded sources.
+mod complete;
+/// Data breakpoints: hardware watchpoints set, hit and described on the tracer thread.
+mod data;
+/// Disassembly: instruction boundaries, symbols and lines.
+mod disasm;
+/// The expression environment of a frame, or of the globals without one.
+mod env;
+pub use complete::{Completion, CompletionKind};
+/// Which signals stop, and what the last one was.
+mod signals;
 
 /// How long the session waits for the first stop after launching.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
@@ -69,6 +80,9 @@ pub enum StopCause {
     Pause,
     /// A signal.
     Signal(i32),
+    /// Data breakpoints (hardware watchpoints) whose conditions held. The access has
+    /// happened: the pc is past the instruction that made it.
+    DataBreakpoint(Vec<BreakpointId>),
 }
 
 /// A stop of the whole process (all threads are stopped).
@@ -80,6 +94,10 @@ pub struct Stop {
     pub cause: StopCause,
     /// After a step out: the registers holding the return value.
     pub return_value: Option<ReturnValue>,
+    /// Words for the user: the old and new value at a data breakpoint
+    /// (`counter: 3 → 4`), the signal's reason (`SIGSEGV: address not mapped to
+    /// object at 0x0`).
+    pub description: Option<String>,
 }
 
 /// What a function returned, after a step out: the raw SysV return registers and,
@@ -188,6 +206,12 @@ struct Core {
     scanned: usize,
     enums: Arc<Enumerators>,
     source_map: SourceMap,
+    /// Data breakpoints and the debug-register slots they use.
+    data: data::DataTable,
+    /// Signals that stop (the others pass silently).
+    signal_stops: crate::signals::SignalSet,
+    /// The signal of the last stop, when it was one.
+    last_signal: Option<(Tid, crate::signals::SignalInfo)>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -206,12 +230,27 @@ impl Core {
         at_bp: bool,
         return_value: Option<ReturnValue>,
     ) {
+        self.stopped_with(tid, cause, at_bp, return_value, None);
+    }
+
+    fn stopped_with(
+        &mut self,
+        tid: Tid,
+        cause: StopCause,
+        at_bp: bool,
+        return_value: Option<ReturnValue>,
+        description: Option<String>,
+    ) {
         self.running = false;
         self.last_stop = Some((tid, at_bp));
+        if !matches!(cause, StopCause::Signal(_)) {
+            self.last_signal = None;
+        }
         self.send(SessionEvent::Stopped(Stop {
             tid,
             cause,
             return_value,
+            description,
         }));
     }
 
@@ -261,10 +300,9 @@ impl Core {
                 self.clear_step(t);
                 self.stopped(tid, StopCause::Pause, false, None);
             }
-            R::Signal { signo, .. } | R::GroupStop { signo } => {
-                self.clear_step(t);
-                self.stopped(tid, StopCause::Signal(signo), false, None);
-            }
+            R::Watchpoint { dr6 } => self.on_watchpoint(t, tid, dr6),
+            R::Signal { signo, .. } => self.on_signal(t, tid, signo),
+            R::GroupStop { signo } => self.on_group_stop(t, tid, signo),
             _ => {
                 self.clear_step(t);
                 self.stopped(tid, StopCause::Pause, false, None);
@@ -302,6 +340,7 @@ impl Core {
         self.enums = Arc::new(Enumerators::new(binary));
         self.step = None;
         self.by_addr.clear();
+        self.data_after_exec();
         self.dl_hook = dl_debug_state(&self.modules, &info).filter(|&hook| {
             t.insert_breakpoint(target::RuntimeAddr(hook))
                 .map_err(|e| tracing::warn!("cannot watch library loads at {hook:#x}: {e}"))
@@ -651,6 +690,7 @@ pub struct Session {
     source_map: SourceMap,
     tables: Mutex<Tables>,
     stdio: Mutex<Option<target::Stdio>>,
+    launched: bool,
 }
 
 impl std::fmt::Debug for Session {
@@ -717,6 +757,9 @@ impl Session {
             scanned: 0,
             enums: enums.clone(),
             source_map: source_map.clone(),
+            data: data::DataTable::default(),
+            signal_stops: crate::signals::SignalSet::of(&crate::signals::DEFAULT_STOPS),
+            last_signal: None,
         }));
         let sink_core = core.clone();
         let sink: target::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
@@ -739,6 +782,13 @@ impl Session {
             c.modules.refresh(pid);
             c.scanned = c.modules.all().len();
         }
+        // Only the signals that kill the program stop it; the rest pass silently.
+        handle.call(|t: &mut Tracer| {
+            signals::apply_policy(
+                t,
+                crate::signals::SignalSet::of(&crate::signals::DEFAULT_STOPS),
+            )
+        })?;
         let hook = dl_debug_state(&lock(&core).modules, handle.info());
         if let Some(hook) = hook {
             let hook_core = core.clone();
@@ -765,6 +815,7 @@ impl Session {
                 next_ref: 1,
                 ..Tables::default()
             }),
+            launched: stdio.is_some(),
             stdio: Mutex::new(stdio),
         };
         // The first stop (entry point or attach).
@@ -832,6 +883,10 @@ impl Session {
     /// count, but its hits are neither counted nor stop (nor log).
     pub fn set_breakpoint_enabled(&self, id: BreakpointId, enabled: bool) -> Result<()> {
         let mut c = lock(&self.core);
+        if let Some(bp) = c.data.get_mut(id) {
+            bp.enabled = enabled;
+            return Ok(());
+        }
         let bp = c
             .bps
             .get_mut(&id)
@@ -1239,6 +1294,24 @@ impl Session {
         Ok(())
     }
 
+    /// Ends the session the default way: a launched debuggee is killed, an attached
+    /// one detached (every breakpoint removed) and left running.
+    pub fn end(&self) -> Result<()> {
+        self.handle.end(target::EndMode::Default)?;
+        Ok(())
+    }
+
+    /// Whether the process was launched (rather than attached to).
+    pub fn launched(&self) -> bool {
+        self.launched
+    }
+
+    /// The thread that traces the debuggee (a panic hook running on it must not wait
+    /// for itself).
+    pub fn tracer_thread_id(&self) -> i32 {
+        self.handle.tracer_thread_id()
+    }
+
     /// Ends the session leaving the process running, every breakpoint removed.
     pub fn detach(&self) -> Result<()> {
         self.handle.end(target::EndMode::Detach)?;
@@ -1252,11 +1325,10 @@ impl Session {
         Ok(self.handle.read_memory(target::RuntimeAddr(addr), len)?)
     }
 
-    /// Writes memory of the stopped process; cached values are stale afterwards.
+    /// Writes memory of the stopped process (value nodes read it again when expanded).
     pub fn write_memory(&self, addr: u64, data: Vec<u8>) -> Result<()> {
         self.check_stopped()?;
         self.handle.write_memory(target::RuntimeAddr(addr), data)?;
-        lock(&self.tables).nodes.clear();
         Ok(())
     }
 
@@ -1429,8 +1501,7 @@ impl Session {
             t.write_memory(target::RuntimeAddr(addr), &bytes)?;
             Ok(())
         })??;
-        // Values read before are stale.
-        lock(&self.tables).nodes.clear();
+        // Value nodes stay valid: their children are read from memory when asked for.
         self.evaluate(frame, target)
     }
 

@@ -139,6 +139,36 @@ impl Binary {
         Ok(scope)
     }
 
+    /// The globals and statics (outside functions) named `name`, from every unit, for
+    /// evaluating expressions without a frame. A unit that cannot be read is skipped.
+    pub fn global_variables(&self, name: &str) -> Result<Vec<Variable>> {
+        let mut out = Vec::new();
+        for unit_index in 0..self.units.len() {
+            let Ok(syms) = self.unit_functions(unit_index) else {
+                continue;
+            };
+            let wanted = syms
+                .others
+                .iter()
+                .filter(|e| e.kind == SymbolKind::Variable && &*e.name == name);
+            let mut unit = None;
+            for entry in wanted {
+                let Some(id) = entry.die else { continue };
+                if unit.is_none() {
+                    unit = self.unit(unit_index).ok();
+                }
+                let Some(unit) = unit.as_ref() else { break };
+                let Ok(die) = unit.entry(id.offset) else {
+                    continue;
+                };
+                if let Some(v) = self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0) {
+                    out.push(v);
+                }
+            }
+        }
+        Ok(out)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn collect_locals(
         &self,

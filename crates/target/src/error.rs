@@ -77,6 +77,9 @@ pub enum Error {
     /// Debug registers are numbered 0 to 7 (4 and 5 are reserved).
     #[error("invalid debug register {0}")]
     InvalidDebugRegister(usize),
+    /// A hardware watchpoint that the debug registers cannot express.
+    #[error("invalid watchpoint: {0}")]
+    InvalidWatchpoint(String),
     /// The tracer thread has ended (the session is over).
     #[error("the tracer thread is gone")]
     TracerGone,

@@ -40,6 +40,10 @@
 //!   the pc is moved back onto the breakpoint at once. Resuming a thread that sits on
 //!   one removes it, single-steps that thread alone, and reinserts it. Memory reads
 //!   show the original bytes, never 0xCC.
+//! - **Hardware watchpoints** ([`Tracer::set_watchpoints`]) are one set per process:
+//!   written to every thread and, since threads do not inherit debug registers, to each
+//!   new thread at its first stop. A single-step that also meets a watchpoint is
+//!   reported as `Watchpoint` with DR6's single-step bit set.
 //! - **Group-stops** (SEIZE): a job-control stop is reported as `GroupStop` and the
 //!   threads are resumed with PTRACE_LISTEN, so they stay stopped until SIGCONT.
 //! - **Nothing is left behind.** Dropping a [`Tracer`] (also while a panic unwinds)
@@ -58,6 +62,7 @@
 //!   standard streams (never tandem's stdout), and ADDR_NO_RANDOMIZE on request
 //!   (a warning and randomization on when the personality call is refused).
 
+pub mod debugregs;
 pub mod error;
 pub mod handle;
 pub mod launch;
@@ -67,12 +72,13 @@ mod sys;
 pub mod tracer;
 pub mod types;
 
+pub use debugregs::{DebugRegisters, HwAccess, HwSlot};
 pub use error::{Error, Result};
 pub use handle::{spawn_attach, spawn_launch, EndMode, EventSink, TracerHandle};
 pub use launch::{Env, ForkPolicy, LaunchConfig, Stdio, StdioMode, StopAt};
 pub use procfs::{Auxv, Mapping};
 pub use regs::{FpRegisters, Registers};
 pub use tracer::{
-    AttachConfig, Event, LaunchInfo, Origin, ProcessInfo, SignalPolicy, StopReason, Tracer,
+    AttachConfig, Event, LaunchInfo, Origin, ProcessInfo, SigInfo, SignalPolicy, StopReason, Tracer,
 };
 pub use types::{Pid, RuntimeAddr, Tid};

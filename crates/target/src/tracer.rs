@@ -1,5 +1,6 @@
 //! The tracer: one process under ptrace, owned by the thread that attached it.
 
+use crate::debugregs::{DebugRegisters, DR6_SINGLE_STEP};
 use crate::error::{Error, Result};
 use crate::launch::{self, ForkPolicy, LaunchConfig, Stdio, StopAt};
 use crate::procfs::{self, Auxv};
@@ -85,6 +86,20 @@ pub enum StopReason {
     },
     /// [`Tracer::interrupt`] (pause) stopped the process.
     Paused,
+}
+
+/// A signal as the kernel describes it (the parts of siginfo a debugger shows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SigInfo {
+    /// The signal number.
+    pub signo: i32,
+    /// `si_code`: why it was sent (`SEGV_MAPERR`, `SI_USER`, `SI_TKILL`, ...).
+    pub code: i32,
+    /// The faulting address (`si_addr`), for SIGSEGV, SIGBUS, SIGFPE, SIGILL and
+    /// SIGTRAP raised by the kernel for a fault (positive `si_code`).
+    pub addr: Option<u64>,
+    /// The sending process, for signals sent by kill, tkill or sigqueue.
+    pub sender: Option<i32>,
 }
 
 /// What the tracer reports. After `Stopped` every thread is stopped (all-stop); the
@@ -300,6 +315,8 @@ pub struct Tracer {
     pause_requested: bool,
     vfork_bps_removed: bool,
     debugregs_used: bool,
+    /// The hardware slots every thread has, also written to threads created later.
+    watch: DebugRegisters,
     /// Fork children left stopped for another tracer (ForkPolicy::Follow).
     handed_over: Vec<Pid>,
     /// /proc/PID/task/PID/stat kept open: stop_all checks the main thread's state
@@ -360,6 +377,22 @@ fn resume_one(tid: Tid, t: &mut Thread) {
     t.at_bp = None;
 }
 
+/// Writes DR0–DR3 and DR7 of one stopped thread. DR7 is cleared first: the kernel
+/// checks each address against the length DR7 gives its slot at the time.
+fn write_debug_regs(tid: Tid, regs: &DebugRegisters) -> sys::SysResult<()> {
+    sys::poke_debugreg(tid, 7, 0)?;
+    for (i, slot) in regs.slots.iter().enumerate() {
+        if let Some(s) = slot {
+            sys::poke_debugreg(tid, i, s.addr)?;
+        }
+    }
+    let dr7 = regs.dr7();
+    if dr7 != 0 {
+        sys::poke_debugreg(tid, 7, dr7)?;
+    }
+    Ok(())
+}
+
 fn is_stop_signal(sig: i32) -> bool {
     matches!(
         sig,
@@ -400,6 +433,7 @@ impl Tracer {
             pause_requested: false,
             vfork_bps_removed: false,
             debugregs_used: false,
+            watch: DebugRegisters::default(),
             handed_over: Vec::new(),
             leader_stat: File::open(format!("/proc/{}/task/{}/stat", pid.0, pid.0)).ok(),
             _not_send: PhantomData,
@@ -601,6 +635,39 @@ impl Tracer {
     }
 
     // ---------------------------------------------------------------- signals
+
+    /// What the kernel says about the signal a stopped thread is stopped with (its
+    /// siginfo): valid at a `Signal` stop, until the thread runs again.
+    pub fn signal_info(&self, tid: Tid) -> Result<SigInfo> {
+        if self.thread(tid)?.running {
+            return Err(Error::Running);
+        }
+        let info = sys::siginfo(tid).map_err(|e| Error::ptrace("PTRACE_GETSIGINFO", tid, e))?;
+        let (signo, code) = (info.si_signo, info.si_code);
+        let fault = matches!(
+            signo,
+            libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
+        );
+        // SAFETY: the union member read matches the kind of signal: si_addr for the
+        // kernel's fault signals, si_pid for signals sent by a process.
+        let addr = if fault && code > 0 {
+            Some(unsafe { info.si_addr() } as u64)
+        } else {
+            None
+        };
+        let sender = if code <= 0 {
+            // SAFETY: as above (SI_USER, SI_TKILL, SI_QUEUE carry the sender's pid).
+            Some(unsafe { info.si_pid() })
+        } else {
+            None
+        };
+        Ok(SigInfo {
+            signo,
+            code,
+            addr,
+            sender,
+        })
+    }
 
     /// Sets the policy for one signal.
     pub fn set_signal_policy(&mut self, signo: i32, policy: SignalPolicy) {
@@ -990,8 +1057,10 @@ impl Tracer {
                             t.regs = None;
                             t.at_bp = None;
                         }
-                        // The old image and its breakpoints are gone.
+                        // The old image and its breakpoints are gone; the kernel
+                        // cleared the debug registers too.
                         self.breakpoints.clear();
+                        self.watch = DebugRegisters::default();
                         self.deferred.clear();
                         self.refresh_image();
                         if let Phase::SteppingOver { .. } = self.phase {
@@ -1061,6 +1130,15 @@ impl Tracer {
             };
             let stepping = self.threads.get(&tid).is_some_and(|t| t.stepping);
             if code == libc::TRAP_TRACE || (stepping && code == TRAP_BRKPT) {
+                // A single-stepped instruction that also met a watchpoint's condition
+                // traps once, as a single-step: DR6 tells.
+                if !self.watch.is_empty() {
+                    let dr6 = sys::peek_debugreg(tid, 6).unwrap_or(0);
+                    if dr6 & 0xf != 0 {
+                        let _ = sys::poke_debugreg(tid, 6, 0);
+                        return Ok(self.watch_stop(tid, dr6 | DR6_SINGLE_STEP));
+                    }
+                }
                 return Ok(self.step_done(tid));
             }
             if code == libc::SI_KERNEL {
@@ -1091,10 +1169,7 @@ impl Tracer {
             if code == TRAP_HWBKPT {
                 let dr6 = sys::peek_debugreg(tid, 6).unwrap_or(0);
                 let _ = sys::poke_debugreg(tid, 6, 0);
-                if let Some(t) = self.threads.get_mut(&tid) {
-                    t.stepping = false;
-                }
-                return Ok(Outcome::Report(tid, StopReason::Watchpoint { dr6 }));
+                return Ok(self.watch_stop(tid, dr6 & !DR6_SINGLE_STEP));
             }
             return Ok(self.policy_stop(tid, sig, code, collecting));
         }
@@ -1119,6 +1194,38 @@ impl Tracer {
             self.resume_thread(tid);
         }
         Outcome::Absorbed
+    }
+
+    /// A hardware breakpoint or watchpoint trapped. When it ended a step-over, the
+    /// breakpoint stepped over goes back in, and the watchpoint is reported instead
+    /// of continuing: it is news.
+    ///
+    /// DR6's single-step bit is kept only for a step someone asked for
+    /// ([`Tracer::step`]); an internal step off a breakpoint on the way to continuing
+    /// is nobody's news, so the caller just sees a watchpoint and may resume.
+    fn watch_stop(&mut self, tid: Tid, mut dr6: u64) -> Outcome {
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.stepping = false;
+        }
+        if let Phase::SteppingOver {
+            tid: t0,
+            addr,
+            then,
+        } = self.phase
+        {
+            if t0 == tid {
+                if then == After::ContinueAll {
+                    dr6 &= !DR6_SINGLE_STEP;
+                }
+                if let Some(a) = addr {
+                    if self.breakpoints.contains_key(&a) {
+                        let _ = self.write_bp_byte(a, true);
+                    }
+                }
+                self.phase = Phase::Running;
+            }
+        }
+        Outcome::Report(tid, StopReason::Watchpoint { dr6 })
     }
 
     fn step_done(&mut self, tid: Tid) -> Outcome {
@@ -1163,6 +1270,17 @@ impl Tracer {
             return Outcome::Absorbed;
         };
         let was_new = std::mem::take(&mut t.new);
+        if was_new && !self.watch.is_empty() {
+            // Threads do not inherit debug registers: give a new thread the process's
+            // watchpoints before it runs its first instruction.
+            let regs = self.watch;
+            if let Err(e) = write_debug_regs(tid, &regs) {
+                tracing::warn!(tid = tid.0, "watchpoints on a new thread: {e}");
+            }
+        }
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return Outcome::Absorbed;
+        };
         let _was_interrupted = std::mem::take(&mut t.interrupt_sent);
         let was_listening = std::mem::take(&mut t.listening);
         if is_stop_signal(sig) {
@@ -1311,6 +1429,40 @@ impl Tracer {
         }
         self.thread(tid)?;
         sys::peek_debugreg(tid, n).map_err(|e| Error::ptrace("PTRACE_PEEKUSER", tid, e))
+    }
+
+    /// Programs the hardware slots (DR0–DR3, DR7) on every thread, and remembers them
+    /// for threads created later, which get them at their first stop. Every thread
+    /// must be stopped. When a thread refuses the set, the previous set is restored
+    /// everywhere and the error returned.
+    pub fn set_watchpoints(&mut self, regs: &DebugRegisters) -> Result<()> {
+        self.require_stopped()?;
+        if let Some(problem) = regs.slots.iter().flatten().find_map(|s| s.problem()) {
+            return Err(Error::InvalidWatchpoint(problem));
+        }
+        self.debugregs_used = true;
+        let tids = self.threads();
+        for (i, &tid) in tids.iter().enumerate() {
+            match write_debug_regs(tid, regs) {
+                Ok(()) => {}
+                // The thread exited meanwhile; wait reports it.
+                Err(Errno::ESRCH) => {}
+                Err(e) => {
+                    let previous = self.watch;
+                    for &done in &tids[..=i] {
+                        let _ = write_debug_regs(done, &previous);
+                    }
+                    return Err(Error::ptrace("PTRACE_POKEUSER", tid, e));
+                }
+            }
+        }
+        self.watch = *regs;
+        Ok(())
+    }
+
+    /// The hardware slots set with [`Tracer::set_watchpoints`].
+    pub fn watchpoints(&self) -> &DebugRegisters {
+        &self.watch
     }
 
     /// Writes debug register `n`; every DR7 change is undone on detach.

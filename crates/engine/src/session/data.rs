@@ -1,0 +1,426 @@
+//! Data breakpoints on the tracer thread: lvalues turned into watchable ranges, ranges
+//! assigned to the four debug-register slots (set on every thread by `target`), and
+//! hits decided — condition, hit count, old and new value — where they trap.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use target::debugregs::DR6_SINGLE_STEP;
+use target::{DebugRegisters, HwAccess, HwSlot, Tid, Tracer};
+
+use super::env::{with_env, Place};
+use super::{eval_condition, lock, Core, Session, SessionEvent, StopCause};
+use crate::breakpoints::{BreakpointStatus, HitCondition, HitSite};
+use crate::error::{Error, Result};
+use crate::expr::{self, ETy, Expr, Loc};
+use crate::ids::{BreakpointId, FrameId};
+use crate::mem::TracerMemory;
+use crate::values::{format_g, Renderer};
+use crate::watch::{
+    range_problem, split_aligned, DataAccess, DataBreakpoint, DataBreakpointInfo, ValueKind,
+    WatchLabel,
+};
+
+/// One data breakpoint as the tracer thread sees it.
+pub(super) struct DataBp {
+    pub(super) id: BreakpointId,
+    /// Address, size and access as asked (a `Read` stays `Read` here, so asking
+    /// again keeps the id).
+    key: (u64, u64, DataAccess),
+    /// Disabled: its slots stay programmed, its hits neither count nor stop.
+    pub(super) enabled: bool,
+    /// The debug-register slots it uses; empty when it could not be set.
+    slots: Vec<usize>,
+    condition: Option<Expr>,
+    hit_condition: Option<HitCondition>,
+    hits: u64,
+    /// Condition scopes by pc, as for line breakpoints.
+    scopes: HashMap<u64, Arc<HitSite>>,
+    /// The value at the last hit (or when it was set), for "old → new".
+    old: Option<Vec<u8>>,
+}
+
+/// Every data breakpoint, and the names and types of ranges that
+/// `data_breakpoint_info` described (to render their values at hits).
+#[derive(Default)]
+pub(super) struct DataTable {
+    bps: Vec<DataBp>,
+    labels: HashMap<(u64, u64), WatchLabel>,
+}
+
+impl DataTable {
+    pub(super) fn get_mut(&mut self, id: BreakpointId) -> Option<&mut DataBp> {
+        self.bps.iter_mut().find(|b| b.id == id)
+    }
+}
+
+/// A data breakpoint prepared off the tracer thread.
+struct Wanted {
+    key: (u64, u64, DataAccess),
+    access: HwAccess,
+    pieces: Vec<(u64, u8)>,
+    condition: Option<Expr>,
+    hit_condition: Option<HitCondition>,
+    /// Why it cannot be set at all.
+    problem: Option<String>,
+    /// A note for a breakpoint that is set (or a bad condition).
+    note: Option<String>,
+}
+
+fn read_value(t: &Tracer, addr: u64, size: u64) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; usize::try_from(size).ok()?];
+    match t.read_memory(target::RuntimeAddr(addr), &mut buf) {
+        Ok(n) if n == buf.len() => Some(buf),
+        _ => None,
+    }
+}
+
+fn le(bytes: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = bytes.len().min(8);
+    b[..n].copy_from_slice(&bytes[..n]);
+    u64::from_le_bytes(b)
+}
+
+/// A watched value as text, typed when `data_breakpoint_info` knew its type.
+fn render(t: &Tracer, label: Option<&WatchLabel>, bytes: &[u8]) -> String {
+    let raw = le(bytes);
+    let signed = |raw: u64| match bytes.len() {
+        1 => i64::from(raw as u8 as i8),
+        2 => i64::from(raw as u16 as i16),
+        4 => i64::from(raw as u32 as i32),
+        _ => raw as i64,
+    };
+    match label.map(|l| &l.kind) {
+        Some(ValueKind::Dwarf { binary, bias, ty }) => {
+            let mem = TracerMemory(t);
+            let r = Renderer {
+                binary,
+                bias: *bias,
+                mem: &mem,
+                bounds: None,
+            };
+            let place = crate::values::Place::Bytes(Arc::from(bytes), 0);
+            r.render("", *ty, place, 0).0.rendered
+        }
+        Some(ValueKind::Int { signed: true }) => signed(raw).to_string(),
+        Some(ValueKind::Float) if bytes.len() == 4 => {
+            format_g(f64::from(f32::from_bits(raw as u32)), 9)
+        }
+        Some(ValueKind::Float) => format_g(f64::from_bits(raw), 17),
+        Some(ValueKind::Pointer) => format!("{raw:#x}"),
+        Some(ValueKind::Int { signed: false }) | None => raw.to_string(),
+    }
+}
+
+impl Core {
+    /// A debug register trapped: after the access, with the pc past the instruction.
+    /// Hits whose condition holds stop with the old and new value; otherwise the
+    /// process goes on — or, when the trap also ended a single-step, the step does.
+    pub(super) fn on_watchpoint(&mut self, t: &mut Tracer, tid: Tid, dr6: u64) {
+        let stepped = dr6 & DR6_SINGLE_STEP != 0;
+        let hit: Vec<usize> = DebugRegisters::hit_slots(dr6).collect();
+        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+        let mut ids = Vec::new();
+        let mut words = Vec::new();
+        let Core {
+            data,
+            modules,
+            enums,
+            events,
+            ..
+        } = self;
+        for bp in data
+            .bps
+            .iter_mut()
+            .filter(|b| b.slots.iter().any(|s| hit.contains(s)))
+        {
+            let (addr, size, _) = bp.key;
+            let new = read_value(t, addr, size);
+            let before = std::mem::replace(&mut bp.old, new.clone());
+            if !bp.enabled {
+                continue;
+            }
+            if let Some(cond) = &bp.condition {
+                match eval_condition(t, tid, pc, modules, enums, &mut bp.scopes, cond) {
+                    Ok(false) => continue,
+                    Ok(true) => {}
+                    Err(e) => {
+                        // As for line breakpoints: a condition that cannot be evaluated
+                        // stops, and says why.
+                        let _ = events.send(SessionEvent::Output(format!(
+                            "error in condition of data breakpoint {}: {e}\n",
+                            bp.id
+                        )));
+                    }
+                }
+            }
+            bp.hits += 1;
+            if bp.hit_condition.is_some_and(|hc| !hc.allows(bp.hits)) {
+                continue;
+            }
+            let label = data.labels.get(&(addr, size));
+            let name = label.map_or_else(|| format!("*{addr:#x}"), |l| l.name.clone());
+            let text = match (&before, &new) {
+                (Some(b), Some(n)) if b != n => {
+                    format!("{name}: {} → {}", render(t, label, b), render(t, label, n))
+                }
+                (_, Some(n)) => format!("{name}: {}", render(t, label, n)),
+                (_, None) => format!("{name}: <unreadable>"),
+            };
+            ids.push(bp.id);
+            words.push(text);
+        }
+        if !ids.is_empty() {
+            self.clear_step(t);
+            self.continue_after_step = false;
+            let description = Some(words.join("; "));
+            self.stopped_with(
+                tid,
+                StopCause::DataBreakpoint(ids),
+                false,
+                None,
+                description,
+            );
+            return;
+        }
+        if stepped {
+            self.on_step(t, tid);
+        } else {
+            self.resume(t);
+        }
+    }
+
+    /// After exec the kernel has cleared the debug registers and the old addresses
+    /// mean nothing: every data breakpoint is unverified until set again.
+    pub(super) fn data_after_exec(&mut self) {
+        self.data.labels.clear();
+        let Core { data, events, .. } = self;
+        for bp in &mut data.bps {
+            let was_set = !bp.slots.is_empty();
+            bp.slots.clear();
+            bp.old = None;
+            bp.scopes.clear();
+            if was_set {
+                let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
+                    id: bp.id,
+                    verified: false,
+                    message: Some("the program executed a new image".into()),
+                    file: None,
+                    line: None,
+                    moved: false,
+                    addresses: vec![bp.key.0],
+                }));
+            }
+        }
+    }
+}
+
+impl Session {
+    /// What a data breakpoint on an lvalue would watch (DAP `dataBreakpointInfo`):
+    /// its address, size, a description and the possible accesses. `expression` is a
+    /// variable, `s.field`, `a[3]`, `*p`, `*(int *)0x4010`, ... evaluated in `frame`,
+    /// or among the main executable's globals when there is no frame. A value that is
+    /// not in memory, or whose size is not 1, 2, 4 or 8 bytes, is an error saying why.
+    pub fn data_breakpoint_info(
+        &self,
+        frame: Option<FrameId>,
+        expression: &str,
+    ) -> Result<DataBreakpointInfo> {
+        self.check_stopped()?;
+        let parsed = expr::parse(expression, &self.is_type_fn())?;
+        let name = expression.trim().to_string();
+        let place = match frame {
+            Some(f) => Place::Frame(Box::new(self.frame(f)?)),
+            None => Place::Globals(
+                lock(&self.core)
+                    .modules
+                    .main()
+                    .cloned()
+                    .ok_or_else(|| Error::Eval("no symbols for the program".into()))?,
+            ),
+        };
+        let enums = lock(&self.core).enums.clone();
+        let quoted = name.clone();
+        let (address, size, type_name, kind) = self.handle.call(move |t: &mut Tracer| {
+            with_env(t, &place, Some(&parsed), &enums, |env| {
+                let v = env.eval(&parsed)?;
+                let Loc::Mem(address) = v.loc else {
+                    return Err(Error::Eval(format!(
+                        "'{quoted}' is not in memory (a register or a computed value): \
+                         it cannot be watched"
+                    )));
+                };
+                let size = env.size_of(&v.ty)?;
+                let kind = match &v.ty {
+                    ETy::Dwarf(ty) => ValueKind::Dwarf {
+                        binary: env.binary.clone(),
+                        bias: env.bias,
+                        ty: *ty,
+                    },
+                    ETy::Int(i) => ValueKind::Int { signed: i.signed },
+                    ETy::Double => ValueKind::Float,
+                    ETy::Ptr(_) => ValueKind::Pointer,
+                    ETy::SubArray(..) | ETy::Void => ValueKind::Int { signed: false },
+                };
+                Ok((address, size, env.type_name(&v.ty), kind))
+            })
+        })??;
+        let what = format!("{type_name}, {size} bytes at {address:#x}");
+        if let Some(problem) = range_problem(address, size) {
+            return Err(Error::Eval(format!("'{name}' ({what}): {problem}")));
+        }
+        lock(&self.core).data.labels.insert(
+            (address, size),
+            WatchLabel {
+                name: name.clone(),
+                kind,
+            },
+        );
+        Ok(DataBreakpointInfo {
+            address,
+            size,
+            description: format!("{name} ({what})"),
+            access_types: vec![DataAccess::Write, DataAccess::ReadWrite],
+        })
+    }
+
+    /// [`Session::data_breakpoint_info`] for a raw address and size (DAP's
+    /// `asAddress`): values at hits are shown as unsigned integers.
+    pub fn data_breakpoint_info_for_address(
+        &self,
+        address: u64,
+        size: u64,
+    ) -> Result<DataBreakpointInfo> {
+        let what = format!("{size} bytes at {address:#x}");
+        if let Some(problem) = range_problem(address, size) {
+            return Err(Error::Eval(format!("{what}: {problem}")));
+        }
+        Ok(DataBreakpointInfo {
+            address,
+            size,
+            description: what,
+            access_types: vec![DataAccess::Write, DataAccess::ReadWrite],
+        })
+    }
+
+    /// Sets the data breakpoints, replacing every data breakpoint set before. Each
+    /// range takes one debug register when it is aligned to its size, more when it
+    /// is not (split into aligned pieces); there are four, and a breakpoint that does
+    /// not fit any more is unverified with "no free hardware debug register". A
+    /// [`DataAccess::Read`] request watches reads and writes (x86 cannot watch reads
+    /// alone) and says so in its message. Ids come from the breakpoint counter and
+    /// stay the same for the same address, size and access (with their hit count and
+    /// enabled state). The registers are set on every thread, also on threads created
+    /// later. The process must be stopped.
+    pub fn set_data_breakpoints(&self, specs: &[DataBreakpoint]) -> Result<Vec<BreakpointStatus>> {
+        self.check_stopped()?;
+        let mut wanted = Vec::new();
+        for spec in specs {
+            let (access, mut note) = match spec.access {
+                DataAccess::Read => (
+                    HwAccess::ReadWrite,
+                    Some(
+                        "x86 cannot watch reads alone: this breakpoint stops at reads and writes"
+                            .to_string(),
+                    ),
+                ),
+                DataAccess::Write => (HwAccess::Write, None),
+                DataAccess::ReadWrite => (HwAccess::ReadWrite, None),
+            };
+            let (condition, hit_condition) = match self.compile(
+                spec.condition.as_deref(),
+                spec.hit_condition.as_deref(),
+                None,
+            ) {
+                Ok((c, h, _)) => (c, h),
+                Err(e) => {
+                    note = Some(e.to_string());
+                    (None, None)
+                }
+            };
+            wanted.push(Wanted {
+                key: (spec.address, spec.size, spec.access),
+                access,
+                pieces: split_aligned(spec.address, spec.size),
+                condition,
+                hit_condition,
+                problem: range_problem(spec.address, spec.size),
+                note,
+            });
+        }
+        let core = self.core.clone();
+        let statuses = self.handle.call(move |t: &mut Tracer| {
+            let mut c = lock(&core);
+            let mut old: HashMap<(u64, u64, DataAccess), DataBp> =
+                c.data.bps.drain(..).map(|b| (b.key, b)).collect();
+            let mut regs = DebugRegisters::default();
+            let mut next = 0usize;
+            let mut out = Vec::new();
+            for w in wanted {
+                let (id, hits, enabled) = match old.remove(&w.key) {
+                    Some(b) => (b.id, b.hits, b.enabled),
+                    None => {
+                        let id = BreakpointId(c.next_bp);
+                        c.next_bp += 1;
+                        (id, 0, true)
+                    }
+                };
+                let mut slots = Vec::new();
+                let message = if let Some(p) = w.problem {
+                    Some(p)
+                } else if next + w.pieces.len() > regs.slots.len() {
+                    Some("no free hardware debug register".to_string())
+                } else {
+                    let mut trial = regs;
+                    for (k, &(addr, len)) in w.pieces.iter().enumerate() {
+                        trial.slots[next + k] = Some(HwSlot {
+                            addr,
+                            len,
+                            access: w.access,
+                        });
+                    }
+                    match t.set_watchpoints(&trial) {
+                        Ok(()) => {
+                            regs = trial;
+                            slots = (next..next + w.pieces.len()).collect();
+                            next += w.pieces.len();
+                            w.note
+                        }
+                        Err(e) => Some(format!("cannot set the watchpoint: {e}")),
+                    }
+                };
+                let (address, size, _) = w.key;
+                let value = (!slots.is_empty())
+                    .then(|| read_value(t, address, size))
+                    .flatten();
+                out.push(BreakpointStatus {
+                    id,
+                    verified: !slots.is_empty(),
+                    message,
+                    file: None,
+                    line: None,
+                    moved: false,
+                    addresses: vec![address],
+                });
+                c.data.bps.push(DataBp {
+                    id,
+                    key: w.key,
+                    enabled,
+                    slots,
+                    condition: w.condition,
+                    hit_condition: w.hit_condition,
+                    hits,
+                    scopes: HashMap::new(),
+                    old: value,
+                });
+            }
+            // The final set, which also clears the slots of removed breakpoints.
+            if let Err(e) = t.set_watchpoints(&regs) {
+                tracing::warn!("setting the debug registers: {e}");
+            }
+            out
+        })?;
+        Ok(statuses)
+    }
+}

@@ -1,0 +1,110 @@
+//! The expression environment of a request, on the tracer thread: a frame of the
+//! current stop, or — with no frame — the main executable's globals.
+
+use std::sync::Arc;
+
+use symbols::Scope;
+use target::Tracer;
+
+use crate::error::{Error, Result};
+use crate::expr::{Enumerators, Env, Expr};
+use crate::mem::TracerMemory;
+use crate::modules::Module;
+use crate::unwind::{self, FrameData};
+
+/// Where an expression is evaluated.
+pub(super) enum Place {
+    /// A frame of the current stop.
+    Frame(Box<FrameData>),
+    /// No frame: the globals of the main executable named in the expression.
+    Globals(Arc<Module>),
+}
+
+/// Runs `f` with the environment of `place` for evaluating `expr`.
+pub(super) fn with_env<R>(
+    t: &mut Tracer,
+    place: &Place,
+    expr: Option<&Expr>,
+    enums: &Enumerators,
+    f: impl FnOnce(&Env<'_>) -> Result<R>,
+) -> Result<R> {
+    match place {
+        Place::Frame(data) => {
+            let module = data
+                .module
+                .clone()
+                .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
+            let binary = module
+                .binary()
+                .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
+            let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
+            let mem = TracerMemory(t);
+            let frame_regs = data.registers(t);
+            let entry = data
+                .caller
+                .as_deref()
+                .and_then(|c| unwind::entry_registers(c, &mem));
+            let env = Env {
+                binary,
+                bias: module.bias,
+                mem: &mem,
+                regs: &frame_regs,
+                pc: data.lookup_pc,
+                cfa: data.frame.cfa,
+                scope: &scope,
+                inline_index: data.inline_index,
+                enums: module.main.then_some(enums),
+                entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
+            };
+            f(&env)
+        }
+        Place::Globals(module) => {
+            let binary = module
+                .binary()
+                .ok_or_else(|| Error::Eval("no symbols for the program".into()))?;
+            let mut names = Vec::new();
+            if let Some(e) = expr {
+                identifiers(e, &mut names, 0);
+            }
+            names.sort();
+            names.dedup();
+            let mut scope = Scope::default();
+            for n in &names {
+                scope.globals.extend(binary.global_variables(n)?);
+            }
+            let mem = TracerMemory(t);
+            let no_regs = |_: u16| None;
+            let env = Env {
+                binary,
+                bias: module.bias,
+                mem: &mem,
+                regs: &no_regs,
+                pc: 0,
+                cfa: None,
+                scope: &scope,
+                inline_index: 0,
+                enums: Some(enums),
+                entry_regs: None,
+            };
+            f(&env)
+        }
+    }
+}
+
+/// Every identifier an expression names (evaluation refuses deeper trees anyway).
+fn identifiers(e: &Expr, out: &mut Vec<String>, depth: u32) {
+    if depth > 256 {
+        return;
+    }
+    let d = depth + 1;
+    match e {
+        Expr::Ident(n) => out.push(n.clone()),
+        Expr::Member(b, _) | Expr::Arrow(b, _) => identifiers(b, out, d),
+        Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+            identifiers(a, out, d);
+            identifiers(b, out, d);
+        }
+        Expr::Unary(_, x) | Expr::Cast(_, x) | Expr::SizeofExpr(x) => identifiers(x, out, d),
+        Expr::Int(..) | Expr::Float(_) | Expr::Register(_) | Expr::SizeofType(_) => {}
+    }
+}
