@@ -458,6 +458,60 @@ fn binaries_built_after_startup_are_found() {
     assert_eq!(names(&area), owned(&[("area", 12)]));
 }
 
+/// Semantic tokens of samples/rust/lsp_geometry.rs (types come without declaration lines
+/// from rustc: their declarations are found in the text).
+const TOKENS_RUST: &str = "\
+2:4+8 namespace [declaration] geometry
+3:15+5 type [declaration] Point
+4:12+1 property [declaration] x
+5:12+3 property [declaration] tag
+6:12+1 property [declaration] y
+9:9+5 type Point
+10:15+3 function [declaration] new
+10:19+1 parameter [declaration] x
+10:27+1 parameter [declaration] y
+10:38+5 type Point
+11:12+5 type Point
+11:20+1 parameter x
+11:23+3 property tag
+11:31+1 parameter y
+14:15+9 function [declaration] manhattan
+15:17+1 property x
+15:19+3 function abs
+15:32+4 function from
+15:42+1 property y
+15:44+3 function abs
+15:58+4 function from
+15:68+3 property tag
+19:11+8 function [declaration] distance
+19:20+1 parameter [declaration] a
+19:24+5 type Point
+19:31+1 parameter [declaration] b
+19:35+5 type Point
+20:12+2 variable [declaration] dx
+20:17+1 parameter a
+20:19+1 property x
+20:23+1 parameter b
+20:25+1 property x
+21:8+2 variable dx
+21:13+2 variable dx
+25:3+4 function [declaration] main
+26:8+1 variable [declaration] a
+26:12+8 namespace geometry
+26:22+5 type Point
+26:29+3 function new
+27:8+1 variable [declaration] b
+27:12+8 namespace geometry
+27:22+5 type Point
+27:29+3 function new
+28:22+8 namespace geometry
+28:32+8 function distance
+28:42+1 variable a
+28:46+1 variable b
+28:50+1 variable a
+28:52+9 function manhattan
+";
+
 #[test]
 fn rust_paths_locals_and_layouts() {
     // samples/rust/lsp_geometry.rs built by rustc -g into target/debug, where discovery looks.
@@ -474,7 +528,7 @@ fn rust_paths_locals_and_layouts() {
         .unwrap();
     assert!(status.success(), "rustc failed");
     let uri = format!("{}/lsp_geometry.rs", ws.root_uri());
-    let (mut peer, _) = ws.serve(&["utf-16"], Value::Null);
+    let (mut peer, init) = ws.serve(&["utf-16"], Value::Null);
 
     // Demangled paths without hashes: the last component is the name, the rest its container.
     let found = result(peer.lsp_request("workspace/symbol", json!({"query": "manhattan"})));
@@ -534,6 +588,14 @@ fn rust_paths_locals_and_layouts() {
         sym("main", 12, range(25, 0, 29, 1), range(25, 3, 25, 7), None),
     ]);
     assert_eq!(symbols, expected, "{symbols}");
+
+    let tokens = result(peer.lsp_request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": uri}}),
+    ));
+    let text = std::fs::read_to_string(ws.root.join("lsp_geometry.rs")).unwrap();
+    let got = render_tokens(&text, &decode_tokens(&init, &tokens));
+    assert_eq!(got, TOKENS_RUST, "{got}");
 
     let at = |line: u32, character: u32| json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
     for ((line, character), expected) in [
@@ -603,4 +665,741 @@ fn requests_are_served_and_cancellable_while_indexing() {
     let area = result(peer.recv_response(&json!(100)));
     assert_eq!(names(&area), owned(&[("area", 12)]));
     assert!(started.elapsed() >= std::time::Duration::from_millis(1500));
+}
+
+/// Semantic tokens of samples/c/lsp_tokens.c: `line:column+length type [modifiers] text`.
+const TOKENS_C: &str = "\
+3:5+4 type [declaration] mode
+3:12+9 enumMember [declaration] MODE_IDLE
+3:23+9 enumMember [declaration] MODE_BUSY
+5:7+3 type [declaration] box
+6:8+5 property [declaration] width
+7:16+5 property [declaration] label
+10:17+5 variable [declaration,static,readonly] limit
+11:4+5 variable [declaration] total
+13:11+5 function [declaration,static] clamp
+13:21+5 parameter [declaration] value
+13:38+7 parameter [declaration,readonly] ceiling
+15:16+4 variable [declaration] note
+16:8+5 parameter value
+16:16+7 parameter [readonly] ceiling
+17:15+7 parameter [readonly] ceiling
+18:11+5 parameter value
+18:20+4 variable note
+21:4+8 function [declaration] box_area
+21:20+3 type box
+21:25+1 parameter [declaration] b
+22:9+4 type mode
+22:14+1 variable [declaration] m
+22:18+9 enumMember MODE_BUSY
+23:4+5 variable total
+23:13+1 parameter b
+23:16+5 property width
+24:11+5 function [static] clamp
+24:17+1 parameter b
+24:20+5 property width
+24:27+5 variable [static,readonly] limit
+24:41+1 variable m
+27:4+4 function [declaration] main
+28:11+3 type box
+28:15+1 variable [declaration] b
+29:11+8 function box_area
+29:21+1 variable b
+";
+
+/// A workspace holding `samples/c/lsp_tokens.c` and its header, built into `build/tokens`.
+fn tokens_workspace(tag: &str) -> (Workspace, String, String) {
+    let ws = Workspace::empty(tag);
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/c");
+    for f in ["lsp_tokens.c", "lsp_tokens.h"] {
+        std::fs::copy(samples.join(f), ws.root.join(f)).unwrap();
+    }
+    std::fs::create_dir_all(ws.root.join("build")).unwrap();
+    let status = Command::new("gcc")
+        .args(["-g", "-O0", "-o", "build/tokens", "lsp_tokens.c"])
+        .current_dir(&ws.root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "gcc failed");
+    let c = format!("{}/lsp_tokens.c", ws.root_uri());
+    let h = format!("{}/lsp_tokens.h", ws.root_uri());
+    (ws, c, h)
+}
+
+/// Decodes the relative 5-integer encoding into (line, column, length, type, modifiers),
+/// naming types and modifiers through the legend.
+fn decode_tokens(init: &Value, data: &Value) -> Vec<(u64, u64, u64, String, Vec<String>)> {
+    let legend = &init["result"]["capabilities"]["semanticTokensProvider"]["legend"];
+    let types = legend["tokenTypes"].as_array().unwrap();
+    let mods = legend["tokenModifiers"].as_array().unwrap();
+    let data: Vec<u64> = data["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(data.len() % 5, 0);
+    let (mut line, mut col) = (0, 0);
+    data.chunks(5)
+        .map(|t| {
+            line += t[0];
+            col = if t[0] == 0 { col + t[1] } else { t[1] };
+            let names = (0..mods.len())
+                .filter(|i| t[4] & (1 << i) != 0)
+                .map(|i| mods[i].as_str().unwrap().to_owned())
+                .collect();
+            (
+                line,
+                col,
+                t[2],
+                types[t[3] as usize].as_str().unwrap().to_owned(),
+                names,
+            )
+        })
+        .collect()
+}
+
+/// One line per token: `line:col+len type [modifiers] text`, for a readable snapshot.
+fn render_tokens(text: &str, tokens: &[(u64, u64, u64, String, Vec<String>)]) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    tokens
+        .iter()
+        .map(|(l, c, n, ty, mods)| {
+            let word: String = lines[*l as usize]
+                .encode_utf16()
+                .skip(*c as usize)
+                .take(*n as usize)
+                .map(|u| char::from_u32(u32::from(u)).unwrap_or('?'))
+                .collect();
+            let mods = if mods.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", mods.join(","))
+            };
+            format!("{l}:{c}+{n} {ty}{mods} {word}\n")
+        })
+        .collect()
+}
+
+#[test]
+fn semantic_tokens_classify_identifiers_from_dwarf() {
+    let (ws, c, _) = tokens_workspace("tokens");
+    let (mut peer, init) = ws.serve(&["utf-16"], Value::Null);
+    let text = std::fs::read_to_string(ws.root.join("lsp_tokens.c")).unwrap();
+    let full = result(peer.lsp_request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": c}}),
+    ));
+    let got = render_tokens(&text, &decode_tokens(&init, &full));
+    assert_eq!(got, TOKENS_C, "{got}");
+
+    // A range gives the tokens within it, encoded relative to the start of the document.
+    let part = result(peer.lsp_request(
+        "textDocument/semanticTokens/range",
+        json!({"textDocument": {"uri": c}, "range": range(21, 0, 23, 0)}),
+    ));
+    let got = render_tokens(&text, &decode_tokens(&init, &part));
+    let expected: String = TOKENS_C
+        .lines()
+        .filter(|l| l.starts_with("21:") || l.starts_with("22:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(got, expected);
+    let bad = peer.lsp_request(
+        "textDocument/semanticTokens/range",
+        json!({"textDocument": {"uri": c}, "range": range(99, 0, 100, 0)}),
+    );
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+}
+
+#[test]
+fn semantic_tokens_count_columns_in_the_negotiated_encoding() {
+    let ws = Workspace::new("tokenc", "build/shapes");
+    // `counter` follows "/* é😀 */ " on line 12: 17 bytes, 14 UTF-16 units, 13 code points.
+    for (encoding, column) in [("utf-8", 17), ("utf-16", 14), ("utf-32", 13)] {
+        let (mut peer, init) = ws.serve(&[encoding], Value::Null);
+        let full = result(peer.lsp_request(
+            "textDocument/semanticTokens/full",
+            json!({"textDocument": {"uri": ws.uri()}}),
+        ));
+        let tokens = decode_tokens(&init, &full);
+        let counter: Vec<_> = tokens.iter().filter(|t| t.0 == 12).collect();
+        assert_eq!(
+            counter,
+            [&(
+                12,
+                column,
+                7,
+                "variable".to_owned(),
+                vec!["declaration".to_owned()]
+            )],
+            "{encoding}"
+        );
+    }
+}
+
+#[test]
+fn code_lenses_run_and_debug_main_and_rust_tests() {
+    let (ws, c, _) = tokens_workspace("lens");
+    let (mut peer, init) = ws.serve(&["utf-16"], Value::Null);
+    let caps = &init["result"]["capabilities"];
+    assert_eq!(caps["codeLensProvider"], json!({}));
+    // Only the command the server can execute itself is advertised.
+    assert_eq!(
+        caps["executeCommandProvider"]["commands"],
+        json!(["tandem.run"])
+    );
+    let lenses =
+        result(peer.lsp_request("textDocument/codeLens", json!({"textDocument": {"uri": c}})));
+    let program = ws.root.join("build/tokens").display().to_string();
+    let launch = |verb: &str| {
+        json!({"type": "tandem", "request": "launch", "name": format!("{verb} tokens"),
+               "program": program, "args": [], "cwd": ws.root.display().to_string()})
+    };
+    assert_eq!(
+        lenses,
+        json!([
+            {"range": range(27, 4, 27, 8), "command": {"title": "▶ Run", "command": "tandem.run", "arguments": [launch("Run")]}},
+            {"range": range(27, 4, 27, 8), "command": {"title": "Debug", "command": "tandem.debug", "arguments": [launch("Debug")]}},
+        ])
+    );
+
+    // Running it: output lines as log messages, then the exit status (main returns 0 here
+    // only when box_area is 0: it is 4, so the status is 0 == 4 → 0).
+    let run = result(peer.lsp_request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.run", "arguments": [launch("Run")]}),
+    ));
+    assert_eq!(run, Value::Null);
+    let shown = loop {
+        let msg = peer.recv();
+        if msg["method"] == "window/showMessage" {
+            break msg;
+        }
+    };
+    assert_eq!(
+        shown["params"],
+        json!({"type": 3, "message": format!("{program} exited with status 0")})
+    );
+    let unknown = peer.lsp_request(
+        "workspace/executeCommand",
+        json!({"command": "tandem.debug", "arguments": [launch("Debug")]}),
+    );
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    // Rust: the binary's `main`, and `#[test]` functions of a test binary.
+    let ws = Workspace::empty("lensrs");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/rust/lsp_tested.rs");
+    std::fs::copy(src, ws.root.join("lsp_tested.rs")).unwrap();
+    std::fs::create_dir_all(ws.root.join("target/debug")).unwrap();
+    for (out, extra) in [
+        ("target/debug/tested", None),
+        ("target/debug/tested-tests", Some("--test")),
+    ] {
+        let status = Command::new("rustc")
+            .args(["-g", "-C", "opt-level=0", "--edition", "2021", "-o", out])
+            .args(extra)
+            .arg("lsp_tested.rs")
+            .current_dir(&ws.root)
+            .status()
+            .unwrap();
+        assert!(status.success(), "rustc failed");
+    }
+    let uri = format!("{}/lsp_tested.rs", ws.root_uri());
+    let (mut peer, _) = ws.serve(&["utf-16"], Value::Null);
+    let lenses = result(peer.lsp_request(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri}}),
+    ));
+    let summary: Vec<(u64, String, String, Value)> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            let launch = &l["command"]["arguments"][0];
+            (
+                l["range"]["start"]["line"].as_u64().unwrap(),
+                l["command"]["command"].as_str().unwrap().to_owned(),
+                Path::new(launch["program"].as_str().unwrap())
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                launch["args"].clone(),
+            )
+        })
+        .collect();
+    let test_args = json!(["tests::doubles", "--exact", "--nocapture"]);
+    assert_eq!(
+        summary,
+        [
+            (6, "tandem.run".to_owned(), "tested".to_owned(), json!([])),
+            (6, "tandem.debug".to_owned(), "tested".to_owned(), json!([])),
+            (
+                15,
+                "tandem.run".to_owned(),
+                "tested-tests".to_owned(),
+                test_args.clone()
+            ),
+            (
+                15,
+                "tandem.debug".to_owned(),
+                "tested-tests".to_owned(),
+                test_args
+            ),
+        ]
+    );
+}
+
+/// Reads messages until a `publishDiagnostics` for `uri` satisfies `done`; returns it and
+/// every diagnostic message seen for `uri` on the way.
+fn wait_diagnostics(
+    peer: &mut Peer,
+    uri: &str,
+    done: impl Fn(&Value) -> bool,
+) -> (Value, Vec<String>) {
+    let mut seen = Vec::new();
+    loop {
+        let msg = peer.recv();
+        if msg["method"] != "textDocument/publishDiagnostics" || msg["params"]["uri"] != uri {
+            continue;
+        }
+        let diags = msg["params"]["diagnostics"].clone();
+        seen.extend(
+            diags
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["message"].as_str().unwrap().to_owned()),
+        );
+        if done(&diags) {
+            return (diags, seen);
+        }
+    }
+}
+
+fn messages(diags: &Value) -> Vec<String> {
+    diags
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn diagnostics_for_stale_binaries_and_compiler_errors_on_save() {
+    let (ws, c, _) = tokens_workspace("diag");
+    let (mut peer, init) = ws.serve(&["utf-16"], Value::Null);
+    assert_eq!(
+        init["result"]["capabilities"]["textDocumentSync"]["save"],
+        json!({"includeText": false})
+    );
+    let path = ws.root.join("lsp_tokens.c");
+    let good = std::fs::read_to_string(&path).unwrap();
+    peer.lsp_notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": c, "languageId": "c", "version": 1, "text": good}}),
+    );
+    // An edit saved: the binary is now older than its source, and the compiler complains.
+    let bad = good.replace("return value + (note", "return valu + (note");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&path, &bad).unwrap();
+    peer.lsp_notify("textDocument/didSave", json!({"textDocument": {"uri": c}}));
+    let (diags, _) = wait_diagnostics(&mut peer, &c, |d| d.as_array().unwrap().len() == 2);
+    let stale = format!(
+        "this file is newer than {}, which was built from it: rebuild for accurate debugging",
+        ws.root.join("build/tokens").display()
+    );
+    assert_eq!(
+        diags,
+        json!([
+            {"range": range(0, 0, 0, 0), "severity": 2, "source": "tandem", "message": stale},
+            {"range": range(18, 11, 18, 15), "severity": 1, "source": "cc",
+             "message": "‘valu’ undeclared (first use in this function); did you mean ‘value’?",
+             "relatedInformation": [{"location": {"uri": c, "range": range(18, 11, 18, 11)},
+                                     "message": "each undeclared identifier is reported only once for each function it appears in"}]},
+        ])
+    );
+    // Fixed: the compiler's part is cleared; rebuilt: the warning goes too.
+    std::fs::write(&path, &good).unwrap();
+    peer.lsp_notify("textDocument/didSave", json!({"textDocument": {"uri": c}}));
+    let (diags, _) = wait_diagnostics(&mut peer, &c, |d| d.as_array().unwrap().len() == 1);
+    assert_eq!(messages(&diags), [stale.clone()]);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let status = Command::new("gcc")
+        .args(["-g", "-O0", "-o", "build/tokens", "lsp_tokens.c"])
+        .current_dir(&ws.root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    peer.lsp_notify("textDocument/didSave", json!({"textDocument": {"uri": c}}));
+    let (diags, _) = wait_diagnostics(&mut peer, &c, |d| d.as_array().unwrap().is_empty());
+    assert_eq!(diags, json!([]));
+}
+
+#[test]
+fn a_newer_save_supersedes_a_running_check() {
+    let (ws, c, _) = tokens_workspace("supersede");
+    // compile_commands.json names a compiler that dawdles while `slow` exists, recording the
+    // pid of its sleep so the test can see it killed.
+    let script = ws.root.join("slowcc");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nif [ -e slow ]; then sleep 30 & echo $! > sleep.pid; wait; fi\nexec cc \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        ws.root.join("compile_commands.json"),
+        json!([{"directory": ws.root.display().to_string(), "file": "lsp_tokens.c",
+                "arguments": [script.display().to_string(), "-DLIMIT_FROM_DB", "-c", "lsp_tokens.c", "-o", "lsp_tokens.o"]}])
+        .to_string(),
+    )
+    .unwrap();
+    let (mut peer, _) = ws.serve(&["utf-16"], Value::Null);
+    let path = ws.root.join("lsp_tokens.c");
+    let good = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(ws.root.join("slow"), "").unwrap();
+    std::fs::write(
+        &path,
+        good.replace("int total;", "int total = first_error;"),
+    )
+    .unwrap();
+    peer.lsp_notify("textDocument/didSave", json!({"textDocument": {"uri": c}}));
+    let pid_file = ws.root.join("sleep.pid");
+    let started = std::time::Instant::now();
+    while !pid_file.exists()
+        || std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .is_empty()
+    {
+        assert!(
+            started.elapsed() < support::PATIENCE,
+            "the first check never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let sleep_pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::remove_file(ws.root.join("slow")).unwrap();
+    // The flags come from compile_commands.json: the macro is defined.
+    let second = good.replace(
+        "int total;",
+        "#ifdef LIMIT_FROM_DB\nint total = second_error;\n#endif",
+    );
+    std::fs::write(&path, second).unwrap();
+    peer.lsp_notify("textDocument/didSave", json!({"textDocument": {"uri": c}}));
+    let (diags, seen) = wait_diagnostics(&mut peer, &c, |d| {
+        messages(d).iter().any(|m| m.contains("second_error"))
+    });
+    assert!(
+        seen.iter().all(|m| !m.contains("first_error")),
+        "the superseded check published: {seen:?}"
+    );
+    assert_eq!(
+        diags[diags.as_array().unwrap().len() - 1]["range"],
+        range(12, 12, 12, 24)
+    );
+    // The superseded check's process group was killed: its sleep is gone.
+    let proc_dir = format!("/proc/{sleep_pid}");
+    let started = std::time::Instant::now();
+    while Path::new(&proc_dir).exists()
+        && !std::fs::read_to_string(format!("{proc_dir}/stat"))
+            .unwrap_or_default()
+            .contains(") Z")
+    {
+        assert!(
+            started.elapsed() < support::PATIENCE,
+            "the superseded check still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn cargo_check_diagnostics_for_rust_packages() {
+    let ws = Workspace::empty("cargo");
+    std::fs::create_dir_all(ws.root.join("src")).unwrap();
+    std::fs::write(
+        ws.root.join("Cargo.toml"),
+        "[package]\nname = \"checked\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    let main = ws.root.join("src/main.rs");
+    std::fs::write(
+        &main,
+        "fn main() {\n    let é = 1;\n    let s: String = é;\n}\n",
+    )
+    .unwrap();
+    let uri = format!("{}/src/main.rs", ws.root_uri());
+    let (mut peer, _) = ws.serve(&["utf-16"], Value::Null);
+    peer.lsp_notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let (diags, _) = wait_diagnostics(&mut peer, &uri, |d| !d.as_array().unwrap().is_empty());
+    let error = diags
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["severity"] == 1)
+        .unwrap_or_else(|| panic!("no error in {diags}"));
+    assert_eq!(error["source"], "rustc");
+    assert_eq!(error["code"], "E0308");
+    assert_eq!(error["message"], "mismatched types");
+    // `é` is one UTF-16 unit (two bytes): columns are converted.
+    assert_eq!(error["range"], range(2, 20, 2, 21));
+    std::fs::write(
+        &main,
+        "fn main() {\n    let é = 1;\n    let _s: i32 = é;\n}\n",
+    )
+    .unwrap();
+    peer.lsp_notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let (diags, _) = wait_diagnostics(&mut peer, &uri, |d| d.as_array().unwrap().is_empty());
+    assert_eq!(diags, json!([]));
+}
+
+#[test]
+fn declaration_goes_to_prototypes_and_extern_declarations_in_headers() {
+    let (ws, c, h) = tokens_workspace("decl");
+    let (mut peer, init) = ws.serve(&["utf-16"], Value::Null);
+    assert_eq!(init["result"]["capabilities"]["declarationProvider"], true);
+    let at = |line: u32, character: u32| json!({"textDocument": {"uri": c}, "position": {"line": line, "character": character}});
+    for ((line, character), uri, expected) in [
+        ((29, 13), &h, range(8, 4, 8, 12)), // call of box_area → its prototype in the header
+        ((21, 6), &h, range(8, 4, 8, 12)),  // the definition itself → the prototype
+        ((23, 6), &h, range(6, 11, 6, 16)), // global `total` → `extern int total;`
+        ((24, 13), &c, range(13, 11, 13, 16)), // static `clamp` has no prototype: its definition
+        ((23, 13), &c, range(21, 25, 21, 26)), // parameter `b`: where it is declared
+    ] {
+        let decl = result(peer.lsp_request("textDocument/declaration", at(line, character)));
+        assert_eq!(
+            decl,
+            json!({"uri": uri, "range": expected}),
+            "declaration at {line}:{character}"
+        );
+    }
+    // definition still goes to the definition.
+    let def = result(peer.lsp_request("textDocument/definition", at(29, 13)));
+    assert_eq!(def, json!({"uri": c, "range": range(21, 4, 21, 12)}));
+}
+
+#[test]
+fn answers_follow_edits_made_since_the_build() {
+    let ws = Workspace::new("shift", "build/shapes");
+    let (mut peer, init) = ws.serve(&["utf-16"], Value::Null);
+    let built = std::fs::read_to_string(ws.source()).unwrap();
+    peer.lsp_notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": ws.uri(), "languageId": "c", "version": 1, "text": built}}),
+    );
+    // Three lines typed above `area` (line 16), one line deleted below it (the blank 20).
+    peer.lsp_notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": ws.uri(), "version": 2}, "contentChanges": [
+            {"range": range(20, 0, 21, 0), "text": ""},
+            {"range": range(15, 0, 15, 0), "text": "/* new */\nint helper(void);\n\n"},
+        ]}),
+    );
+    let doc = result(peer.lsp_request("tandem/document", json!({"uri": ws.uri()})));
+    let text = doc["text"].as_str().unwrap();
+    assert_eq!(
+        text.lines().nth(19),
+        Some("int area(int width, int height) {")
+    );
+    // `product` used on (built) line 18 is now on line 21 and declared on line 20.
+    let def = result(peer.lsp_request("textDocument/definition", at(&ws, 21, 12)));
+    assert_eq!(def["range"], range(20, 8, 20, 15), "{def}");
+    let hover = result(peer.lsp_request("textDocument/hover", at(&ws, 21, 12)));
+    assert_eq!(
+        hover["contents"]["value"],
+        "```c\nint product\n```\nlocal variable · size 4, align 4"
+    );
+    // A call of `area` in main (built line 31, now 33) goes to the moved declaration.
+    let def = result(peer.lsp_request("textDocument/definition", at(&ws, 33, 14)));
+    assert_eq!(def["range"], range(19, 4, 19, 8), "{def}");
+    // `shift` lost the blank line above it: 21 → 23.
+    let symbols = result(peer.lsp_request(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": ws.uri()}}),
+    ));
+    let find = |name: &str| {
+        symbols
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()["selectionRange"]
+            .clone()
+    };
+    assert_eq!(find("point"), range(2, 7, 2, 12));
+    assert_eq!(find("area"), range(19, 4, 19, 8));
+    assert_eq!(find("shift"), range(23, 7, 23, 12));
+    assert_eq!(find("main"), range(29, 4, 29, 8));
+    // Semantic tokens too: `product` is declared on line 20 and used on 21, `width` is a
+    // parameter on both; the typed prototype of `helper` names a function no binary has.
+    let tokens = result(peer.lsp_request(
+        "textDocument/semanticTokens/full",
+        json!({"textDocument": {"uri": ws.uri()}}),
+    ));
+    let got = render_tokens(text, &decode_tokens(&init, &tokens));
+    let lines: Vec<&str> = got
+        .lines()
+        .filter(|l| {
+            ["16:", "17:", "19:", "20:", "21:"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "19:4+4 function [declaration] area",
+            "19:13+5 parameter [declaration] width",
+            "19:24+6 parameter [declaration] height",
+            "20:8+7 variable [declaration] product",
+            "20:18+5 parameter width",
+            "20:26+6 parameter height",
+            "21:11+7 variable product",
+        ]
+    );
+}
+
+#[test]
+fn an_edit_makes_pending_requests_about_the_document_content_modified() {
+    let ws = Workspace::new("modified", "build/shapes");
+    let (mut peer, _) = ws.serve(&["utf-16"], json!({"tandem": {"testIndexDelayMs": 1000}}));
+    let text = std::fs::read_to_string(ws.source()).unwrap();
+    peer.lsp_notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": ws.uri(), "languageId": "c", "version": 1, "text": text}}),
+    );
+    // Both wait for the index; the edit comes first.
+    peer.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "textDocument/hover", "params": at(&ws, 18, 12)}));
+    peer.send(&json!({"jsonrpc": "2.0", "id": 8, "method": "workspace/symbol", "params": {"query": "area"}}));
+    peer.lsp_notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": ws.uri(), "version": 2},
+               "contentChanges": [{"range": range(0, 0, 0, 0), "text": "\n"}]}),
+    );
+    let hover = peer.recv_response(&json!(7));
+    assert_eq!(hover["error"]["code"], -32801, "{hover}");
+    // A request about no document is not stale.
+    let symbols = result(peer.recv_response(&json!(8)));
+    assert_eq!(names(&symbols), owned(&[("area", 12)]));
+    // Asked again, it is answered against the new text.
+    let hover = result(peer.lsp_request("textDocument/hover", at(&ws, 19, 12)));
+    assert_eq!(hover["range"], range(19, 11, 19, 18));
+}
+
+/// Answers the server's requests (by method) and collects its `$/progress` values, until a
+/// request for `until` has been answered... or the progress ended.
+fn answer_server_requests(
+    peer: &mut Peer,
+    answers: &Value,
+    want: usize,
+) -> (Vec<Value>, Vec<Value>) {
+    let (mut requests, mut progress) = (Vec::new(), Vec::new());
+    while requests.len() < want
+        || progress
+            .last()
+            .is_none_or(|p: &Value| p["value"]["kind"] != "end")
+    {
+        let msg = peer.recv();
+        match (msg.get("id"), msg["method"].as_str()) {
+            (Some(id), Some(method)) => {
+                let answer = answers.get(method).cloned().unwrap_or(Value::Null);
+                peer.send(&json!({"jsonrpc": "2.0", "id": id, "result": answer}));
+                requests.push(msg.clone());
+            }
+            (None, Some("$/progress")) => progress.push(msg["params"].clone()),
+            _ => {}
+        }
+    }
+    (requests, progress)
+}
+
+#[test]
+fn progress_watchers_and_configuration_with_capable_clients() {
+    let ws = Workspace::new("capable", "out/bin/shapes");
+    let mut peer = Peer::lsp();
+    peer.lsp_request(
+        "initialize",
+        json!({
+            "processId": null,
+            "rootUri": ws.root_uri(),
+            "capabilities": {
+                "window": {"workDoneProgress": true},
+                "workspace": {"configuration": true, "didChangeWatchedFiles": {"dynamicRegistration": true}},
+            },
+            // Pulled configuration replaces this glob, which matches nothing.
+            "initializationOptions": {"tandem": {"binaries": ["nothing/*"], "testIndexDelayMs": 300}},
+        }),
+    );
+    peer.lsp_notify("initialized", json!({}));
+    let answers = json!({"workspace/configuration": [["out/**/sha*"]]});
+    let (requests, progress) = answer_server_requests(&mut peer, &answers, 3);
+    let methods: Vec<&str> = requests
+        .iter()
+        .map(|r| r["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "window/workDoneProgress/create",
+            "client/registerCapability",
+            "workspace/configuration"
+        ]
+    );
+    assert_eq!(requests[0]["params"], json!({"token": "tandem-indexing"}));
+    assert_eq!(
+        requests[1]["params"]["registrations"][0]["registerOptions"],
+        json!({"watchers": [{"globPattern": format!("{}/nothing/*", ws.root.display()), "kind": 3}]})
+    );
+    assert_eq!(
+        requests[2]["params"],
+        json!({"items": [{"section": "tandem.binaries", "scopeUri": ws.root_uri()}]})
+    );
+    // begin, one report per candidate, end; all on the token the client accepted.
+    let kinds: Vec<&str> = progress
+        .iter()
+        .map(|p| p["value"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"begin"));
+    assert_eq!(kinds.last(), Some(&"end"));
+    assert!(progress.iter().all(|p| p["token"] == "tandem-indexing"));
+
+    // The pulled setting is in force.
+    let area = result(peer.lsp_request("workspace/symbol", json!({"query": "area"})));
+    assert_eq!(names(&area), owned(&[("area", 12)]));
+    // A new binary, announced by the watcher, is found at once (polling looks every 2 s).
+    let mut source = std::fs::read_to_string(ws.source()).unwrap();
+    source.push_str("\nint extra_fn(void) { return 7; }\n");
+    std::fs::write(ws.source(), source).unwrap();
+    ws.build("out/bin/shapes-extra");
+    peer.lsp_notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": format!("{}/out/bin/shapes-extra", ws.root_uri()), "type": 1}]}),
+    );
+    let extra = result(peer.lsp_request("workspace/symbol", json!({"query": "extra_fn"})));
+    assert_eq!(names(&extra), owned(&[("extra_fn", 12)]));
+}
+
+#[test]
+fn without_those_capabilities_the_server_asks_nothing() {
+    let ws = Workspace::new("plain", "build/shapes");
+    let (mut peer, _) = ws.serve(&["utf-16"], Value::Null);
+    // The first message after `initialized` is the answer: no request, no progress before it.
+    peer.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "workspace/symbol", "params": {"query": "area"}}));
+    let first = peer.recv();
+    assert_eq!(first["id"], 99, "{first}");
 }

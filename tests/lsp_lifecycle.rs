@@ -43,10 +43,14 @@ fn initialize_advertises_server_info_and_sync() {
     assert_eq!(
         keys,
         [
+            "codeLensProvider",
+            "declarationProvider",
             "definitionProvider",
             "documentSymbolProvider",
+            "executeCommandProvider",
             "hoverProvider",
             "positionEncoding",
+            "semanticTokensProvider",
             "textDocumentSync",
             "workspaceSymbolProvider"
         ]

@@ -46,6 +46,12 @@ def test_tandem_binary_exists():
     config=ClientServerConfig(server_command=[str(TANDEM.resolve()), "lsp"]),
 )
 async def client(lsp_client: LanguageClient):
+    # Editors accept dynamic registrations (tandem registers watchers for binaries when the
+    # capabilities say so); pytest-lsp's client needs to be told to.
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(params: types.RegistrationParams) -> None:
+        return None
+
     # Each test initializes and shuts down itself: that is what it checks.
     yield
     server = lsp_client._server

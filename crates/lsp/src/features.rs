@@ -6,6 +6,7 @@
 //! that are not open are read from disk). DWARF gives lines; columns come from finding the
 //! name on its declaration line.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ use symbols::{
 use wire::jsonrpc::{codes, ResponseError};
 
 use crate::server::CancelToken;
-use crate::text::{line_bounds, position_in, PositionEncoding, WirePosition};
+use crate::text::{line_bounds, position_in, LineMap, PositionEncoding, WirePosition};
 use crate::uri;
 use crate::workspace::Served;
 
@@ -64,6 +65,8 @@ impl std::ops::Deref for SourceText {
 pub struct Sources {
     open: HashMap<PathBuf, Arc<str>>,
     loaded: HashMap<PathBuf, Option<Arc<SourceText>>>,
+    /// Line maps between the file on disk and the open document; `None`: the same lines.
+    maps: RefCell<HashMap<PathBuf, Option<Arc<LineMap>>>>,
 }
 
 impl Sources {
@@ -71,7 +74,33 @@ impl Sources {
         Sources {
             open,
             loaded: HashMap::new(),
+            maps: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// How the lines of the file on disk (what the binary was built from, when it is not
+    /// newer than the binary) moved in the open document.
+    fn line_map(&self, path: &Path) -> Option<Arc<LineMap>> {
+        let current = self.open.get(path)?;
+        self.maps
+            .borrow_mut()
+            .entry(path.to_path_buf())
+            .or_insert_with(|| {
+                let disk = std::fs::read_to_string(path).ok()?;
+                (disk.as_str() != &**current).then(|| Arc::new(LineMap::new(&disk, current)))
+            })
+            .clone()
+    }
+
+    /// The 0-based line of the current text that was line `line0` when the binary serving
+    /// `path` was built.
+    pub fn to_current(&self, path: &Path, line0: u32) -> u32 {
+        self.line_map(path).map_or(line0, |m| m.to_current(line0))
+    }
+
+    /// The 0-based line, in the binary's numbering, of line `line0` of the current text.
+    pub fn to_built(&self, path: &Path, line0: u32) -> u32 {
+        self.line_map(path).map_or(line0, |m| m.to_built(line0))
     }
 
     pub fn text(&mut self, path: &Path) -> Option<Arc<SourceText>> {
@@ -90,7 +119,7 @@ impl Sources {
 }
 
 /// The wire position of byte `offset` of `text`.
-fn pos(text: &SourceText, offset: usize, encoding: PositionEncoding) -> WirePosition {
+pub(crate) fn pos(text: &SourceText, offset: usize, encoding: PositionEncoding) -> WirePosition {
     position_in(text, &text.bounds, offset, encoding)
 }
 
@@ -102,29 +131,29 @@ pub struct Context {
     pub roots: Vec<PathBuf>,
 }
 
-fn cancelled() -> ResponseError {
+pub(crate) fn cancelled() -> ResponseError {
     ResponseError::new(codes::REQUEST_CANCELLED, "request cancelled")
 }
 
-fn pos_json(p: WirePosition) -> Value {
+pub(crate) fn pos_json(p: WirePosition) -> Value {
     json!({ "line": p.line, "character": p.column })
 }
 
-fn range_json(start: WirePosition, end: WirePosition) -> Value {
+pub(crate) fn range_json(start: WirePosition, end: WirePosition) -> Value {
     json!({ "start": pos_json(start), "end": pos_json(end) })
 }
 
-fn is_ident_byte(b: u8) -> bool {
+pub(crate) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
 /// Byte range of the 0-based line `line` (without its end of line).
-fn line_span(text: &SourceText, line: u32) -> Option<(usize, usize)> {
+pub(crate) fn line_span(text: &SourceText, line: u32) -> Option<(usize, usize)> {
     text.bounds.get(line as usize).copied()
 }
 
 /// Byte range of `name` as a whole word on line `line`.
-fn find_word(text: &SourceText, line: u32, name: &str) -> Option<(usize, usize)> {
+pub(crate) fn find_word(text: &SourceText, line: u32, name: &str) -> Option<(usize, usize)> {
     let (start, end) = line_span(text, line)?;
     let hay = &text[start..end];
     let bytes = hay.as_bytes();
@@ -143,7 +172,7 @@ fn find_word(text: &SourceText, line: u32, name: &str) -> Option<(usize, usize)>
 }
 
 /// The identifier at or just before byte `offset`.
-fn word_at(text: &str, offset: usize) -> Option<(usize, usize)> {
+pub(crate) fn word_at(text: &str, offset: usize) -> Option<(usize, usize)> {
     let bytes = text.as_bytes();
     let mut start = offset.min(bytes.len());
     let mut end = start;
@@ -159,7 +188,7 @@ fn word_at(text: &str, offset: usize) -> Option<(usize, usize)> {
 /// The end of the declaration starting on line `line`: after the brace closing its first
 /// `{`, or after its first `;` when that comes before any brace. Comments and literals are
 /// skipped roughly (a light scan, not a parser).
-fn decl_end(text: &SourceText, line: u32) -> Option<usize> {
+pub(crate) fn decl_end(text: &SourceText, line: u32) -> Option<usize> {
     let (start, _) = line_span(text, line)?;
     let bytes = text.as_bytes();
     let mut depth = 0u32;
@@ -239,12 +268,20 @@ fn decl_ranges(
     (range, selection)
 }
 
+/// The location of `name` declared on DWARF line `line` of `file`, moved with the edits made
+/// since the build.
 fn location(cx: &mut Context, file: &Path, line: Line, name: &str) -> Value {
+    let line = Line::from_zero_based(cx.sources.to_current(file, line.zero_based()));
+    location_current(cx, file, line, name)
+}
+
+/// The location of `name` on line `line` of the current text of `file`.
+fn location_current(cx: &mut Context, file: &Path, line: Line, name: &str) -> Value {
     let (_, selection) = decl_ranges(cx, file, line, name, false);
     json!({ "uri": uri::from_path(file), "range": selection })
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     normalize_path(a) == normalize_path(b)
 }
 
@@ -373,7 +410,7 @@ pub fn workspace_symbol(
 }
 
 /// Peels typedefs and qualifiers to the type that has the layout.
-fn strip(binary: &Binary, mut t: TypeRef) -> Option<Type> {
+pub(crate) fn strip(binary: &Binary, mut t: TypeRef) -> Option<Type> {
     for _ in 0..16 {
         let ty = binary.type_info(t).ok()?;
         match ty.kind {
@@ -387,7 +424,7 @@ fn strip(binary: &Binary, mut t: TypeRef) -> Option<Type> {
     None
 }
 
-fn named_type(binary: &Binary, name: &str) -> Option<Type> {
+pub(crate) fn named_type(binary: &Binary, name: &str) -> Option<Type> {
     binary
         .types_by_name(name)
         .into_iter()
@@ -452,6 +489,7 @@ pub fn document_symbols(
     found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     let mut out = Vec::new();
     for (line, name, kind, ty, si, container) in found {
+        let line = Line::from_zero_based(cx.sources.to_current(path, line.zero_based()));
         let (range, selection) = decl_ranges(cx, path, line, &name, true);
         let mut item =
             json!({ "name": name, "kind": kind, "range": range, "selectionRange": selection });
@@ -671,7 +709,10 @@ fn expr_type(
         let (_, m) = member_of(&served.binary, t, name)?;
         return Some((m.ty?, served));
     }
-    let line1 = pos(text, start, PositionEncoding::Utf8).line + 1;
+    let line1 = cx
+        .sources
+        .to_built(path, pos(text, start, PositionEncoding::Utf8).line)
+        + 1;
     for served in &cx.served {
         if let Some(v) = variable_at(&served.binary, path, line1, name) {
             return Some((v.ty?, served.clone()));
@@ -723,7 +764,7 @@ fn find_enumerator(
 /// enumerator): a light scan of the lines of that declaration.
 fn inner_decl(cx: &mut Context, owner: &SymbolEntry, name: &str) -> Option<(PathBuf, Line)> {
     let file = owner.decl_file.as_deref()?.to_path_buf();
-    let line0 = owner.decl_line?.zero_based();
+    let line0 = cx.sources.to_current(&file, owner.decl_line?.zero_based());
     let text = cx.sources.text(&file)?;
     let last = decl_end(&text, line0).map_or(line0, |e| pos(&text, e, PositionEncoding::Utf8).line);
     let found = (line0..=last).find(|&l| find_word(&text, l, name).is_some())?;
@@ -756,7 +797,10 @@ fn resolve(cx: &mut Context, path: &Path, offset: usize) -> Option<Resolved> {
             served,
         });
     }
-    let line1 = pos(&text, start, PositionEncoding::Utf8).line + 1;
+    let line1 = cx
+        .sources
+        .to_built(path, pos(&text, start, PositionEncoding::Utf8).line)
+        + 1;
     let before = text[..start].trim_end();
     let tag = ["struct", "union", "enum"].iter().any(|k| {
         before.ends_with(k)
@@ -856,22 +900,26 @@ fn variable_at(binary: &Binary, path: &Path, line: u32, ident: &str) -> Option<V
 
 /// `textDocument/definition`.
 pub fn definition(cx: &mut Context, path: &Path, offset: usize) -> Value {
-    let Some(Resolved {
+    match resolve(cx, path, offset) {
+        Some(resolved) => definition_of(cx, resolved),
+        None => Value::Null,
+    }
+}
+
+fn definition_of(cx: &mut Context, resolved: Resolved) -> Value {
+    let Resolved {
         ident,
         target,
         served,
         ..
-    }) = resolve(cx, path, offset)
-    else {
-        return Value::Null;
-    };
+    } = resolved;
     let (file, line, name) = match target {
         Target::Variable(v) => match (v.decl_file, v.decl_line) {
-            (Some(f), Some(l)) => (f, l, ident),
+            (Some(f), Some(l)) => return location(cx, &f, l, &ident),
             _ => return Value::Null,
         },
         Target::Symbol(e) => match (&e.decl_file, e.decl_line) {
-            (Some(f), Some(l)) => (f.to_path_buf(), l, e.short_name().to_owned()),
+            (Some(f), Some(l)) => return location(cx, f, l, e.short_name()),
             _ => return Value::Null,
         },
         Target::Member { owner, .. } => {
@@ -888,12 +936,107 @@ pub fn definition(cx: &mut Context, path: &Path, offset: usize) -> Value {
             (found.0, found.1, ident)
         }
     };
-    location(cx, &file, line, &name)
+    // Members and enumerators were found in the current text.
+    location_current(cx, &file, line, &name)
+}
+
+/// `textDocument/declaration`: for functions and globals, the prototype or `extern`
+/// declaration in a header the binary was built with (or earlier in the same file);
+/// otherwise the same answer as `definition`.
+pub fn declaration(cx: &mut Context, path: &Path, offset: usize) -> Value {
+    let Some(resolved) = resolve(cx, path, offset) else {
+        return Value::Null;
+    };
+    let global = match &resolved.target {
+        Target::Symbol(e) if matches!(e.kind, SymbolKind::Function | SymbolKind::Variable) => {
+            Some((
+                e.kind,
+                e.short_name().to_owned(),
+                e.decl_file.as_deref().map(Path::to_path_buf),
+                e.decl_line,
+            ))
+        }
+        Target::Variable(v) if v.kind == VariableKind::Global => Some((
+            SymbolKind::Variable,
+            resolved.ident.clone(),
+            v.decl_file.clone(),
+            v.decl_line,
+        )),
+        _ => None,
+    };
+    if let Some((kind, name, decl_file, decl_line)) = global {
+        {
+            let mut candidates: Vec<PathBuf> = resolved
+                .served
+                .sources()
+                .filter(|f| {
+                    f.extension()
+                        .and_then(|x| x.to_str())
+                        .is_some_and(|x| matches!(x, "h" | "hh" | "hpp" | "hxx" | "H"))
+                })
+                .map(Path::to_path_buf)
+                .collect();
+            candidates.sort_by_key(|f| !cx.roots.iter().any(|r| f.starts_with(r)));
+            let definition = decl_file.zip(decl_line);
+            if let Some((file, _)) = &definition {
+                candidates.push(file.clone());
+            }
+            for file in candidates {
+                let before = definition
+                    .as_ref()
+                    .filter(|(f, _)| same_file(f, &file))
+                    .map(|(f, l)| cx.sources.to_current(f, l.zero_based()));
+                if let Some(line0) = prototype_line(cx, &file, &name, kind, before) {
+                    return location_current(cx, &file, Line::from_zero_based(line0), &name);
+                }
+            }
+        }
+    }
+    definition_of(cx, resolved)
+}
+
+/// The 0-based line of a declaration without a body of `name` in `file`: a prototype (the
+/// name followed by `(`, the statement ending with `;`) for functions, an `extern` line for
+/// variables; only before line `before` when given.
+fn prototype_line(
+    cx: &mut Context,
+    file: &Path,
+    name: &str,
+    kind: SymbolKind,
+    before: Option<u32>,
+) -> Option<u32> {
+    let text = cx.sources.text(file)?;
+    let last = before.unwrap_or(text.bounds.len() as u32);
+    (0..last).find(|&l| {
+        let Some((s, e)) = find_word(&text, l, name) else {
+            return false;
+        };
+        let Some((ls, le)) = line_span(&text, l) else {
+            return false;
+        };
+        let line = &text[ls..le];
+        let head = line.trim_start();
+        if head.starts_with("//")
+            || head.starts_with('*')
+            || head.starts_with("/*")
+            || head.starts_with('#')
+        {
+            return false;
+        }
+        match kind {
+            SymbolKind::Function => {
+                text[e..].trim_start().starts_with('(')
+                    && decl_end(&text, l).is_some_and(|end| text.as_bytes()[end - 1] == b';')
+                    && !text[ls..s].contains('=')
+            }
+            _ => find_word(&text, l, "extern").is_some_and(|x| x.0 < s),
+        }
+    })
 }
 
 /// The DWARF description of a global variable from the index, through the scope of a
 /// function of the same file.
-fn global_variable(served: &Served, e: &SymbolEntry) -> Option<Variable> {
+pub(crate) fn global_variable(served: &Served, e: &SymbolEntry) -> Option<Variable> {
     let file = e.decl_file.as_ref()?;
     let name = e.short_name();
     served
@@ -977,14 +1120,14 @@ pub fn hover(cx: &mut Context, path: &Path, offset: usize) -> Value {
 
 /// The source language of a file, for declarations in hovers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lang {
+pub(crate) enum Lang {
     C,
     Cpp,
     Rust,
 }
 
 impl Lang {
-    fn of(path: &Path) -> Lang {
+    pub(crate) fn of(path: &Path) -> Lang {
         match path.extension().and_then(|e| e.to_str()) {
             Some("rs") => Lang::Rust,
             Some("cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" | "C") => Lang::Cpp,
@@ -1071,7 +1214,7 @@ fn function_markdown(cx: &mut Context, binary: &Binary, lang: Lang, e: &SymbolEn
         .zip(e.decl_line)
         .and_then(|(file, line)| {
             let text = cx.sources.text(file)?;
-            let (start, _) = line_span(&text, line.zero_based())?;
+            let (start, _) = line_span(&text, cx.sources.to_current(file, line.zero_based()))?;
             let rest = &text[start..];
             let stop = rest.find(['{', ';']).unwrap_or(rest.len()).min(400);
             let decl = rest

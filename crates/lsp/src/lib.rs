@@ -1,14 +1,20 @@
 //! tandem's language server: the LSP lifecycle over `wire`, the store of open documents, the
 //! workspace's binaries and the language features fed by their debug information (`symbols`).
 
+/// Diagnostics: stale binaries and the compiler's messages after a save.
+pub mod diagnostics;
 /// workspace/symbol, documentSymbol, definition and hover from DWARF.
 pub mod features;
+/// Code lenses (run, debug) and the `tandem.run` command.
+pub mod lens;
 /// The client's parameters, parsed leniently.
 pub mod proto;
 /// The main loop: lifecycle, dispatch, cancellation, document sync.
 pub mod server;
 /// Position encodings and the document store.
 pub mod text;
+/// Semantic tokens: identifiers classified from DWARF.
+pub mod tokens;
 /// `file://` URIs and paths.
 pub mod uri;
 /// Root folders and the binaries (discovered or configured) that serve them.

@@ -18,15 +18,18 @@ use serde_json::{json, Value};
 use wire::jsonrpc::{self, codes, Id, Message, Notification, Request, Response, ResponseError};
 use wire::{FrameWriter, Inbound, Limits};
 
+use crate::diagnostics::Diagnostics;
 use crate::features::{self, Context, Sources};
+use crate::lens;
 use crate::proto::{
     CancelParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DocumentSymbolParams, InitializeParams, TextDocumentPositionParams,
-    WorkspaceParams, WorkspaceSymbolParams,
+    DidOpenTextDocumentParams, DocumentSymbolParams, InitializeParams, SemanticTokensParams,
+    TextDocumentPositionParams, WorkspaceParams, WorkspaceSymbolParams,
 };
 use crate::text::{offset_of, Change, Document, Documents, PositionEncoding};
+use crate::tokens;
 use crate::uri;
-use crate::workspace::{Workspace, WorkspaceConfig};
+use crate::workspace::{IndexEvent, Workspace, WorkspaceConfig};
 
 /// How long a request waits for the first indexing before answering from what is ready.
 const INDEX_PATIENCE: Duration = Duration::from_secs(30);
@@ -77,6 +80,9 @@ where
         outbox,
         workers,
         workspace: None,
+        diagnostics: None,
+        request_document: None,
+        client: ClientSupport::default(),
     };
     Ok(server.run(&inbound))
 }
@@ -96,6 +102,100 @@ struct Server {
     outbox: Arc<Outbox>,
     workers: Workers,
     workspace: Option<Arc<Workspace>>,
+    diagnostics: Option<Arc<Diagnostics>>,
+    /// The document of the request being dispatched, for [`Outbox::register`].
+    request_document: Option<String>,
+    client: ClientSupport,
+}
+
+/// What the client said it supports, among what the server may ask of it.
+#[derive(Clone, Debug, Default)]
+struct ClientSupport {
+    /// `window.workDoneProgress`: server-initiated progress.
+    progress: Option<Arc<Progress>>,
+    /// `workspace.didChangeWatchedFiles.dynamicRegistration`.
+    watch: bool,
+    /// `workspace.configuration`: the server may pull settings.
+    configuration: bool,
+}
+
+/// Progress of the first indexing, reported as `$/progress` once the client has accepted the
+/// token created with `window/workDoneProgress/create`; reports made before are held back.
+#[derive(Debug)]
+struct Progress {
+    token: String,
+    state: Mutex<ProgressState>,
+}
+
+#[derive(Debug, Default)]
+struct ProgressState {
+    accepted: bool,
+    refused: bool,
+    held: Vec<Value>,
+}
+
+impl Progress {
+    fn state(&self) -> std::sync::MutexGuard<'_, ProgressState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn emit(&self, outbox: &Outbox, value: Value) {
+        let mut state = self.state();
+        if state.refused {
+            return;
+        }
+        if state.accepted {
+            outbox.notify("$/progress", json!({ "token": self.token, "value": value }));
+        } else {
+            state.held.push(value);
+        }
+    }
+
+    fn answered(&self, outbox: &Outbox, accepted: bool) {
+        let mut state = self.state();
+        if !accepted {
+            tracing::debug!("the client refused the progress token");
+            state.refused = true;
+            state.held.clear();
+            return;
+        }
+        state.accepted = true;
+        for value in state.held.drain(..) {
+            outbox.notify("$/progress", json!({ "token": self.token, "value": value }));
+        }
+    }
+}
+
+/// `$/progress` values for the indexer's events.
+fn progress_value(event: &IndexEvent) -> Value {
+    match event {
+        IndexEvent::Begin => json!({
+            "kind": "begin", "title": "tandem: indexing debug information",
+            "cancellable": false, "percentage": 0,
+        }),
+        IndexEvent::Binary { done, total, path } => json!({
+            "kind": "report",
+            "message": format!("{} ({}/{total})", path.display(), done + 1),
+            "percentage": done * 100 / (*total).max(1),
+        }),
+        IndexEvent::End { served } => json!({
+            "kind": "end",
+            "message": format!("{} binar{} serving the workspace", served.len(),
+                if served.len() == 1 { "y" } else { "ies" }),
+        }),
+    }
+}
+
+/// Whether `caps` has `true` at the dotted `path`.
+fn capability(caps: &serde_json::Map<String, Value>, path: &[&str]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return false;
+    };
+    let mut v = caps.get(*first);
+    for key in rest {
+        v = v.and_then(|x| x.get(*key));
+    }
+    v.and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// What a feature request takes from the main loop to its worker.
@@ -153,9 +253,7 @@ impl Server {
                         }
                         self.on_notification(not);
                     }
-                    Ok(Message::Response(resp)) => {
-                        tracing::debug!(id = ?resp.id, "response from the client ignored");
-                    }
+                    Ok(Message::Response(resp)) => self.outbox.answered(resp),
                     Err(err) => {
                         tracing::warn!("malformed message: {err}");
                         self.outbox.send(&Message::Response(err.to_response()));
@@ -191,6 +289,15 @@ impl Server {
 
     fn on_request(&mut self, req: Request) {
         tracing::debug!(id = %req.id, method = %req.method, "request");
+        // A request about a document is answered with ContentModified when the document
+        // changes before the answer is ready.
+        self.request_document = req
+            .params
+            .as_ref()
+            .and_then(|p| p.get("textDocument"))
+            .and_then(|t| t.get("uri"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let reply = |outbox: &Outbox, outcome: Result<Value, ResponseError>| {
             outbox.send(&Message::Response(Response {
                 id: Some(req.id.clone()),
@@ -257,8 +364,13 @@ impl Server {
                     Err(e) => reply(&self.outbox, Err(e)),
                 }
             }
-            (Phase::Running, method @ ("textDocument/definition" | "textDocument/hover")) => {
-                let hover = method == "textDocument/hover";
+            (
+                Phase::Running,
+                method @ ("textDocument/definition"
+                | "textDocument/declaration"
+                | "textDocument/hover"),
+            ) => {
+                let method = method.to_owned();
                 match params::<TextDocumentPositionParams>(&req).and_then(|p| {
                     document_path(&p.text_document.uri).map(|path| (path, p.position))
                 }) {
@@ -273,15 +385,67 @@ impl Server {
                             let Ok(offset) = offset_of(&text, position.into(), encoding) else {
                                 return Ok(Value::Null);
                             };
-                            Ok(if hover {
-                                features::hover(&mut cx, &path, offset)
-                            } else {
-                                features::definition(&mut cx, &path, offset)
+                            Ok(match method.as_str() {
+                                "textDocument/hover" => features::hover(&mut cx, &path, offset),
+                                "textDocument/declaration" => {
+                                    features::declaration(&mut cx, &path, offset)
+                                }
+                                _ => features::definition(&mut cx, &path, offset),
                             })
                         });
                     }
                     Err(e) => reply(&self.outbox, Err(e)),
                 }
+            }
+            (
+                Phase::Running,
+                "textDocument/semanticTokens/full" | "textDocument/semanticTokens/range",
+            ) => match params::<SemanticTokensParams>(&req)
+                .and_then(|p| document_path(&p.text_document.uri).map(|path| (path, p.range)))
+            {
+                Ok((path, range)) => {
+                    let snap = self.snapshot();
+                    self.spawn(req.id.clone(), move |cancel| {
+                        let encoding = snap.encoding;
+                        let mut cx = snap.context(&cancel)?;
+                        let bytes = match (range, cx.sources.text(&path)) {
+                            (Some(r), Some(text)) => {
+                                let start = offset_of(&text, r.start.into(), encoding);
+                                let end = offset_of(&text, r.end.into(), encoding);
+                                match (start, end) {
+                                    (Ok(s), Ok(e)) if s <= e => Some((s, e)),
+                                    _ => {
+                                        return Err(ResponseError::new(
+                                            codes::INVALID_PARAMS,
+                                            "range is not within the document",
+                                        ))
+                                    }
+                                }
+                            }
+                            _ => None,
+                        };
+                        tokens::semantic_tokens(&mut cx, &path, bytes, &cancel)
+                    });
+                }
+                Err(e) => reply(&self.outbox, Err(e)),
+            },
+            (Phase::Running, "textDocument/codeLens") => {
+                match params::<DocumentSymbolParams>(&req)
+                    .and_then(|p| document_path(&p.text_document.uri))
+                {
+                    Ok(path) => {
+                        let snap = self.snapshot();
+                        self.spawn(req.id.clone(), move |cancel| {
+                            let mut cx = snap.context(&cancel)?;
+                            Ok(lens::code_lenses(&mut cx, &path))
+                        });
+                    }
+                    Err(e) => reply(&self.outbox, Err(e)),
+                }
+            }
+            (Phase::Running, "workspace/executeCommand") => {
+                let outcome = params::<ExecuteCommandParams>(&req).and_then(|p| self.execute(p));
+                reply(&self.outbox, outcome);
             }
             (Phase::Running, "tandem/test/sleep") if self.config.test_hooks => {
                 match params::<SleepParams>(&req) {
@@ -301,11 +465,12 @@ impl Server {
 
     /// Runs a request on a worker; its answer goes out unless the request was cancelled first.
     fn spawn(
-        &self,
+        &mut self,
         id: Id,
         job: impl FnOnce(CancelToken) -> Result<Value, ResponseError> + Send + 'static,
     ) {
-        let Some(token) = self.outbox.register(&id) else {
+        let document = self.request_document.take();
+        let Some(token) = self.outbox.register(&id, document) else {
             let err = ResponseError::new(
                 codes::INVALID_REQUEST,
                 format!("request id {id} is already pending"),
@@ -329,14 +494,39 @@ impl Server {
             return;
         }
         let result = match not.method.as_str() {
-            "initialized" => Ok(()),
+            "initialized" => {
+                self.on_initialized();
+                Ok(())
+            }
+            "workspace/didChangeWatchedFiles" => {
+                notification_params::<Value>(&not).map(|p| self.watched_files_changed(&p))
+            }
+            "workspace/didChangeConfiguration" => notification_params::<Value>(&not).map(|p| {
+                if self.client.configuration {
+                    self.pull_configuration();
+                } else if let (Some(list), Some(ws)) =
+                    (p.pointer("/settings/tandem/binaries").and_then(Value::as_array), &self.workspace)
+                {
+                    ws.set_binaries(list.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+                }
+            }),
             "$/cancelRequest" => notification_params::<CancelParams>(&not).map(|p| self.outbox.cancel(&p.id)),
             "textDocument/didOpen" => notification_params::<DidOpenTextDocumentParams>(&not).map(|p| {
                 let doc = p.text_document;
+                self.check_stale(&doc.uri);
                 self.documents.open(
                     doc.uri,
                     Document { text: doc.text, version: doc.version, language_id: doc.language_id },
                 );
+            }),
+            "textDocument/didSave" => notification_params::<DidCloseTextDocumentParams>(&not).map(|p| {
+                let uri = p.text_document.uri;
+                self.check_stale(&uri);
+                if let (Some(path), Some(diags), Some(ws)) =
+                    (uri::to_path(&uri), &self.diagnostics, &self.workspace)
+                {
+                    diags.check_saved(&path, ws.roots());
+                }
             }),
             "textDocument/didChange" => {
                 notification_params::<DidChangeTextDocumentParams>(&not).and_then(|p| self.did_change(p))
@@ -368,7 +558,147 @@ impl Server {
         let uri = p.text_document.uri;
         self.documents
             .change(&uri, p.text_document.version, &changes, self.encoding)
-            .map_err(|e| format!("edit of {uri} refused, document unchanged: {e}"))
+            .map_err(|e| format!("edit of {uri} refused, document unchanged: {e}"))?;
+        self.outbox.modified(&uri);
+        Ok(())
+    }
+
+    /// After `initialized` the server may ask things of the client: a progress token, file
+    /// watchers for binaries, the `tandem.binaries` setting.
+    fn on_initialized(&mut self) {
+        if let Some(progress) = self.client.progress.clone() {
+            let outbox = self.outbox.clone();
+            self.outbox.request(
+                "window/workDoneProgress/create",
+                json!({ "token": progress.token }),
+                Box::new(move |outcome| progress.answered(&outbox, outcome.is_ok())),
+            );
+        }
+        if self.client.watch {
+            let roots = self
+                .workspace
+                .as_ref()
+                .map(|w| w.roots().to_vec())
+                .unwrap_or_default();
+            let configured = self
+                .workspace
+                .as_ref()
+                .map(|w| w.configured())
+                .unwrap_or_default();
+            // Configured binaries are watched by their globs; discovery must see any new
+            // file (changes that are not ELF files are ignored when they arrive).
+            let patterns: Vec<String> = roots
+                .iter()
+                .flat_map(|r| {
+                    let globs = if configured.is_empty() {
+                        vec!["**/*".to_owned()]
+                    } else {
+                        configured.clone()
+                    };
+                    globs.into_iter().map(move |g| {
+                        if g.starts_with('/') {
+                            g
+                        } else {
+                            format!("{}/{g}", r.display())
+                        }
+                    })
+                })
+                .collect();
+            let watchers: Vec<Value> = patterns
+                .iter()
+                // 1 | 2: created and changed.
+                .map(|p| json!({ "globPattern": p, "kind": 3 }))
+                .collect();
+            self.outbox.request(
+                "client/registerCapability",
+                json!({ "registrations": [{
+                    "id": "tandem-binaries",
+                    "method": "workspace/didChangeWatchedFiles",
+                    "registerOptions": { "watchers": watchers },
+                }]}),
+                Box::new(|outcome| {
+                    if let Err(e) = outcome {
+                        tracing::warn!("the client refused to watch binaries: {}", e.message);
+                    }
+                }),
+            );
+        }
+        if self.client.configuration {
+            self.pull_configuration();
+        }
+    }
+
+    /// Asks the client for `tandem.binaries`; a list replaces the configured binaries.
+    fn pull_configuration(&self) {
+        let Some(ws) = self.workspace.clone() else {
+            return;
+        };
+        let scope = ws.roots().first().map(|r| uri::from_path(r));
+        let mut item = json!({ "section": "tandem.binaries" });
+        if let Some(scope) = scope {
+            item["scopeUri"] = json!(scope);
+        }
+        self.outbox.request(
+            "workspace/configuration",
+            json!({ "items": [item] }),
+            Box::new(move |outcome| match outcome {
+                Ok(Value::Array(items)) => match items.first() {
+                    Some(Value::Array(list)) => ws.set_binaries(
+                        list.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                    ),
+                    Some(Value::Null) | None => {}
+                    Some(other) => tracing::warn!("tandem.binaries is not a list: {other}"),
+                },
+                Ok(other) => tracing::warn!("unexpected workspace/configuration answer: {other}"),
+                Err(e) => tracing::warn!("workspace/configuration failed: {}", e.message),
+            }),
+        );
+    }
+
+    /// A watched file was created or changed: when it is a binary, look again and re-decide
+    /// whether open documents are newer than their binaries.
+    fn watched_files_changed(&mut self, params: &Value) {
+        let Some(ws) = self.workspace.clone() else {
+            return;
+        };
+        let binary_changed = params["changes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["uri"].as_str().and_then(uri::to_path))
+            .any(|p| crate::workspace::is_elf(&p));
+        if !binary_changed {
+            return;
+        }
+        tracing::info!("a watched binary changed");
+        ws.invalidate();
+        let uris: Vec<String> = self.documents.iter().map(|(u, _)| u.to_owned()).collect();
+        // Re-index now, on a worker, so the next request finds the index ready.
+        self.workers.run(move || {
+            ws.snapshot(INDEX_PATIENCE, &|| false);
+        });
+        for u in uris {
+            self.check_stale(&u);
+        }
+    }
+
+    /// Re-decides, on a worker (the index may still be building), whether the binary
+    /// serving the document is older than its source.
+    fn check_stale(&self, uri_str: &str) {
+        let (Some(path), Some(diags), Some(ws)) = (
+            uri::to_path(uri_str),
+            self.diagnostics.clone(),
+            self.workspace.clone(),
+        ) else {
+            return;
+        };
+        self.workers.run(move || {
+            let served = ws.snapshot(INDEX_PATIENCE, &|| false);
+            diags.check_stale(&path, &served);
+        });
     }
 
     /// Copies what a feature request needs from the main loop's state.
@@ -414,7 +744,36 @@ impl Server {
             index_delay,
         };
         tracing::info!(roots = ?config.roots, binaries = ?config.binaries, "workspace");
-        self.workspace = Some(Workspace::start(config));
+        let caps = &params.capabilities;
+        self.client = ClientSupport {
+            progress: capability(caps, &["window", "workDoneProgress"]).then(|| {
+                Arc::new(Progress {
+                    token: "tandem-indexing".to_owned(),
+                    state: Mutex::new(ProgressState::default()),
+                })
+            }),
+            watch: capability(
+                caps,
+                &["workspace", "didChangeWatchedFiles", "dynamicRegistration"],
+            ),
+            configuration: capability(caps, &["workspace", "configuration"]),
+        };
+        let report = self.client.progress.clone().map(|progress| {
+            let outbox = self.outbox.clone();
+            Box::new(move |event: IndexEvent| progress.emit(&outbox, progress_value(&event)))
+                as crate::workspace::IndexReport
+        });
+        self.workspace = Some(Workspace::start(config, report));
+        let outbox = self.outbox.clone();
+        self.diagnostics = Some(Diagnostics::new(
+            Arc::new(move |uri, diagnostics| {
+                outbox.notify(
+                    "textDocument/publishDiagnostics",
+                    json!({ "uri": uri, "diagnostics": diagnostics }),
+                );
+            }),
+            self.encoding,
+        ));
         tracing::info!(encoding = self.encoding.as_str(), "initialized");
         json!({
             "capabilities": {
@@ -423,14 +782,76 @@ impl Server {
                     "openClose": true,
                     // 2 = incremental: ranges against the previous version.
                     "change": 2,
+                    "save": { "includeText": false },
                 },
                 "workspaceSymbolProvider": true,
                 "documentSymbolProvider": true,
                 "definitionProvider": true,
+                "declarationProvider": true,
                 "hoverProvider": true,
+                "codeLensProvider": {},
+                "executeCommandProvider": { "commands": [lens::RUN] },
+                "semanticTokensProvider": {
+                    "legend": tokens::legend(),
+                    "full": true,
+                    "range": true,
+                },
             },
             "serverInfo": { "name": "tandem", "version": env!("CARGO_PKG_VERSION") },
         })
+    }
+
+    /// `workspace/executeCommand`: `tandem.run` starts the program and answers at once; its
+    /// output and end arrive as `window/logMessage` and `window/showMessage`.
+    fn execute(&self, p: ExecuteCommandParams) -> Result<Value, ResponseError> {
+        if p.command != lens::RUN {
+            return Err(ResponseError::new(
+                codes::INVALID_PARAMS,
+                format!("unknown command {}", p.command),
+            ));
+        }
+        let launch: lens::Launch = p
+            .arguments
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                ResponseError::new(
+                    codes::INVALID_PARAMS,
+                    "tandem.run needs a launch configuration",
+                )
+            })
+            .and_then(|a| {
+                serde_json::from_value(a).map_err(|e| {
+                    ResponseError::new(
+                        codes::INVALID_PARAMS,
+                        format!("invalid launch configuration: {e}"),
+                    )
+                })
+            })?;
+        let outbox = self.outbox.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lsp-run".into())
+            .spawn(move || {
+                lens::run(&launch, &|event| match event {
+                    lens::RunEvent::Output(line) => {
+                        outbox.notify("window/logMessage", json!({ "type": 4, "message": line }));
+                    }
+                    lens::RunEvent::Ended { message, failed } => {
+                        let kind = if failed { 1 } else { 3 };
+                        outbox.notify(
+                            "window/showMessage",
+                            json!({ "type": kind, "message": message }),
+                        );
+                    }
+                });
+            });
+        match spawned {
+            Ok(_) => Ok(Value::Null),
+            Err(e) => Err(ResponseError::new(
+                codes::INTERNAL_ERROR,
+                format!("cannot start the program: {e}"),
+            )),
+        }
     }
 
     fn document(&self, uri: &str) -> Result<Value, ResponseError> {
@@ -441,6 +862,13 @@ impl Server {
             json!({ "uri": uri, "version": doc.version, "languageId": doc.language_id, "text": doc.text }),
         )
     }
+}
+
+#[derive(serde::Deserialize)]
+struct ExecuteCommandParams {
+    command: String,
+    #[serde(default)]
+    arguments: Vec<Value>,
 }
 
 #[derive(serde::Deserialize)]
@@ -479,20 +907,37 @@ fn notification_params<T: DeserializeOwned>(not: &Notification) -> Result<T, Str
     serde_json::from_value(value).map_err(|e| format!("invalid params: {e}"))
 }
 
-/// Set when the client cancels the request a worker is computing.
+/// Set when the client cancels the request a worker is computing, or when the document it
+/// is about changes (its answer would be stale).
 #[derive(Clone, Debug, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken {
+    cancelled: Arc<AtomicBool>,
+    modified: Arc<AtomicBool>,
+}
 
 impl CancelToken {
+    /// Whether the work should stop: cancelled, or made stale by an edit.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.cancelled.load(Ordering::Relaxed) || self.modified.load(Ordering::Relaxed)
     }
 }
 
-/// The write side of a session: whole frames under one lock, and the requests still pending.
+/// A request being computed: its token and the document it is about.
+struct Pending {
+    token: CancelToken,
+    document: Option<String>,
+}
+
+/// What to do with the client's answer to a request of the server.
+type OnReply = Box<dyn FnOnce(Result<Value, ResponseError>) + Send>;
+
+/// The write side of a session: whole frames under one lock, the requests still pending, and
+/// the server's own requests awaiting the client's answer.
 struct Outbox {
     writer: FrameWriter<Box<dyn Write + Send>>,
-    pending: Mutex<HashMap<Id, CancelToken>>,
+    pending: Mutex<HashMap<Id, Pending>>,
+    awaiting: Mutex<HashMap<Id, OnReply>>,
+    next_request: std::sync::atomic::AtomicU64,
 }
 
 impl Outbox {
@@ -500,6 +945,37 @@ impl Outbox {
         Outbox {
             writer: FrameWriter::new(output),
             pending: Mutex::new(HashMap::new()),
+            awaiting: Mutex::new(HashMap::new()),
+            next_request: std::sync::atomic::AtomicU64::new(1),
+        }
+    }
+
+    /// Sends a request to the client; `on_reply` runs on the main loop with its answer.
+    fn request(&self, method: &str, params: Value, on_reply: OnReply) {
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let id = Id::from(format!("tandem-{n}").as_str());
+        self.awaiting
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id.clone(), on_reply);
+        self.send(&Message::Request(Request {
+            id,
+            method: method.to_owned(),
+            params: Some(params),
+        }));
+    }
+
+    /// The client answered one of our requests.
+    fn answered(&self, resp: Response) {
+        let on_reply = resp.id.as_ref().and_then(|id| {
+            self.awaiting
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(id)
+        });
+        match on_reply {
+            Some(f) => f(resp.outcome),
+            None => tracing::debug!(id = ?resp.id, "response to no request of ours"),
         }
     }
 
@@ -509,40 +985,73 @@ impl Outbox {
         }
     }
 
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<Id, CancelToken>> {
+    /// Sends a notification to the client.
+    fn notify(&self, method: &str, params: Value) {
+        self.send(&Message::Notification(Notification {
+            method: method.to_owned(),
+            params: Some(params),
+        }));
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<Id, Pending>> {
         self.pending
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Records a request as pending; `None` when the same id is pending already.
-    fn register(&self, id: &Id) -> Option<CancelToken> {
+    fn register(&self, id: &Id, document: Option<String>) -> Option<CancelToken> {
         let mut pending = self.pending();
         if pending.contains_key(id) {
             return None;
         }
         let token = CancelToken::default();
-        pending.insert(id.clone(), token.clone());
+        pending.insert(
+            id.clone(),
+            Pending {
+                token: token.clone(),
+                document,
+            },
+        );
         Some(token)
     }
 
-    /// Answers a pending request, unless it was answered (cancelled) already.
+    /// Answers a pending request, unless it was answered (cancelled) already; with
+    /// ContentModified when its document changed meanwhile.
     fn finish(&self, id: &Id, outcome: Result<Value, ResponseError>) {
-        if self.pending().remove(id).is_some() {
-            self.send(&Message::Response(Response {
-                id: Some(id.clone()),
-                outcome,
-            }));
+        let Some(pending) = self.pending().remove(id) else {
+            return;
+        };
+        let outcome = if pending.token.modified.load(Ordering::Relaxed) {
+            Err(ResponseError::new(
+                codes::CONTENT_MODIFIED,
+                "the document changed while the request was computed",
+            ))
+        } else {
+            outcome
+        };
+        self.send(&Message::Response(Response {
+            id: Some(id.clone()),
+            outcome,
+        }));
+    }
+
+    /// Marks the pending requests about `uri` as stale.
+    fn modified(&self, uri: &str) {
+        for p in self.pending().values() {
+            if p.document.as_deref() == Some(uri) {
+                p.token.modified.store(true, Ordering::Relaxed);
+            }
         }
     }
 
     /// Answers a pending request with `RequestCancelled` and tells its worker to stop.
     fn cancel(&self, id: &Id) {
-        let Some(token) = self.pending().remove(id) else {
+        let Some(pending) = self.pending().remove(id) else {
             tracing::debug!(%id, "cancel for a request that is not pending");
             return;
         };
-        token.0.store(true, Ordering::Relaxed);
+        pending.token.cancelled.store(true, Ordering::Relaxed);
         self.send(&Message::Response(Response::err(
             Some(id.clone()),
             codes::REQUEST_CANCELLED,

@@ -229,6 +229,125 @@ impl Documents {
     }
 }
 
+/// Above this many cells (changed lines on disk × changed lines in the buffer), the lines
+/// between the first and the last change are not matched one by one.
+const MAX_DIFF_CELLS: usize = 4_000_000;
+
+/// How the lines of one text moved in another: a line diff (the longest common subsequence
+/// of lines between the common prefix and suffix).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineMap {
+    /// For each line of the old text, its line in the new one (a deleted line maps to where
+    /// the next kept line went).
+    forward: Vec<u32>,
+    /// For each line of the new text, its line in the old one (an inserted line maps to the
+    /// next kept line's).
+    backward: Vec<u32>,
+}
+
+impl LineMap {
+    pub fn new(old: &str, new: &str) -> LineMap {
+        let lines = |t: &str| -> Vec<u64> {
+            line_bounds(t)
+                .iter()
+                .map(|&(s, e)| {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    t[s..e].hash(&mut h);
+                    h.finish()
+                })
+                .collect()
+        };
+        let (a, b) = (lines(old), lines(new));
+        let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let suffix = a[prefix..]
+            .iter()
+            .rev()
+            .zip(b[prefix..].iter().rev())
+            .take_while(|(x, y)| x == y)
+            .count();
+        let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+        let mut pairs: Vec<(usize, usize)> = (0..prefix).map(|i| (i, i)).collect();
+        if am.len().saturating_mul(bm.len()) <= MAX_DIFF_CELLS {
+            // Longest common subsequence, table of suffix lengths.
+            let w = bm.len() + 1;
+            let mut t = vec![0u32; (am.len() + 1) * w];
+            for i in (0..am.len()).rev() {
+                for j in (0..bm.len()).rev() {
+                    t[i * w + j] = if am[i] == bm[j] {
+                        t[(i + 1) * w + j + 1] + 1
+                    } else {
+                        t[(i + 1) * w + j].max(t[i * w + j + 1])
+                    };
+                }
+            }
+            let (mut i, mut j) = (0, 0);
+            while i < am.len() && j < bm.len() {
+                if am[i] == bm[j] {
+                    pairs.push((prefix + i, prefix + j));
+                    i += 1;
+                    j += 1;
+                } else if t[(i + 1) * w + j] >= t[i * w + j + 1] {
+                    i += 1;
+                } else {
+                    j += 1;
+                }
+            }
+        }
+        pairs.extend((0..suffix).map(|k| (a.len() - suffix + k, b.len() - suffix + k)));
+        let clamp = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        let mut forward = vec![0u32; a.len()];
+        let mut backward = vec![0u32; b.len()];
+        // Fill from the end so unmatched lines take the next kept line's counterpart.
+        let (mut next_a, mut next_b) = (a.len(), b.len());
+        let mut k = pairs.len();
+        for i in (0..a.len()).rev() {
+            while k > 0 && pairs[k - 1].0 > i {
+                k -= 1;
+            }
+            if k > 0 && pairs[k - 1].0 == i {
+                next_b = pairs[k - 1].1;
+            }
+            forward[i] = clamp(next_b);
+        }
+        let mut k = pairs.len();
+        let mut sorted = pairs.clone();
+        sorted.sort_by_key(|p| p.1);
+        for j in (0..b.len()).rev() {
+            while k > 0 && sorted[k - 1].1 > j {
+                k -= 1;
+            }
+            if k > 0 && sorted[k - 1].1 == j {
+                next_a = sorted[k - 1].0;
+            }
+            backward[j] = clamp(next_a);
+        }
+        LineMap { forward, backward }
+    }
+
+    /// The new line of old line `line`.
+    pub fn to_current(&self, line: u32) -> u32 {
+        match self.forward.get(line as usize) {
+            Some(&l) => l,
+            None => {
+                let past = line as usize - self.forward.len();
+                u32::try_from(self.backward.len() + past).unwrap_or(u32::MAX)
+            }
+        }
+    }
+
+    /// The old line of new line `line`.
+    pub fn to_built(&self, line: u32) -> u32 {
+        match self.backward.get(line as usize) {
+            Some(&l) => l,
+            None => {
+                let past = line as usize - self.backward.len();
+                u32::try_from(self.forward.len() + past).unwrap_or(u32::MAX)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,6 +435,28 @@ mod tests {
         assert_eq!(
             PositionEncoding::negotiate(["latin-1"]),
             PositionEncoding::Utf16
+        );
+    }
+
+    #[test]
+    fn line_maps_follow_insertions_and_deletions() {
+        let old = "a\nb\nc\nd\ne\n";
+        let new = "a\nx\ny\nb\nc\ne\nz\n";
+        let m = LineMap::new(old, new);
+        // a b c d e ∅ → a x y b c e z ∅
+        assert_eq!(
+            (0..6).map(|l| m.to_current(l)).collect::<Vec<_>>(),
+            [0, 3, 4, 5, 5, 7]
+        );
+        assert_eq!(
+            (0..8).map(|l| m.to_built(l)).collect::<Vec<_>>(),
+            [0, 1, 1, 1, 2, 4, 5, 5]
+        );
+        assert_eq!(m.to_current(9), 11);
+        let same = LineMap::new(old, old);
+        assert_eq!(
+            (0..6).map(|l| same.to_current(l)).collect::<Vec<_>>(),
+            [0, 1, 2, 3, 4, 5]
         );
     }
 }

@@ -48,6 +48,25 @@ pub struct Served {
     pub lowercase_names: Vec<Box<str>>,
     /// LSP symbol kinds of named types, computed on first use.
     pub type_kinds: Mutex<HashMap<Arc<str>, u32>>,
+    /// The sources its line tables name, normalized.
+    sources: std::collections::HashSet<PathBuf>,
+}
+
+impl Served {
+    /// The binary's modification time when it was indexed.
+    pub fn mtime(&self) -> Option<SystemTime> {
+        self.mtime
+    }
+
+    /// The sources its line tables name (normalized).
+    pub fn sources(&self) -> impl Iterator<Item = &Path> {
+        self.sources.iter().map(PathBuf::as_path)
+    }
+
+    /// Whether the binary was built from `file` (its line tables name it).
+    pub fn serves_source(&self, file: &Path) -> bool {
+        self.sources.contains(&symbols::lines::normalize_path(file))
+    }
 }
 
 /// What became of a candidate file.
@@ -69,17 +88,41 @@ struct State {
     rejected: HashMap<PathBuf, Option<SystemTime>>,
 }
 
+/// What the first indexing reports, for `workDoneProgress`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexEvent {
+    /// Looking for binaries.
+    Begin,
+    /// About to index the `done + 1`-th of `total` candidates.
+    Binary {
+        done: usize,
+        total: usize,
+        path: PathBuf,
+    },
+    /// Finished, with the binaries now serving the workspace.
+    End { served: Vec<PathBuf> },
+}
+
+/// Where the indexer reports.
+pub type IndexReport = Box<dyn Fn(IndexEvent) + Send + Sync>;
+
 /// The binaries serving a session, shared by the main loop, the indexer and the workers.
 pub struct Workspace {
     config: WorkspaceConfig,
+    /// The configured binaries: from `initializationOptions`, replaced by what
+    /// `workspace/configuration` answers.
+    binaries: Mutex<Vec<String>>,
     state: Mutex<State>,
     done: Condvar,
+    report: Option<IndexReport>,
 }
 
 impl Workspace {
     /// Starts discovering and indexing on a background thread.
-    pub fn start(config: WorkspaceConfig) -> Arc<Workspace> {
+    pub fn start(config: WorkspaceConfig, report: Option<IndexReport>) -> Arc<Workspace> {
         let ws = Arc::new(Workspace {
+            binaries: Mutex::new(config.binaries.clone()),
+            report,
             config,
             state: Mutex::new(State {
                 indexing: true,
@@ -91,16 +134,64 @@ impl Workspace {
         let spawned = std::thread::Builder::new()
             .name("lsp-index".into())
             .spawn(move || {
+                worker.emit(IndexEvent::Begin);
                 std::thread::sleep(worker.config.index_delay);
-                worker.scan();
+                worker.scan(true);
                 worker.state().indexing = false;
                 worker.done.notify_all();
+                let served = worker
+                    .state()
+                    .served
+                    .iter()
+                    .map(|s| s.path.clone())
+                    .collect();
+                worker.emit(IndexEvent::End { served });
             });
         if let Err(e) = spawned {
             tracing::error!("cannot start the indexer: {e}");
             ws.state().indexing = false;
         }
         ws
+    }
+
+    fn emit(&self, event: IndexEvent) {
+        if let Some(report) = &self.report {
+            report(event);
+        }
+    }
+
+    fn binaries(&self) -> Vec<String> {
+        self.binaries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Replaces the configured binaries (an empty list means discovery): what was indexed is
+    /// dropped and the next request looks again.
+    pub fn set_binaries(&self, binaries: Vec<String>) {
+        let mut current = self.binaries.lock().unwrap_or_else(|p| p.into_inner());
+        if *current == binaries {
+            return;
+        }
+        tracing::info!(?binaries, "configured binaries changed");
+        *current = binaries;
+        drop(current);
+        let mut state = self.state();
+        state.served.clear();
+        state.rejected.clear();
+        state.last_scan = None;
+    }
+
+    /// The configured binaries (paths or globs); empty when they are discovered.
+    pub fn configured(&self) -> Vec<String> {
+        self.binaries()
+    }
+
+    /// A watched file changed: the next request looks for binaries again (and re-indexes
+    /// changed ones, as it always does).
+    pub fn invalidate(&self) {
+        self.state().last_scan = None;
     }
 
     /// The roots of the workspace.
@@ -114,9 +205,17 @@ impl Workspace {
 
     /// Looks for binaries and indexes those not seen before, one at a time so requests can
     /// answer from the ones ready.
-    fn scan(&self) {
+    fn scan(&self, report: bool) {
         let candidates = self.candidates();
-        for path in candidates {
+        let total = candidates.len();
+        for (done, path) in candidates.into_iter().enumerate() {
+            if report {
+                self.emit(IndexEvent::Binary {
+                    done,
+                    total,
+                    path: path.clone(),
+                });
+            }
             let stamp = mtime(&path);
             {
                 let state = self.state();
@@ -146,13 +245,22 @@ impl Workspace {
                 return Loaded::Rejected;
             }
         };
-        if self.config.binaries.is_empty() {
+        let sources: std::collections::HashSet<PathBuf> = binary
+            .source_files()
+            .unwrap_or_default()
+            .iter()
+            .map(|f| symbols::lines::normalize_path(f))
+            .collect();
+        if self
+            .binaries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+        {
             // Discovered: it must have DWARF naming a source under a root.
             let roots = &self.config.roots;
             let serves = binary.info().has_dwarf
-                && binary
-                    .source_files()
-                    .unwrap_or_default()
+                && sources
                     .iter()
                     .any(|f| roots.iter().any(|r| f.starts_with(r)));
             if !serves {
@@ -174,6 +282,7 @@ impl Workspace {
             index,
             lowercase_names,
             type_kinds: Mutex::new(HashMap::new()),
+            sources,
         }))
     }
 
@@ -181,7 +290,8 @@ impl Workspace {
     /// every executable or shared ELF file the walk finds.
     fn candidates(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
-        if self.config.binaries.is_empty() {
+        let binaries = self.binaries();
+        if binaries.is_empty() {
             use std::os::unix::fs::PermissionsExt;
             for root in &self.config.roots {
                 walk(root, &mut |path, meta| {
@@ -194,7 +304,7 @@ impl Workspace {
             }
         }
         let base = self.config.roots.first().cloned().unwrap_or_default();
-        for entry in &self.config.binaries {
+        for entry in &binaries {
             if entry.contains(['*', '?', '[']) {
                 for root in &self.config.roots {
                     walk(root, &mut |path, _| {
@@ -224,7 +334,8 @@ impl Workspace {
     pub fn snapshot(&self, patience: Duration, cancelled: &dyn Fn() -> bool) -> Vec<Arc<Served>> {
         let deadline = Instant::now() + patience;
         let mut state = self.state();
-        while state.indexing && !cancelled() {
+        // A look for binaries running on another thread (a watcher's) is waited for too.
+        while (state.indexing || state.scanning) && !cancelled() {
             let now = Instant::now();
             if now >= deadline {
                 tracing::debug!("answering while indexing is still running");
@@ -263,8 +374,9 @@ impl Workspace {
             }
         }
         if rescan {
-            self.scan();
+            self.scan(false);
             self.state().scanning = false;
+            self.done.notify_all();
         }
         self.state().served.clone()
     }
@@ -274,7 +386,8 @@ fn mtime(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-fn is_elf(path: &Path) -> bool {
+/// Whether `path` is an ELF file (by its magic number).
+pub fn is_elf(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
     std::fs::File::open(path)

@@ -1,0 +1,754 @@
+//! `textDocument/publishDiagnostics`: a warning when a source is newer than the binary that
+//! serves it, and the compiler's diagnostics after each save.
+//!
+//! Compiler checks: C and C++ run `cc`/`c++ -fsyntax-only -fdiagnostics-format=json` with
+//! the file's flags from `compile_commands.json` when one is present (the classic
+//! `file:line:col: error: message` text is parsed when the compiler does not speak JSON);
+//! Rust files of a Cargo package run `cargo check --message-format=json`. A check runs in its
+//! own process group on its own thread; a newer save of the same file (or package) kills the
+//! group of the check it supersedes, whose results are then dropped. Each child is reaped with
+//! `Child::wait` on the thread that started it: tandem's tracer threads wait with
+//! `__WNOTHREAD`, so they never reap it first.
+//!
+//! Diagnostics are kept per file in two parts (stale-binary warning, compiler) and published
+//! together, since a publication replaces everything the client shows for the file.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{json, Value};
+
+use crate::features::{is_ident_byte, Lang};
+use crate::text::{line_bounds, position_in, PositionEncoding, WirePosition};
+use crate::uri;
+use crate::workspace::Served;
+
+/// A check still running after this long is killed.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// LSP `DiagnosticSeverity`.
+const ERROR: u32 = 1;
+const WARNING: u32 = 2;
+const INFORMATION: u32 = 3;
+const HINT: u32 = 4;
+
+/// One diagnostic before positions are converted: 1-based line, 0-based byte columns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Found {
+    pub file: PathBuf,
+    pub line: u32,
+    pub start: Option<u32>,
+    pub end: Option<u32>,
+    pub severity: u32,
+    pub message: String,
+    pub code: Option<String>,
+    /// Notes: (file, 1-based line, 0-based byte column, message).
+    pub related: Vec<(PathBuf, u32, u32, String)>,
+}
+
+/// Where diagnostics go: the client, through the server's outbox.
+pub type Publish = Arc<dyn Fn(&str, Vec<Value>) + Send + Sync>;
+
+#[derive(Default)]
+struct FileDiagnostics {
+    stale: Vec<Value>,
+    compiler: Vec<Value>,
+}
+
+struct Running {
+    generation: u64,
+    child: Arc<Mutex<Option<Child>>>,
+}
+
+#[derive(Default)]
+struct State {
+    files: HashMap<PathBuf, FileDiagnostics>,
+    /// Running checks by key (the file for C, the package directory for Cargo).
+    running: HashMap<PathBuf, Running>,
+    /// Files each check key reported on last time, to clear them when fixed.
+    reported: HashMap<PathBuf, HashSet<PathBuf>>,
+    generation: u64,
+}
+
+/// The diagnostics of a session.
+pub struct Diagnostics {
+    publish: Publish,
+    encoding: PositionEncoding,
+    state: Mutex<State>,
+}
+
+impl Diagnostics {
+    pub fn new(publish: Publish, encoding: PositionEncoding) -> Arc<Diagnostics> {
+        Arc::new(Diagnostics {
+            publish,
+            encoding,
+            state: Mutex::new(State::default()),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn publish_file(&self, state: &State, file: &Path) {
+        let all = state
+            .files
+            .get(file)
+            .map(|d| d.stale.iter().chain(&d.compiler).cloned().collect())
+            .unwrap_or_default();
+        (self.publish)(&uri::from_path(file), all);
+    }
+
+    /// Re-decides the stale-binary warning of `file` against the binaries serving it.
+    pub fn check_stale(&self, file: &Path, served: &[Arc<Served>]) {
+        let source_time = mtime(file);
+        let newer: Vec<&Served> = served
+            .iter()
+            .filter(|s| s.serves_source(file))
+            .filter(|s| matches!((source_time, s.mtime()), (Some(src), Some(bin)) if src > bin))
+            .map(|s| &**s)
+            .collect();
+        let stale: Vec<Value> = newer
+            .first()
+            .map(|s| {
+                json!({
+                    "range": { "start": { "line": 0, "character": 0 }, "end": { "line": 0, "character": 0 } },
+                    "severity": WARNING,
+                    "source": "tandem",
+                    "message": format!(
+                        "this file is newer than {}, which was built from it: rebuild for accurate debugging",
+                        s.path.display()
+                    ),
+                })
+            })
+            .into_iter()
+            .collect();
+        let mut state = self.state();
+        let entry = state.files.entry(file.to_path_buf()).or_default();
+        if entry.stale == stale {
+            return;
+        }
+        entry.stale = stale;
+        self.publish_file(&state, file);
+    }
+
+    /// Starts the compiler's check of `file` (just saved), superseding a running check of
+    /// the same file or package.
+    pub fn check_saved(self: &Arc<Self>, file: &Path, roots: &[PathBuf]) {
+        let Some(plan) = plan_check(file, roots) else {
+            tracing::debug!(file = %file.display(), "no compiler check for this file");
+            return;
+        };
+        let child_slot = Arc::new(Mutex::new(None));
+        let generation = {
+            let mut state = self.state();
+            state.generation += 1;
+            let generation = state.generation;
+            let old = state.running.insert(
+                plan.key.clone(),
+                Running {
+                    generation,
+                    child: child_slot.clone(),
+                },
+            );
+            if let Some(old) = old {
+                kill_group(&old.child);
+            }
+            generation
+        };
+        let this = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lsp-check".into())
+            .spawn(move || this.run_check(&plan, generation, &child_slot));
+        if let Err(e) = spawned {
+            tracing::error!("cannot start a compiler check: {e}");
+        }
+    }
+
+    fn run_check(&self, plan: &Plan, generation: u64, slot: &Arc<Mutex<Option<Child>>>) {
+        let mut outcome = run_command(&plan.command, plan.cwd.as_deref(), slot);
+        if let (Some(Output { stderr, .. }), Format::GccJson) = (&outcome, plan.format) {
+            // A compiler without JSON diagnostics refuses the option: ask for text.
+            if !stderr.trim_start().starts_with('[') && stderr.contains("diagnostics-format") {
+                let mut command = plan.command.clone();
+                command.retain(|a| a != "-fdiagnostics-format=json");
+                outcome = run_command(&command, plan.cwd.as_deref(), slot);
+                if let Some(out) = &mut outcome {
+                    out.text_format = true;
+                }
+            }
+        }
+        let mut state = self.state();
+        let current = state
+            .running
+            .get(&plan.key)
+            .is_some_and(|r| r.generation == generation);
+        if !current {
+            tracing::debug!(key = %plan.key.display(), "check superseded, results dropped");
+            return;
+        }
+        state.running.remove(&plan.key);
+        let Some(out) = outcome else {
+            return;
+        };
+        let base = plan.cwd.clone().unwrap_or_default();
+        let found = match plan.format {
+            Format::GccJson if !out.text_format => parse_gcc_json(&out.stderr, &base),
+            Format::GccJson => parse_gcc_text(&out.stderr, &base),
+            Format::Cargo => parse_cargo(&out.stdout, &base),
+        };
+        let mut by_file: HashMap<PathBuf, Vec<Value>> = HashMap::new();
+        // The saved file is always published, so fixed errors are cleared.
+        by_file.entry(plan.file.clone()).or_default();
+        for f in found {
+            let file = f.file.clone();
+            by_file
+                .entry(file)
+                .or_default()
+                .push(to_lsp(&f, self.encoding));
+        }
+        let previous = state
+            .reported
+            .insert(plan.key.clone(), by_file.keys().cloned().collect())
+            .unwrap_or_default();
+        for gone in previous.difference(&by_file.keys().cloned().collect()) {
+            by_file.entry(gone.clone()).or_default();
+        }
+        for (file, diags) in by_file {
+            state.files.entry(file.clone()).or_default().compiler = diags;
+            self.publish_file(&state, &file);
+        }
+    }
+}
+
+/// Kills the process group of a running check (its compiler's children too).
+fn kill_group(slot: &Mutex<Option<Child>>) {
+    let guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(child) = guard.as_ref() {
+        if let Ok(pid) = i32::try_from(child.id()) {
+            // SAFETY: kill(2) with a negative pid signals the process group the child leads
+            // (it was spawned with `process_group(0)`); the child is not reaped while it sits
+            // in the slot, so the group id cannot have been reused.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    GccJson,
+    Cargo,
+}
+
+/// The command that checks a file.
+#[derive(Clone, Debug)]
+struct Plan {
+    key: PathBuf,
+    file: PathBuf,
+    command: Vec<String>,
+    cwd: Option<PathBuf>,
+    format: Format,
+}
+
+struct Output {
+    stdout: String,
+    stderr: String,
+    text_format: bool,
+}
+
+/// Runs a check's command in its own process group; `None` when it was killed or could not
+/// start.
+fn run_command(
+    command: &[String],
+    cwd: Option<&Path>,
+    slot: &Arc<Mutex<Option<Child>>>,
+) -> Option<Output> {
+    use std::os::unix::process::CommandExt;
+    let (program, args) = command.split_first()?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(%program, "cannot run the compiler check: {e}");
+            return None;
+        }
+    };
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
+    let watchdog_slot = slot.clone();
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+    let watchdog = std::thread::Builder::new()
+        .name("lsp-check-timeout".into())
+        .spawn(move || {
+            if done_rx.recv_timeout(CHECK_TIMEOUT).is_err() {
+                kill_group(&watchdog_slot);
+            }
+        });
+    let (stdout, stderr) = std::thread::scope(|scope| {
+        let err_reader = scope.spawn(move || {
+            let mut s = String::new();
+            if let Some(mut e) = err {
+                let _ = e.read_to_string(&mut s);
+            }
+            s
+        });
+        let mut stdout = String::new();
+        if let Some(mut o) = out {
+            let _ = o.read_to_string(&mut stdout);
+        }
+        (stdout, err_reader.join().unwrap_or_default())
+    });
+    drop(done_tx);
+    if let Ok(w) = watchdog {
+        let _ = w.join();
+    }
+    let child = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let status = child.map(|mut c| c.wait());
+    match status {
+        Some(Ok(s)) if s.code().is_some() => Some(Output {
+            stdout,
+            stderr,
+            text_format: false,
+        }),
+        Some(Ok(s)) => {
+            tracing::debug!(%program, "check ended by {s}");
+            None
+        }
+        Some(Err(e)) => {
+            tracing::warn!(%program, "cannot wait for the compiler check: {e}");
+            None
+        }
+        None => None,
+    }
+}
+
+/// What to run for a saved file: Cargo for Rust files of a package, the C compiler (with
+/// compile_commands.json flags) for C and C++.
+fn plan_check(file: &Path, roots: &[PathBuf]) -> Option<Plan> {
+    let ext = file.extension()?.to_str()?;
+    let lang = Lang::of(file);
+    if lang == Lang::Rust {
+        let dir = file
+            .ancestors()
+            .skip(1)
+            .take_while(|d| roots.is_empty() || roots.iter().any(|r| d.starts_with(r)))
+            .find(|d| d.join("Cargo.toml").is_file())?
+            .to_path_buf();
+        return Some(Plan {
+            key: dir.clone(),
+            file: file.to_path_buf(),
+            command: ["cargo", "check", "--message-format=json", "--quiet"]
+                .map(str::to_owned)
+                .to_vec(),
+            cwd: Some(dir),
+            format: Format::Cargo,
+        });
+    }
+    if !matches!(
+        ext,
+        "c" | "h" | "cc" | "cpp" | "cxx" | "C" | "hpp" | "hh" | "hxx"
+    ) {
+        return None;
+    }
+    let (mut command, cwd) = compile_command(file, roots).unwrap_or_else(|| {
+        let cc = if lang == Lang::Cpp { "c++" } else { "cc" };
+        (vec![cc.to_owned()], file.parent().map(Path::to_path_buf))
+    });
+    command.push("-fsyntax-only".into());
+    command.push("-fdiagnostics-format=json".into());
+    command.push(file.display().to_string());
+    Some(Plan {
+        key: file.to_path_buf(),
+        file: file.to_path_buf(),
+        command,
+        cwd,
+        format: Format::GccJson,
+    })
+}
+
+/// The compiler and flags for `file` from a compile_commands.json at a root (or its
+/// `build/`), without the output, the input and dependency-file options.
+fn compile_command(file: &Path, roots: &[PathBuf]) -> Option<(Vec<String>, Option<PathBuf>)> {
+    for root in roots {
+        for db in [
+            root.join("compile_commands.json"),
+            root.join("build/compile_commands.json"),
+        ] {
+            let Ok(text) = std::fs::read_to_string(&db) else {
+                continue;
+            };
+            let Ok(Value::Array(entries)) = serde_json::from_str::<Value>(&text) else {
+                tracing::warn!(db = %db.display(), "compile_commands.json is not a list");
+                continue;
+            };
+            for e in entries {
+                let dir = PathBuf::from(e["directory"].as_str().unwrap_or("."));
+                let Some(entry_file) = e["file"].as_str() else {
+                    continue;
+                };
+                let entry_path = dir.join(entry_file);
+                if symbols::lines::normalize_path(&entry_path)
+                    != symbols::lines::normalize_path(file)
+                {
+                    continue;
+                }
+                let args: Vec<String> = match (&e["arguments"], e["command"].as_str()) {
+                    (Value::Array(a), _) => a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                    (_, Some(c)) => split_command(c),
+                    _ => continue,
+                };
+                let mut out = Vec::new();
+                let mut skip = false;
+                for a in args {
+                    if skip {
+                        skip = false;
+                        continue;
+                    }
+                    match a.as_str() {
+                        "-o" | "-MF" | "-MT" | "-MQ" => skip = true,
+                        "-c" | "-MD" | "-MMD" | "-M" | "-MM" => {}
+                        _ if a == entry_file || dir.join(&a) == entry_path => {}
+                        _ => out.push(a),
+                    }
+                }
+                if out.is_empty() {
+                    continue;
+                }
+                return Some((out, Some(dir)));
+            }
+        }
+    }
+    None
+}
+
+/// Splits a shell command line on blanks, honouring quotes and backslashes.
+fn split_command(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, c) if c.is_whitespace() => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                any = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (q, '\\') if q != Some('\'') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+                any = true;
+            }
+            (_, c) => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
+
+fn severity_of(kind: &str) -> u32 {
+    match kind {
+        k if k.contains("error") => ERROR,
+        "warning" => WARNING,
+        "note" | "help" => HINT,
+        _ => INFORMATION,
+    }
+}
+
+fn absolute(base: &Path, file: &str) -> PathBuf {
+    symbols::lines::normalize_path(&base.join(file))
+}
+
+/// GCC's `-fdiagnostics-format=json`: columns are 1-based bytes, `finish` is inclusive.
+fn parse_gcc_json(stderr: &str, base: &Path) -> Vec<Found> {
+    let start = stderr.find('[').unwrap_or(0);
+    let Ok(Value::Array(list)) = serde_json::from_str::<Value>(stderr[start..].trim()) else {
+        tracing::warn!("the compiler's JSON diagnostics could not be read");
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|d| {
+            let loc = d["locations"].get(0)?;
+            let caret = &loc["caret"];
+            let col = |p: &Value| {
+                p["byte-column"]
+                    .as_u64()
+                    .or_else(|| p["column"].as_u64())
+                    .and_then(|c| u32::try_from(c).ok())
+            };
+            let related = d["children"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| {
+                    let caret = &c["locations"].get(0)?["caret"];
+                    Some((
+                        absolute(base, caret["file"].as_str()?),
+                        u32::try_from(caret["line"].as_u64()?).ok()?,
+                        col(caret).unwrap_or(1).saturating_sub(1),
+                        c["message"].as_str()?.to_owned(),
+                    ))
+                })
+                .collect();
+            Some(Found {
+                file: absolute(base, caret["file"].as_str()?),
+                line: u32::try_from(caret["line"].as_u64()?).ok()?,
+                start: col(caret).map(|c| c.saturating_sub(1)),
+                end: loc.get("finish").and_then(col),
+                severity: severity_of(d["kind"].as_str().unwrap_or("error")),
+                message: d["message"].as_str().unwrap_or_default().to_owned(),
+                code: d["option"].as_str().map(str::to_owned),
+                related,
+            })
+        })
+        .collect()
+}
+
+/// The classic `file:line:col: kind: message` lines.
+fn parse_gcc_text(stderr: &str, base: &Path) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
+    for line in stderr.lines() {
+        let mut parts = line.splitn(5, ':');
+        let (Some(file), Some(l), Some(c), Some(kind), Some(message)) = (
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+            parts.next(),
+        ) else {
+            continue;
+        };
+        let (Ok(l), Ok(c)) = (l.trim().parse::<u32>(), c.trim().parse::<u32>()) else {
+            continue;
+        };
+        let kind = kind.trim();
+        if !matches!(kind, "error" | "warning" | "note" | "fatal error") {
+            continue;
+        }
+        let file = absolute(base, file);
+        let message = message.trim().to_owned();
+        if kind == "note" {
+            if let Some(last) = out.last_mut() {
+                last.related.push((file, l, c.saturating_sub(1), message));
+                continue;
+            }
+        }
+        out.push(Found {
+            file,
+            line: l,
+            start: Some(c.saturating_sub(1)),
+            end: None,
+            severity: severity_of(kind),
+            message,
+            code: None,
+            related: Vec::new(),
+        });
+    }
+    out
+}
+
+/// `cargo check --message-format=json`: one JSON object per line; rustc's columns are
+/// 1-based characters, turned into bytes with the file's text.
+fn parse_cargo(stdout: &str, base: &Path) -> Vec<Found> {
+    let mut out = Vec::new();
+    let mut texts: HashMap<PathBuf, Option<String>> = HashMap::new();
+    let mut byte_col = |file: &Path, line: u64, col: u64| -> Option<u32> {
+        let text = texts
+            .entry(file.to_path_buf())
+            .or_insert_with(|| std::fs::read_to_string(file).ok())
+            .as_deref()?;
+        let l = text
+            .lines()
+            .nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
+        let chars = usize::try_from(col.saturating_sub(1)).ok()?;
+        let bytes: usize = l.chars().take(chars).map(char::len_utf8).sum();
+        u32::try_from(bytes).ok()
+    };
+    for line in stdout.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if v["reason"] != "compiler-message" {
+            continue;
+        }
+        let m = &v["message"];
+        let Some(span) = m["spans"]
+            .as_array()
+            .and_then(|s| s.iter().find(|s| s["is_primary"] == true))
+        else {
+            continue;
+        };
+        let Some(file) = span["file_name"]
+            .as_str()
+            .map(|f| resolve_cargo_path(base, f))
+        else {
+            continue;
+        };
+        let (Some(ls), Some(le)) = (span["line_start"].as_u64(), span["line_end"].as_u64()) else {
+            continue;
+        };
+        let start = byte_col(&file, ls, span["column_start"].as_u64().unwrap_or(1));
+        let end = if le == ls {
+            byte_col(&file, le, span["column_end"].as_u64().unwrap_or(1))
+        } else {
+            None
+        };
+        let related = m["children"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| {
+                let msg = c["message"].as_str()?;
+                let s = c["spans"].as_array()?.first()?;
+                let f = resolve_cargo_path(base, s["file_name"].as_str()?);
+                let l = s["line_start"].as_u64()?;
+                let col = byte_col(&f, l, s["column_start"].as_u64().unwrap_or(1)).unwrap_or(0);
+                Some((f, u32::try_from(l).ok()?, col, msg.to_owned()))
+            })
+            .collect();
+        out.push(Found {
+            file,
+            line: u32::try_from(ls).unwrap_or(1),
+            start,
+            end,
+            severity: severity_of(m["level"].as_str().unwrap_or("error")),
+            message: m["message"].as_str().unwrap_or_default().to_owned(),
+            code: m["code"]["code"].as_str().map(str::to_owned),
+            related,
+        });
+    }
+    out
+}
+
+/// Cargo reports paths relative to the workspace root, which may be above the package.
+fn resolve_cargo_path(base: &Path, file: &str) -> PathBuf {
+    base.ancestors()
+        .map(|d| d.join(file))
+        .find(|p| p.is_file())
+        .map_or_else(
+            || absolute(base, file),
+            |p| symbols::lines::normalize_path(&p),
+        )
+}
+
+/// The LSP diagnostic, with columns converted through the file's current text on disk.
+fn to_lsp(f: &Found, encoding: PositionEncoding) -> Value {
+    let text = std::fs::read_to_string(&f.file).unwrap_or_default();
+    let bounds = line_bounds(&text);
+    let at = |line: u32, col: Option<u32>| -> (WirePosition, usize) {
+        let Some(&(ls, le)) = bounds.get(line.saturating_sub(1) as usize) else {
+            return (
+                WirePosition {
+                    line: line.saturating_sub(1),
+                    column: 0,
+                },
+                0,
+            );
+        };
+        let mut offset = (ls + col.unwrap_or(0) as usize).min(le);
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        (position_in(&text, &bounds, offset, encoding), offset)
+    };
+    let (start, start_off) = at(f.line, f.start);
+    let end = match f.end {
+        Some(_) => at(f.line, f.end).0,
+        None => {
+            // Without an end, the identifier at the caret (or one character).
+            let bytes = text.as_bytes();
+            let mut e = start_off;
+            while e < bytes.len() && is_ident_byte(bytes[e]) {
+                e += 1;
+            }
+            if e == start_off && e < bytes.len() && bytes[e] != b'\n' {
+                e += text[e..].chars().next().map_or(0, char::len_utf8);
+            }
+            position_in(&text, &bounds, e, encoding)
+        }
+    };
+    let end = if end.line == start.line && end.column < start.column {
+        start
+    } else {
+        end
+    };
+    let range = |a: WirePosition, b: WirePosition| json!({ "start": { "line": a.line, "character": a.column }, "end": { "line": b.line, "character": b.column } });
+    let mut d = json!({
+        "range": range(start, end),
+        "severity": f.severity,
+        "source": if f.code.as_deref().is_some_and(|c| c.starts_with("-W")) || f.file.extension().is_some_and(|e| e != "rs") { "cc" } else { "rustc" },
+        "message": f.message,
+    });
+    if let Some(code) = &f.code {
+        d["code"] = json!(code);
+    }
+    if !f.related.is_empty() {
+        d["relatedInformation"] = f
+            .related
+            .iter()
+            .map(|(file, line, col, message)| {
+                let p = WirePosition {
+                    line: line.saturating_sub(1),
+                    column: *col,
+                };
+                json!({ "location": { "uri": uri::from_path(file), "range": range(p, p) }, "message": message })
+            })
+            .collect();
+    }
+    d
+}
+
+fn mtime(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classic_text_and_command_lines_are_parsed() {
+        let text = "bad.c: In function 'main':\nbad.c:3:10: error: 'y' undeclared\nbad.c:3:10: note: reported once\n";
+        let found = parse_gcc_text(text, Path::new("/w"));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].file, Path::new("/w/bad.c"));
+        assert_eq!((found[0].line, found[0].start), (3, Some(9)));
+        assert_eq!(found[0].severity, ERROR);
+        assert_eq!(found[0].related.len(), 1);
+        assert_eq!(
+            split_command(r#"cc -DX="a b" -I 'inc dir' -c a\ b.c"#),
+            ["cc", "-DX=a b", "-I", "inc dir", "-c", "a b.c"]
+        );
+    }
+}
