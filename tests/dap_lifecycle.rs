@@ -34,12 +34,60 @@ fn initialize_answers_with_honest_capabilities() {
     assert_echoes(&resp, 1, "initialize");
     assert_eq!(resp["success"], true);
     let caps = resp["body"].as_object().expect("capabilities body");
-    // Only what works is advertised; everything else is absent.
-    assert_eq!(
-        caps.keys().collect::<Vec<_>>(),
-        ["supportsTerminateRequest"]
-    );
     assert!(resp["seq"].as_i64().unwrap() >= 1);
+    // The configuration phase opens right after the response.
+    let ev = peer.recv();
+    assert_eq!(ev["event"], "initialized", "{ev}");
+    // Every capability is a plain `true` (absent means unsupported), and every request a
+    // capability names is served: without a program it fails for that reason, never as
+    // an unknown command.
+    for (name, value) in caps {
+        if name.starts_with("supports") || name.starts_with("support") {
+            assert_eq!(value, &json!(true), "{name}");
+        }
+    }
+    let requests = [
+        ("supportsConfigurationDoneRequest", "configurationDone"),
+        ("supportsFunctionBreakpoints", "setFunctionBreakpoints"),
+        ("supportsSetVariable", "setVariable"),
+        ("supportsRestartRequest", "restart"),
+        ("supportsModulesRequest", "modules"),
+        ("supportsTerminateRequest", "terminate"),
+        ("supportsSetExpression", "setExpression"),
+        ("supportsReadMemoryRequest", "readMemory"),
+        ("supportsWriteMemoryRequest", "writeMemory"),
+        ("supportsCancelRequest", "cancel"),
+        ("supportsBreakpointLocationsRequest", "breakpointLocations"),
+        (
+            "supportsInstructionBreakpoints",
+            "setInstructionBreakpoints",
+        ),
+        ("supportsDataBreakpoints", "setDataBreakpoints"),
+        ("supportsDisassembleRequest", "disassemble"),
+        ("supportsCompletionsRequest", "completions"),
+        ("supportsExceptionInfoRequest", "exceptionInfo"),
+        ("supportsLoadedSourcesRequest", "loadedSources"),
+    ];
+    let mut served = 0;
+    for (capability, command) in requests {
+        if !caps.contains_key(capability) {
+            continue;
+        }
+        let resp = peer.dap_request(command, json!({}));
+        let message = resp["message"].as_str().unwrap_or_default();
+        assert!(
+            !message.contains("unknown command"),
+            "{capability} is advertised but {command} is not served: {resp}"
+        );
+        served += 1;
+    }
+    assert!(served >= 10, "only {served} requests advertised");
+    // Signal filters: the fatal signals stop by default.
+    let filters = caps["exceptionBreakpointFilters"].as_array().unwrap();
+    for sig in ["SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT"] {
+        let f = filters.iter().find(|f| f["filter"] == sig).unwrap();
+        assert_eq!(f["default"], true, "{sig}");
+    }
 }
 
 #[test]
@@ -50,8 +98,12 @@ fn unknown_commands_fail_and_the_session_continues() {
     assert_echoes(&resp, 2, "flyToTheMoon");
     assert_failed(&resp);
     assert!(resp["message"].as_str().unwrap().contains("flyToTheMoon"));
-    let resp = peer.dap_request("launch", json!({"program": "/bin/true"}));
+    let resp = peer.dap_request("launch", json!({"program": "/no/such/program"}));
     assert_failed(&resp);
+    assert!(resp["message"]
+        .as_str()
+        .unwrap()
+        .contains("/no/such/program"));
     let resp = peer.dap_request("disconnect", json!({}));
     assert_eq!(resp["success"], true);
 }
@@ -122,6 +174,7 @@ fn responses_echo_request_seq_and_command_even_when_seq_is_unusual() {
     peer.send(&json!({"seq": 1000, "type": "request", "command": "initialize", "arguments": {"adapterID": "x"}}));
     let resp = peer.recv();
     assert_echoes(&resp, 1000, "initialize");
+    assert_eq!(peer.recv()["event"], "initialized");
     peer.send(&json!({"seq": 1000, "type": "request", "command": "nope"}));
     let resp = peer.recv();
     assert_echoes(&resp, 1000, "nope");
@@ -131,6 +184,7 @@ fn responses_echo_request_seq_and_command_even_when_seq_is_unusual() {
 fn terminate_then_disconnect_exits_zero() {
     let mut peer = Peer::dap();
     peer.dap_initialize();
+    assert_eq!(peer.recv()["event"], "initialized");
     peer.send(&json!({"seq": 2, "type": "request", "command": "terminate"}));
     let resp = peer.recv();
     assert_echoes(&resp, 2, "terminate");
@@ -199,14 +253,19 @@ fn tcp_request(
     stream
         .write_all(&wire::encode_frame(&serde_json::to_vec(&msg).unwrap()))
         .unwrap();
-    let body = reader.read_frame().unwrap().unwrap();
-    let value: Value = serde_json::from_slice(&body).unwrap();
-    if let Some(schema) = support::dap_schema() {
-        if value.get("type").is_some() {
-            schema.validate(&value).unwrap();
+    loop {
+        let body = reader.read_frame().unwrap().unwrap();
+        let value: Value = serde_json::from_slice(&body).unwrap();
+        if let Some(schema) = support::dap_schema() {
+            if value.get("type").is_some() {
+                schema.validate(&value).unwrap();
+            }
+        }
+        // Events (`initialized`) are not what a request waits for.
+        if value["type"] != "event" {
+            return value;
         }
     }
-    value
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! protocol definitions in ../shared/protocol.
 #![allow(dead_code)]
 
+pub mod dap;
 pub mod schema;
 
 use std::collections::HashMap;

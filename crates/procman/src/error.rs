@@ -7,6 +7,9 @@ pub enum Error {
     /// Controlling the debuggee failed.
     #[error(transparent)]
     Target(#[from] target::Error),
+    /// The debugger failed.
+    #[error(transparent)]
+    Engine(#[from] engine::Error),
     /// An I/O operation failed.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),

@@ -44,5 +44,6 @@ pub use error::{Error, Result};
 pub use hooks::{install_panic_hook, install_signal_hook};
 pub use listing::{format_table, list_processes, read_process, ProcessRow};
 pub use manager::{
-    ManagerEvent, OutputStream, ProcessManager, Session, SessionId, SessionInfo, ShutdownHandle,
+    ManagerEvent, OutputStream, PausedDebuggee, ProcessManager, Session, SessionId, SessionInfo,
+    ShutdownHandle,
 };

@@ -65,6 +65,40 @@ pub enum ManagerEvent {
         /// The session.
         session: SessionId,
     },
+    /// A debugged program stopped (all threads); `tid` is the thread the user looks at.
+    DebugStopped {
+        /// The debuggee.
+        pid: Pid,
+        /// The thread that stopped.
+        tid: target::Tid,
+    },
+    /// A debugged program runs again (values read before are stale).
+    DebugResumed {
+        /// The debuggee.
+        pid: Pid,
+    },
+    /// A debugging session ended (the program exited, was killed, or was detached).
+    DebugEnded {
+        /// The debuggee.
+        pid: Pid,
+    },
+    /// The debug adapter set the breakpoints of a source file: each requested line with
+    /// the line it was bound to (`None`: no code there or after it).
+    BreakpointLines {
+        /// The source file as the client named it.
+        file: std::path::PathBuf,
+        /// (requested line, bound line), 1-based.
+        lines: Vec<(u32, Option<u32>)>,
+    },
+}
+
+/// Where a debugged program is paused, for the other front-end (the LSP's live values).
+#[derive(Clone, Debug)]
+pub struct PausedDebuggee {
+    /// The session.
+    pub session: Arc<engine::Session>,
+    /// The thread that stopped.
+    pub tid: target::Tid,
 }
 
 /// A summary of one live session.
@@ -128,6 +162,10 @@ impl Gate {
 struct Inner {
     bus: Arc<Bus>,
     sessions: Mutex<HashMap<SessionId, Weak<SessionInner>>>,
+    /// Debugging sessions (the engine's): ended with the others.
+    debuggers: Mutex<Vec<Weak<engine::Session>>>,
+    /// The thread each paused debuggee stopped in, by pid.
+    paused: Mutex<HashMap<Pid, target::Tid>>,
     next_id: AtomicU64,
 }
 
@@ -140,13 +178,33 @@ impl Inner {
         map.values().filter_map(Weak::upgrade).collect()
     }
 
+    fn live_debuggers(&self) -> Vec<Arc<engine::Session>> {
+        let Ok(mut list) = self.debuggers.lock() else {
+            return Vec::new();
+        };
+        list.retain(|w| w.strong_count() > 0);
+        list.iter().filter_map(Weak::upgrade).collect()
+    }
+
     fn shutdown(&self) {
+        self.shutdown_where(|_| true);
+    }
+
+    /// Ends the sessions whose tracer thread `keep` accepts.
+    fn shutdown_where(&self, keep: impl Fn(i32) -> bool + Sync) {
         let sessions = self.live_sessions();
+        let debuggers = self.live_debuggers();
         // Ending a session joins its tracer thread; do them all in parallel so a
         // slow detach does not hold up the others.
         std::thread::scope(|s| {
-            for session in &sessions {
+            for session in sessions
+                .iter()
+                .filter(|x| keep(x.handle.tracer_thread_id()))
+            {
                 s.spawn(move || session.end(EndMode::Default));
+            }
+            for debugger in debuggers.iter().filter(|x| keep(x.tracer_thread_id())) {
+                s.spawn(move || debugger.end());
             }
         });
     }
@@ -202,14 +260,7 @@ impl ShutdownHandle {
         };
         // SAFETY: gettid has no preconditions.
         let me = unsafe { libc::gettid() };
-        let sessions: Vec<_> = inner
-            .live_sessions()
-            .into_iter()
-            .filter(|s| s.handle.tracer_thread_id() != me)
-            .collect();
-        for s in sessions {
-            let _ = s.end(EndMode::Default);
-        }
+        inner.shutdown_where(|tracer| tracer != me);
     }
 }
 
@@ -220,6 +271,8 @@ impl ProcessManager {
             inner: Arc::new(Inner {
                 bus: Arc::new(Bus::default()),
                 sessions: Mutex::new(HashMap::new()),
+                debuggers: Mutex::new(Vec::new()),
+                paused: Mutex::new(HashMap::new()),
                 next_id: AtomicU64::new(1),
             }),
         }
@@ -340,6 +393,75 @@ impl ProcessManager {
                 continue_job_stop: true,
             },
         )
+    }
+
+    /// Launches a program under the debugger (stopped at its entry point, see
+    /// [`engine::Session::launch`]). The manager ends it with every other session.
+    pub fn launch_debug(&self, options: engine::LaunchOptions) -> Result<Arc<engine::Session>> {
+        let session = Arc::new(engine::Session::launch(options)?);
+        self.adopt(&session);
+        Ok(session)
+    }
+
+    /// Attaches the debugger to a running process (see [`engine::Session::attach`]).
+    pub fn attach_debug(
+        &self,
+        pid: Pid,
+        source_map: engine::SourceMap,
+    ) -> Result<Arc<engine::Session>> {
+        let session = Arc::new(engine::Session::attach(pid, source_map)?);
+        self.adopt(&session);
+        Ok(session)
+    }
+
+    fn adopt(&self, session: &Arc<engine::Session>) {
+        if let Ok(mut list) = self.inner.debuggers.lock() {
+            list.retain(|w| w.strong_count() > 0);
+            list.push(Arc::downgrade(session));
+        }
+    }
+
+    /// The live debugging sessions (for the other front-end: the LSP's live values).
+    pub fn debug_sessions(&self) -> Vec<Arc<engine::Session>> {
+        self.inner.live_debuggers()
+    }
+
+    /// Tells every subscriber what a front-end did to a debugging session (the DAP side
+    /// publishes stops, resumes, ends and breakpoint lines; the LSP side listens), and
+    /// remembers which debuggees are paused.
+    pub fn publish(&self, event: ManagerEvent) {
+        if let Ok(mut paused) = self.inner.paused.lock() {
+            match &event {
+                ManagerEvent::DebugStopped { pid, tid } => {
+                    paused.insert(*pid, *tid);
+                }
+                ManagerEvent::DebugResumed { pid } | ManagerEvent::DebugEnded { pid } => {
+                    paused.remove(pid);
+                }
+                _ => {}
+            }
+        }
+        self.inner.bus.send(event);
+    }
+
+    /// The debuggees paused right now, with the thread each stopped in.
+    pub fn paused_debuggees(&self) -> Vec<PausedDebuggee> {
+        let paused: Vec<(Pid, target::Tid)> = match self.inner.paused.lock() {
+            Ok(p) => p.iter().map(|(p, t)| (*p, *t)).collect(),
+            Err(_) => return Vec::new(),
+        };
+        let live = self.inner.live_debuggers();
+        paused
+            .into_iter()
+            .filter_map(|(pid, tid)| {
+                live.iter()
+                    .find(|s| s.pid() == pid)
+                    .map(|s| PausedDebuggee {
+                        session: s.clone(),
+                        tid,
+                    })
+            })
+            .collect()
     }
 
     /// Another handle to a live session (for the other front-end).

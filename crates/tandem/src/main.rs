@@ -4,11 +4,13 @@
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
 mod debug;
+mod relay;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -36,6 +38,10 @@ enum Command {
     /// Run a program, print the stack and values at each breakpoint, continue to the end,
     /// and exit with the program's exit code.
     Debug(debug::DebugArgs),
+    /// Connect this terminal to a program the debug adapter launched with
+    /// `"console": "integratedTerminal"` (editors run this through runInTerminal).
+    #[command(hide = true)]
+    TerminalRelay(relay::RelayArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -106,6 +112,7 @@ fn run(command: Command) -> Result<i32> {
         Command::Dap(args) => serve(Protocol::Dap, args),
         Command::Ps(args) => ps(args),
         Command::Debug(args) => debug::run(args),
+        Command::TerminalRelay(args) => relay::run(args),
     }
 }
 
@@ -128,14 +135,29 @@ fn ps(args: PsArgs) -> Result<i32> {
 }
 
 fn serve(protocol: Protocol, args: ServeArgs) -> Result<i32> {
-    match args.listen {
-        None => serve_stream(protocol, std::io::stdin(), std::io::stdout()),
-        Some(addr) => listen(protocol, addr),
+    // One process manager owns every debuggee of this process: SIGTERM, SIGINT, SIGHUP
+    // and panics end them (launched killed, attached detached) before tandem goes.
+    let manager = Arc::new(procman::ProcessManager::new());
+    if let Err(err) = procman::install_signal_hook(manager.shutdown_handle()) {
+        tracing::warn!("cannot install the signal hook: {err}");
     }
+    procman::install_panic_hook(manager.shutdown_handle());
+    let code = match args.listen {
+        None => serve_stream(protocol, std::io::stdin(), std::io::stdout(), &manager),
+        Some(addr) => listen(protocol, addr, &manager),
+    };
+    // `main` leaves through process::exit, which runs no destructors.
+    manager.shutdown();
+    code
 }
 
 /// Serves one session; returns the exit code its ending calls for.
-fn serve_stream<R, W>(protocol: Protocol, input: R, output: W) -> Result<i32>
+fn serve_stream<R, W>(
+    protocol: Protocol,
+    input: R,
+    output: W,
+    manager: &Arc<procman::ProcessManager>,
+) -> Result<i32>
 where
     R: std::io::Read + Send + 'static,
     W: std::io::Write + Send + 'static,
@@ -148,12 +170,22 @@ where
             };
             lsp::serve(input, output, config)?.exit_code()
         }
-        Protocol::Dap => dap::serve(input, output, dap::Config::default())?.exit_code(),
+        Protocol::Dap => {
+            let config = dap::Config {
+                manager: Some(manager.clone()),
+                ..Default::default()
+            };
+            dap::serve(input, output, config)?.exit_code()
+        }
     };
     Ok(code)
 }
 
-fn listen(protocol: Protocol, addr: SocketAddr) -> Result<i32> {
+fn listen(
+    protocol: Protocol,
+    addr: SocketAddr,
+    manager: &Arc<procman::ProcessManager>,
+) -> Result<i32> {
     if !addr.ip().is_loopback() {
         bail!(
             "refusing to listen on {addr}: only loopback addresses (127.0.0.0/8, ::1) are allowed"
@@ -166,14 +198,14 @@ fn listen(protocol: Protocol, addr: SocketAddr) -> Result<i32> {
     tracing::info!(%local, ?protocol, "listening");
     for stream in listener.incoming() {
         match stream {
-            Ok(stream) => spawn_connection(protocol, stream),
+            Ok(stream) => spawn_connection(protocol, stream, manager.clone()),
             Err(err) => tracing::warn!("accept failed: {err}"),
         }
     }
     Ok(0)
 }
 
-fn spawn_connection(protocol: Protocol, stream: TcpStream) {
+fn spawn_connection(protocol: Protocol, stream: TcpStream, manager: Arc<procman::ProcessManager>) {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
@@ -185,7 +217,7 @@ fn spawn_connection(protocol: Protocol, stream: TcpStream) {
                 Ok(input) => input,
                 Err(err) => return tracing::warn!(%peer, "cannot use connection: {err}"),
             };
-            match serve_stream(protocol, input, stream) {
+            match serve_stream(protocol, input, stream, &manager) {
                 Ok(code) => tracing::info!(%peer, code, "session ended"),
                 Err(err) => tracing::warn!(%peer, "session failed: {err:#}"),
             }

@@ -1,0 +1,147 @@
+//! Which request goes to which handler, and the capabilities that say so: a request is
+//! advertised exactly when it is dispatched here.
+
+use wire::dap;
+
+use crate::server::{Adapter, Ending, Flow};
+use crate::types::*;
+
+/// The filters of `setExceptionBreakpoints`: one per signal a user may want to stop at.
+/// The fatal ones are on by default.
+pub const SIGNAL_FILTERS: &[(&str, i32, &str, bool)] = &[
+    (
+        "SIGSEGV",
+        libc::SIGSEGV,
+        "segmentation fault (invalid memory access)",
+        true,
+    ),
+    (
+        "SIGBUS",
+        libc::SIGBUS,
+        "bus error (misaligned or truncated mapping)",
+        true,
+    ),
+    (
+        "SIGFPE",
+        libc::SIGFPE,
+        "arithmetic exception (division by zero)",
+        true,
+    ),
+    ("SIGILL", libc::SIGILL, "illegal instruction", true),
+    (
+        "SIGABRT",
+        libc::SIGABRT,
+        "abort() (failed assertion, panic=abort)",
+        true,
+    ),
+    (
+        "SIGTRAP",
+        libc::SIGTRAP,
+        "a trap the program raised itself",
+        false,
+    ),
+    ("SIGINT", libc::SIGINT, "interrupt (Ctrl-C)", false),
+    ("SIGTERM", libc::SIGTERM, "termination request", false),
+    ("SIGHUP", libc::SIGHUP, "hangup", false),
+    ("SIGPIPE", libc::SIGPIPE, "write to a closed pipe", false),
+    ("SIGALRM", libc::SIGALRM, "timer alarm", false),
+    (
+        "SIGCHLD",
+        libc::SIGCHLD,
+        "a child process changed state",
+        false,
+    ),
+    ("SIGUSR1", libc::SIGUSR1, "user signal 1", false),
+    ("SIGUSR2", libc::SIGUSR2, "user signal 2", false),
+];
+
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        supports_configuration_done_request: Some(true),
+        supports_function_breakpoints: Some(true),
+        supports_conditional_breakpoints: Some(true),
+        supports_hit_conditional_breakpoints: Some(true),
+        supports_evaluate_for_hovers: Some(true),
+        exception_breakpoint_filters: Some(
+            SIGNAL_FILTERS
+                .iter()
+                .map(
+                    |(name, _, description, default)| ExceptionBreakpointsFilter {
+                        filter: name.to_string(),
+                        label: name.to_string(),
+                        description: description.to_string(),
+                        default: *default,
+                        supports_condition: false,
+                    },
+                )
+                .collect(),
+        ),
+        supports_set_variable: Some(true),
+        supports_restart_request: Some(true),
+        supports_modules_request: Some(true),
+        support_terminate_debuggee: Some(true),
+        support_suspend_debuggee: Some(true),
+        supports_delayed_stack_trace_loading: Some(true),
+        supports_log_points: Some(true),
+        supports_terminate_request: Some(true),
+        supports_set_expression: Some(true),
+        supports_read_memory_request: Some(true),
+        supports_write_memory_request: Some(true),
+        supports_cancel_request: Some(true),
+        supports_breakpoint_locations_request: Some(true),
+        supports_clipboard_context: Some(true),
+        supports_stepping_granularity: Some(true),
+        supports_instruction_breakpoints: Some(true),
+        ..Capabilities::default()
+    }
+}
+
+pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
+    macro_rules! route {
+        ($ty:ty, $method:ident) => {{
+            a.handle::<$ty>(req, |a, args| a.debugger().$method(args));
+        }};
+    }
+    match req.command.as_str() {
+        Disconnect::COMMAND => {
+            if a.handle::<Disconnect>(req, |a, args| a.debugger().disconnect(args)) {
+                return Flow::End(Ending::Disconnected);
+            }
+        }
+        Terminate::COMMAND => route!(Terminate, terminate),
+        Launch::COMMAND => route!(Launch, launch),
+        Attach::COMMAND => route!(Attach, attach),
+        Restart::COMMAND => route!(Restart, restart),
+        ConfigurationDone::COMMAND => route!(ConfigurationDone, configuration_done),
+        SetBreakpoints::COMMAND => route!(SetBreakpoints, set_breakpoints),
+        SetFunctionBreakpoints::COMMAND => route!(SetFunctionBreakpoints, set_function_breakpoints),
+        SetInstructionBreakpoints::COMMAND => {
+            route!(SetInstructionBreakpoints, set_instruction_breakpoints)
+        }
+        SetExceptionBreakpoints::COMMAND => {
+            route!(SetExceptionBreakpoints, set_exception_breakpoints)
+        }
+        BreakpointLocations::COMMAND => route!(BreakpointLocations, breakpoint_locations),
+        Continue::COMMAND => route!(Continue, continue_),
+        Next::COMMAND => route!(Next, next),
+        StepIn::COMMAND => route!(StepIn, step_in),
+        StepOut::COMMAND => route!(StepOut, step_out),
+        Pause::COMMAND => route!(Pause, pause),
+        Threads::COMMAND => route!(Threads, threads),
+        StackTrace::COMMAND => route!(StackTrace, stack_trace),
+        Scopes::COMMAND => route!(Scopes, scopes),
+        Variables::COMMAND => route!(Variables, variables),
+        SetVariable::COMMAND => route!(SetVariable, set_variable),
+        SetExpression::COMMAND => route!(SetExpression, set_expression),
+        Evaluate::COMMAND => route!(Evaluate, evaluate),
+        SourceRequest::COMMAND => route!(SourceRequest, source),
+        Modules::COMMAND => route!(Modules, modules),
+        ReadMemory::COMMAND => route!(ReadMemory, read_memory),
+        WriteMemory::COMMAND => route!(WriteMemory, write_memory),
+        Cancel::COMMAND => route!(Cancel, cancel),
+        command => a
+            .out()
+            .error(req.seq, command, &format!("unknown command '{command}'")),
+    }
+    Flow::Continue
+}

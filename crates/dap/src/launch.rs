@@ -1,0 +1,190 @@
+//! From `launch` and `attach` arguments to what the engine needs: the program, its
+//! arguments and environment, the source map, and which process to attach to.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use engine::{LaunchOptions, SourceMap};
+use procman::target::{self, Pid};
+
+use crate::types::{AttachArguments, EnvSpec, LaunchArguments, PidSpec, SourceMapSpec};
+
+/// How long `waitFor` waits for the program to appear unless told otherwise.
+const WAIT_FOR_DEFAULT: Duration = Duration::from_secs(60);
+/// How often `waitFor` looks at the process list.
+const WAIT_FOR_POLL: Duration = Duration::from_millis(10);
+
+/// The engine's launch options for a `launch` request.
+pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
+    if args.program.trim().is_empty() {
+        return Err("launch needs a 'program' to run".into());
+    }
+    let cwd = args
+        .cwd
+        .as_deref()
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from);
+    if let Some(cwd) = &cwd {
+        if !cwd.is_dir() {
+            return Err(format!(
+                "the working directory {} does not exist",
+                cwd.display()
+            ));
+        }
+    }
+    let program = program_path(&args.program, cwd.as_deref())?;
+    Ok(LaunchOptions {
+        program,
+        args: args.args.iter().map(OsString::from).collect(),
+        cwd,
+        env: environment(args.env.as_ref())?,
+        stdio: target::StdioMode::Pipes,
+        disable_aslr: args.disable_aslr.unwrap_or(true),
+        source_map: source_map(args.source_map.as_ref()),
+    })
+}
+
+/// A relative program is looked for under `cwd` first, then as given (the adapter's
+/// working directory or `PATH`).
+fn program_path(program: &str, cwd: Option<&Path>) -> Result<PathBuf, String> {
+    let path = PathBuf::from(program);
+    if path.is_relative() {
+        if let Some(candidate) = cwd.map(|c| c.join(&path)).filter(|c| c.is_file()) {
+            return Ok(candidate);
+        }
+    }
+    if path.components().count() > 1 && !path.is_file() {
+        return Err(format!("the program {program} does not exist"));
+    }
+    Ok(path)
+}
+
+/// The environment: variables set (or removed, with `null`) on top of tandem's own.
+fn environment(spec: Option<&EnvSpec>) -> Result<target::Env, String> {
+    let vars: Vec<(OsString, Option<OsString>)> = match spec {
+        None => return Ok(target::Env::Inherit),
+        Some(EnvSpec::Map(map)) => map
+            .iter()
+            .map(|(k, v)| (OsString::from(k), v.as_ref().map(OsString::from)))
+            .collect(),
+        Some(EnvSpec::List(list)) => list
+            .iter()
+            .map(|entry| match entry.split_once('=') {
+                Some((k, v)) => (OsString::from(k), Some(OsString::from(v))),
+                None => (OsString::from(entry), None),
+            })
+            .collect(),
+    };
+    if let Some((bad, _)) = vars
+        .iter()
+        .find(|(k, _)| k.is_empty() || k.to_string_lossy().contains('='))
+    {
+        return Err(format!(
+            "invalid environment variable name '{}'",
+            bad.to_string_lossy()
+        ));
+    }
+    Ok(target::Env::Merge(vars))
+}
+
+/// Build-time → local path prefixes.
+pub fn source_map(spec: Option<&SourceMapSpec>) -> SourceMap {
+    let mut map = SourceMap::new();
+    match spec {
+        None => {}
+        Some(SourceMapSpec::Map(m)) => {
+            for (from, to) in m {
+                map.add(from, to);
+            }
+        }
+        Some(SourceMapSpec::List(l)) => {
+            for (from, to) in l {
+                map.add(from, to);
+            }
+        }
+    }
+    map
+}
+
+/// The process an `attach` request names: a pid, or the one process running `program`
+/// (waiting for it to appear with `waitFor`).
+pub fn attach_pid(args: &AttachArguments) -> Result<Pid, String> {
+    match &args.pid {
+        Some(PidSpec::Number(n)) => return pid_from(*n),
+        Some(PidSpec::Text(t)) => {
+            let n = t
+                .trim()
+                .parse::<i64>()
+                .map_err(|_| format!("'{t}' is not a process id"))?;
+            return pid_from(n);
+        }
+        None => {}
+    }
+    let Some(program) = args.program.as_deref().filter(|p| !p.is_empty()) else {
+        return Err("attach needs a 'pid' or a 'program' name".into());
+    };
+    let deadline = Instant::now()
+        + args
+            .timeout
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .map_or(WAIT_FOR_DEFAULT, Duration::from_secs_f64);
+    loop {
+        let found = processes_named(program);
+        match found.as_slice() {
+            [one] => return Ok(one.pid),
+            [] if args.wait_for && Instant::now() < deadline => {
+                std::thread::sleep(WAIT_FOR_POLL);
+            }
+            [] if args.wait_for => {
+                return Err(format!("no process named '{program}' appeared in time"))
+            }
+            [] => return Err(format!("no process named '{program}' is running")),
+            many => {
+                let list: Vec<String> = many
+                    .iter()
+                    .map(|r| format!("{} ({})", r.pid.0, r.command()))
+                    .collect();
+                return Err(format!(
+                    "{} processes are named '{program}'; attach by pid to one of: {}",
+                    many.len(),
+                    list.join(", ")
+                ));
+            }
+        }
+    }
+}
+
+fn pid_from(n: i64) -> Result<Pid, String> {
+    i32::try_from(n)
+        .ok()
+        .filter(|n| *n > 0)
+        .map(Pid)
+        .ok_or_else(|| format!("{n} is not a process id"))
+}
+
+/// Live processes (not tandem itself, not zombies) whose executable, command name or
+/// first argument is `program` (a path, or a file name).
+fn processes_named(program: &str) -> Vec<procman::ProcessRow> {
+    let me = std::process::id() as i32;
+    let wanted = Path::new(program);
+    let by_path = wanted.components().count() > 1;
+    procman::list_processes()
+        .into_iter()
+        .filter(|r| r.pid.0 != me && r.state != 'Z')
+        .filter(|r| {
+            let exe = r.exe.as_deref();
+            if by_path {
+                return exe == Some(wanted) || r.cmdline.first().map(Path::new) == Some(wanted);
+            }
+            let base = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+            exe.and_then(base).as_deref() == Some(program)
+                || r.cmdline
+                    .first()
+                    .and_then(|a| base(Path::new(a)))
+                    .as_deref()
+                    == Some(program)
+                || (r.cmdline.is_empty() && r.name == program)
+        })
+        .collect()
+}

@@ -1,0 +1,659 @@
+//! `tandem dap` debugging real programs end to end: launch, configuration order,
+//! breakpoints, stepping, stacks, variables, evaluate, memory, threads, exit and the
+//! ways a session ends — every message validated against the DAP schema.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::dap::{self, dap_sample, line_of, sample_path, var, DapClient};
+
+fn source() -> std::path::PathBuf {
+    sample_path("c/dap_main.c")
+}
+
+fn launch_args() -> Value {
+    json!({"program": dap_sample()})
+}
+
+#[test]
+fn breakpoint_stack_variables_and_exit_code() {
+    let mut c = DapClient::new();
+    let src = source();
+    let line = line_of(&src, "LINE_ADD");
+    let stop = c.launch_to_stop(launch_args(), &src, &[line]);
+    assert_eq!(stop["body"]["reason"], "breakpoint", "{stop}");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(
+        stop["body"]["hitBreakpointIds"].as_array().unwrap().len(),
+        1
+    );
+    let frames = c.frames(tid);
+    assert_eq!(frames[0]["name"], "add");
+    assert_eq!(frames[0]["line"], line);
+    assert_eq!(frames[1]["name"], "main");
+    assert_eq!(frames[1]["line"], line_of(&src, "LINE_SHADOW"));
+    let args = c.scope_vars(frames[0]["id"].as_i64().unwrap(), "Arguments");
+    assert_eq!(var(&args, "a")["value"], "2");
+    assert_eq!(var(&args, "b")["value"], "3");
+    // The caller's locals: the struct, its nested struct and pointer, the shadowed x.
+    let locals = c.scope_vars(frames[1]["id"].as_i64().unwrap(), "Locals");
+    let o = var(&locals, "o");
+    let members = c.children(&o["variablesReference"]);
+    assert_eq!(var(&members, "id")["value"], "7");
+    assert_eq!(var(&members, "id")["evaluateName"], "o.id");
+    let inner = c.children(&var(&members, "in")["variablesReference"]);
+    assert_eq!(var(&inner, "v")["value"], "3");
+    assert_eq!(var(&inner, "v")["evaluateName"], "o.in.v");
+    assert!(
+        locals.iter().any(|v| v["name"] == "x (shadowed)"),
+        "{locals:#?}"
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": tid}));
+    let exited = c.event("exited");
+    assert_eq!(exited["body"]["exitCode"], 3);
+    c.event("terminated");
+    let stdout: String = c
+        .output
+        .iter()
+        .filter(|(cat, _)| cat == "stdout")
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert!(stdout.contains("args=0"), "{stdout:?}");
+    c.finish();
+}
+
+fn stop_at(c: &mut DapClient, marker: &str) -> (i64, Vec<Value>) {
+    let src = source();
+    let stop = c.launch_to_stop(launch_args(), &src, &[line_of(&src, marker)]);
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    (tid, frames)
+}
+
+/// How many frames of `depth` a stack has.
+fn depth_frames(frames: &[Value]) -> usize {
+    frames.iter().filter(|f| f["name"] == "depth").count()
+}
+
+fn frame_id(f: &Value) -> i64 {
+    f["id"].as_i64().unwrap()
+}
+
+#[test]
+fn stack_trace_pages_through_a_deep_recursion() {
+    let mut c = DapClient::new();
+    let (tid, frames) = stop_at(&mut c, "LINE_BOTTOM");
+    // depth(20) .. depth(0), main, then libc's start-up frames.
+    let total = frames.len() as i64;
+    assert!(frames[..21].iter().all(|f| f["name"] == "depth"));
+    assert_eq!(frames[21]["name"], "main");
+    assert!(total >= 22, "{frames:#?}");
+    let page = |c: &mut DapClient, start: i64, levels: i64| {
+        let body = c.ok(
+            "stackTrace",
+            json!({"threadId": tid, "startFrame": start, "levels": levels}),
+        );
+        assert_eq!(body["totalFrames"], total, "{body}");
+        body["stackFrames"].as_array().unwrap().clone()
+    };
+    // levels 0 means all of them.
+    assert_eq!(page(&mut c, 0, 0).len() as i64, total);
+    let one = page(&mut c, 0, 1);
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0]["line"], frames[0]["line"]);
+    let mid = page(&mut c, 5, 16);
+    assert_eq!(mid.len(), 16);
+    assert_eq!(mid[0]["line"], frames[5]["line"]);
+    assert_eq!(page(&mut c, 5, 1000).len() as i64, total - 5);
+    assert!(page(&mut c, total + 3, 5).is_empty());
+    // Each frame's n is its depth: frame k of the recursion has n == k.
+    for k in [0usize, 1, 7, 20] {
+        let args = c.scope_vars(frame_id(&frames[k]), "Arguments");
+        assert_eq!(var(&args, "n")["value"], k.to_string());
+        assert!(frames[k]["instructionPointerReference"]
+            .as_str()
+            .unwrap()
+            .starts_with("0x"));
+    }
+    c.finish();
+}
+
+#[test]
+fn stepping_in_over_and_out_of_recursion() {
+    let mut c = DapClient::new();
+    let src = source();
+    let recurse = line_of(&src, "LINE_RECURSE");
+    let stop = c.launch_to_stop(launch_args(), &src, &[line_of(&src, "LINE_CALL_DEPTH")]);
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": []}),
+    );
+    // Into depth(20).
+    c.ok("stepIn", json!({"threadId": tid}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "step");
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "depth");
+    assert_eq!(depth_frames(&f), 1);
+    // Over the lines to the recursive call, then in: one frame deeper.
+    let mut guard = 0;
+    while c.frames(tid)[0]["line"] != recurse {
+        c.ok("next", json!({"threadId": tid}));
+        c.event("stopped");
+        guard += 1;
+        assert!(guard < 10, "never reached the recursive call");
+    }
+    c.ok("stepIn", json!({"threadId": tid}));
+    c.event("stopped");
+    let f = c.frames(tid);
+    assert_eq!(depth_frames(&f), 2);
+    assert_eq!(f[0]["name"], "depth");
+    let args = c.scope_vars(frame_id(&f[0]), "Arguments");
+    assert_eq!(var(&args, "n")["value"], "19");
+    // Over the recursive call of this frame completes the whole recursion below it.
+    while c.frames(tid)[0]["line"] != recurse {
+        c.ok("next", json!({"threadId": tid}));
+        c.event("stopped");
+    }
+    c.ok("next", json!({"threadId": tid}));
+    c.event("stopped");
+    let f = c.frames(tid);
+    assert_eq!(depth_frames(&f), 2, "next stayed in the same frame: {f:#?}");
+    // Out: back in depth(20), on the line of the call; the return value is shown.
+    c.ok("stepOut", json!({"threadId": tid}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "step");
+    let f = c.frames(tid);
+    assert_eq!(depth_frames(&f), 1);
+    assert_eq!(f[0]["line"], recurse);
+    let locals = c.scope_vars(frame_id(&f[0]), "Locals");
+    assert!(
+        locals.iter().any(|v| v["name"] == "depth returned"),
+        "{locals:#?}"
+    );
+    // Instruction granularity moves by one instruction.
+    let pc = f[0]["instructionPointerReference"].clone();
+    c.ok(
+        "next",
+        json!({"threadId": tid, "granularity": "instruction"}),
+    );
+    c.event("stopped");
+    assert_ne!(c.frames(tid)[0]["instructionPointerReference"], pc);
+    c.finish();
+}
+
+#[test]
+fn variables_page_shadow_and_assign() {
+    let mut c = DapClient::new();
+    let (_tid, frames) = stop_at(&mut c, "LINE_CALL_DEPTH");
+    let f0 = frame_id(&frames[0]);
+    // numbers[64] is a static of the unit: paged by start/count.
+    let globals = c.scope_vars(f0, "Globals");
+    let numbers = var(&globals, "numbers").clone();
+    assert_eq!(numbers["indexedVariables"], 64, "{numbers}");
+    let page = c.ok(
+        "variables",
+        json!({"variablesReference": numbers["variablesReference"], "start": 10, "count": 5}),
+    );
+    let page = page["variables"].as_array().unwrap();
+    assert_eq!(page.len(), 5);
+    assert_eq!(page[0]["name"], "[10]");
+    assert_eq!(page[0]["value"], "100");
+    assert_eq!(page[4]["value"], "196");
+    assert_eq!(page[0]["evaluateName"], "numbers[10]");
+    assert!(page[0]["memoryReference"]
+        .as_str()
+        .unwrap()
+        .starts_with("0x"));
+    // The inner x is gone at this line: one x.
+    let locals = c.scope_vars(f0, "Locals");
+    assert_eq!(var(&locals, "x")["value"], "1");
+    // setVariable on a local, a member and an array element.
+    let scopes = c.ok("scopes", json!({"frameId": f0}));
+    let locals_ref = scopes["scopes"][0]["variablesReference"].clone();
+    let set = c.ok(
+        "setVariable",
+        json!({"variablesReference": locals_ref, "name": "x", "value": "41 + 1"}),
+    );
+    assert_eq!(set["value"], "42");
+    assert_eq!(c.evaluate(f0, "x")["result"], "42");
+    let o = var(&locals, "o").clone();
+    let set = c.ok(
+        "setVariable",
+        json!({"variablesReference": o["variablesReference"], "name": "id", "value": "-5"}),
+    );
+    assert_eq!(set["value"], "-5");
+    assert_eq!(c.evaluate(f0, "o.id")["result"], "-5");
+    let set = c.ok(
+        "setVariable",
+        json!({"variablesReference": numbers["variablesReference"], "name": "[3]", "value": "1234"}),
+    );
+    assert_eq!(set["value"], "1234");
+    assert_eq!(c.evaluate(f0, "numbers[3]")["result"], "1234");
+    // An invalid value fails and changes nothing.
+    c.err(
+        "setVariable",
+        json!({"variablesReference": locals_ref, "name": "x", "value": "no_such_name"}),
+    );
+    assert_eq!(c.evaluate(f0, "x")["result"], "42");
+    // setExpression assigns through an expression.
+    let set = c.ok(
+        "setExpression",
+        json!({"expression": "o.in.v", "value": "77", "frameId": f0}),
+    );
+    assert_eq!(set["value"], "77");
+    c.finish();
+}
+
+#[test]
+fn evaluate_sees_only_the_frame_it_is_asked_in() {
+    let mut c = DapClient::new();
+    let src = source();
+    let stop = c.launch_to_stop(
+        launch_args(),
+        &src,
+        &[line_of(&src, "LINE_ADD"), line_of(&src, "LINE_BOTTOM")],
+    );
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let f = c.frames(tid);
+    let (callee, caller) = (frame_id(&f[0]), frame_id(&f[1]));
+    for context in ["watch", "hover", "repl", "clipboard"] {
+        let r = c.ok(
+            "evaluate",
+            json!({"expression": "a * 10 + b", "frameId": callee, "context": context}),
+        );
+        assert_eq!(r["result"], "23", "{context}: {r}");
+        assert_eq!(r["type"], "int");
+    }
+    // The caller's locals are not visible from the callee, and the reverse.
+    let m = c.err(
+        "evaluate",
+        json!({"expression": "extra", "frameId": callee, "context": "watch"}),
+    );
+    assert!(m.contains("extra"), "{m}");
+    c.err(
+        "evaluate",
+        json!({"expression": "sum + a", "frameId": caller, "context": "hover"}),
+    );
+    let extra = c.evaluate(caller, "extra");
+    assert!(extra["variablesReference"].as_i64().unwrap() > 0);
+    assert!(extra["memoryReference"].as_str().unwrap().starts_with("0x"));
+    let fields = c.children(&extra["variablesReference"]);
+    assert_eq!(var(&fields, "v")["value"], "9");
+    assert_eq!(c.evaluate(caller, "o.next->v")["result"], "9");
+    assert_eq!(c.evaluate(caller, "counter")["result"], "0");
+    // Without a frame: the stopped thread's innermost frame.
+    let r = c.ok("evaluate", json!({"expression": "a", "context": "repl"}));
+    assert_eq!(r["result"], "2");
+    // Next stop: a different function, a different answer.
+    c.ok("continue", json!({"threadId": tid}));
+    c.event("stopped");
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "depth");
+    assert_eq!(c.evaluate(frame_id(&f[0]), "n")["result"], "0");
+    assert_eq!(c.evaluate(frame_id(&f[3]), "n")["result"], "3");
+    // A frame id from before the continue is stale.
+    c.err(
+        "evaluate",
+        json!({"expression": "a", "frameId": callee, "context": "watch"}),
+    );
+    c.finish();
+}
+
+#[test]
+fn memory_reads_and_writes() {
+    let mut c = DapClient::new();
+    let (_tid, frames) = stop_at(&mut c, "LINE_CALL_DEPTH");
+    let f0 = frame_id(&frames[0]);
+    let numbers = c.evaluate(f0, "numbers");
+    let addr = numbers["memoryReference"].as_str().unwrap().to_string();
+    let body = c.ok(
+        "readMemory",
+        json!({"memoryReference": addr, "offset": 8, "count": 8}),
+    );
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(body["data"].as_str().unwrap())
+        .unwrap();
+    // numbers[2] = 4, numbers[3] = 9.
+    assert_eq!(data, [4, 0, 0, 0, 9, 0, 0, 0]);
+    let written = c.ok(
+        "writeMemory",
+        json!({"memoryReference": addr, "offset": 4,
+               "data": base64::engine::general_purpose::STANDARD.encode([0x39, 0x05, 0, 0])}),
+    );
+    assert_eq!(written["bytesWritten"], 4);
+    assert_eq!(c.evaluate(f0, "numbers[1]")["result"], "1337");
+    // Unmapped memory is reported as unreadable, not as an error.
+    let body = c.ok(
+        "readMemory",
+        json!({"memoryReference": "0x10", "count": 16}),
+    );
+    assert_eq!(body["unreadableBytes"], 16, "{body}");
+    c.err(
+        "readMemory",
+        json!({"memoryReference": "nowhere", "count": 1}),
+    );
+    c.finish();
+}
+
+#[test]
+fn breakpoints_conditions_hits_logpoints_and_stable_ids() {
+    let mut c = DapClient::new();
+    let src = source();
+    let add = line_of(&src, "LINE_ADD");
+    let loop_line = line_of(&src, "LINE_LOOP");
+    c.initialize();
+    c.ok("launch", launch_args());
+    let set = |c: &mut DapClient, bps: Value| {
+        let body = c.ok(
+            "setBreakpoints",
+            json!({"source": {"path": src}, "breakpoints": bps}),
+        );
+        body["breakpoints"].as_array().unwrap().clone()
+    };
+    let first = set(
+        &mut c,
+        json!([{"line": add, "condition": "a == 3"}, {"line": loop_line, "logMessage": "i={i} x={x}"}]),
+    );
+    assert!(first.iter().all(|b| b["verified"] == true), "{first:#?}");
+    // Set again (with a hit condition now): same ids.
+    let again = set(
+        &mut c,
+        json!([{"line": add, "condition": "a == 3"}, {"line": loop_line, "logMessage": "i={i} x={x}"}]),
+    );
+    assert_eq!(first[0]["id"], again[0]["id"]);
+    assert_eq!(first[1]["id"], again[1]["id"]);
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["hitBreakpointIds"], json!([first[0]["id"]]));
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let f = c.frames(tid);
+    assert_eq!(c.evaluate(frame_id(&f[0]), "a")["result"], "3");
+    // The logpoint printed for i = 0..3 already; it never stops.
+    let logs: Vec<String> = c
+        .output
+        .iter()
+        .filter(|(_, t)| t.starts_with("i="))
+        .map(|(_, t)| t.clone())
+        .collect();
+    assert_eq!(logs, ["i=0 x=1\n", "i=1 x=1\n", "i=2 x=1\n", "i=3 x=1\n"]);
+    // Clear: the program runs to its end.
+    set(&mut c, json!([]));
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 3);
+    c.finish();
+}
+
+#[test]
+fn hit_conditions_and_function_breakpoints() {
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("launch", launch_args());
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "depth", "hitCondition": "5"}, {"name": "no_such_function"}]}),
+    );
+    let bps = body["breakpoints"].as_array().unwrap();
+    assert_eq!(bps[0]["verified"], true, "{body}");
+    assert_eq!(bps[1]["verified"], false);
+    assert!(bps[1]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no_such_function"));
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "function breakpoint", "{stop}");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "depth");
+    // The fifth call: depth(16).
+    assert_eq!(c.evaluate(frame_id(&f[0]), "n")["result"], "16");
+    c.finish();
+}
+
+#[test]
+fn the_thread_that_hit_is_the_one_reported() {
+    let mut c = DapClient::new();
+    let (tid, frames) = stop_at(&mut c, "LINE_WORKER");
+    assert_eq!(frames[0]["name"], "worker");
+    let threads = c.ok("threads", json!({}));
+    let threads = threads["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2, "{threads:#?}");
+    assert!(threads.iter().any(|t| t["id"] == tid));
+    let main = threads.iter().find(|t| t["id"] != tid).unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    // The main thread waits in pthread_join; its stack reaches main.
+    let mf = c.frames(main);
+    assert!(mf.iter().any(|f| f["name"] == "main"), "{mf:#?}");
+    c.finish();
+}
+
+#[test]
+fn stop_on_entry_args_env_and_cwd() {
+    let mut c = DapClient::new();
+    c.initialize();
+    let cwd = std::env::temp_dir();
+    c.ok(
+        "launch",
+        json!({"program": dap_sample(), "stopOnEntry": true,
+               "args": ["two words", "quote\"d", "it's", ""],
+               "env": {"TANDEM_TEST_VAR": "hello world"}, "cwd": cwd,
+               "someUnknownKey": {"ignored": true}}),
+    );
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "entry");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 3);
+    let stdout: String = c
+        .output
+        .iter()
+        .filter(|(cat, _)| cat == "stdout")
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert!(
+        stdout.contains("args=4 [two words] [quote\"d] [it's] []"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("env=hello world"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("cwd={}", cwd.canonicalize().unwrap().display())),
+        "{stdout}"
+    );
+    let stderr: String = c
+        .output
+        .iter()
+        .filter(|(cat, _)| cat == "stderr")
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert_eq!(stderr, "to stderr 58\n");
+    // The env list form works too.
+    let mut c2 = DapClient::new();
+    c2.initialize();
+    c2.ok(
+        "launch",
+        json!({"program": dap_sample(), "env": ["TANDEM_TEST_VAR=a=b"]}),
+    );
+    c2.ok("configurationDone", json!({}));
+    c2.event("exited");
+    assert!(c2.output.iter().any(|(_, t)| t.contains("env=a=b")));
+    c.finish();
+    c2.finish();
+}
+
+#[test]
+fn disconnect_kills_a_launched_program() {
+    let mut c = DapClient::new();
+    let (_tid, _) = stop_at(&mut c, "LINE_ADD");
+    let pid = pid_of(&mut c);
+    assert!(dap::alive(pid));
+    c.finish();
+    assert!(dap::wait_until(Duration::from_secs(5), || !dap::alive(pid)));
+}
+
+#[test]
+fn terminate_ends_the_program_with_terminated() {
+    let mut c = DapClient::new();
+    let (_tid, _) = stop_at(&mut c, "LINE_ADD");
+    let pid = pid_of(&mut c);
+    c.ok("terminate", json!({}));
+    c.event("terminated");
+    assert!(dap::wait_until(Duration::from_secs(5), || !dap::alive(pid)));
+    c.finish();
+}
+
+fn pid_of(c: &mut DapClient) -> i64 {
+    c.debuggee_pid.expect("a process event")
+}
+
+#[test]
+fn attach_by_pid_then_detach_leaves_it_running() {
+    let program = dap::build("c/dap_attach.c", "gcc", &["-g", "-O0"]);
+    let mut child = std::process::Command::new(&program).spawn().unwrap();
+    let pid = i64::from(child.id());
+    let src = sample_path("c/dap_attach.c");
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("attach", json!({"pid": pid}));
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": line_of(&src, "LINE_TICK")}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true);
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "breakpoint");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "tick");
+    let args = c.scope_vars(frame_id(&f[0]), "Arguments");
+    assert_eq!(var(&args, "step")["value"], "1");
+    // Traced by a thread of this tandem.
+    let tracer = dap::tracer_of(pid);
+    assert!(std::path::Path::new(&format!("/proc/{}/task/{tracer}", c.peer.pid())).exists());
+    // Disconnect detaches an attached program by default: it keeps running, untraced.
+    c.finish();
+    assert!(dap::wait_until(Duration::from_secs(5), || dap::tracer_of(
+        pid
+    ) == 0));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(dap::alive(pid));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the attached program died"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn attach_by_name_lists_candidates_when_ambiguous() {
+    let program = dap::build("c/dap_attach.c", "gcc", &["-g", "-O0"]);
+    let dir = tempdir();
+    let unique = dir.join("tandem-attach-by-name");
+    std::fs::copy(&program, &unique).unwrap();
+    let mut a = std::process::Command::new(&unique).spawn().unwrap();
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("attach", json!({"program": "tandem-attach-by-name"}));
+    c.ok("configurationDone", json!({}));
+    c.ok("pause", json!({"threadId": a.id()}));
+    assert_eq!(c.event("stopped")["body"]["reason"], "pause");
+    c.finish();
+    let mut b = std::process::Command::new(&unique).spawn().unwrap();
+    let mut c = DapClient::new();
+    c.initialize();
+    let m = c.err("attach", json!({"program": "tandem-attach-by-name"}));
+    assert!(
+        m.contains(&a.id().to_string()) && m.contains(&b.id().to_string()),
+        "{m}"
+    );
+    c.finish();
+    for p in [&mut a, &mut b] {
+        assert!(p.try_wait().unwrap().is_none());
+        p.kill().unwrap();
+        p.wait().unwrap();
+    }
+}
+
+fn tempdir() -> std::path::PathBuf {
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("dap-session-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn integrated_terminal_runs_the_relay_the_client_starts() {
+    use std::io::{Read, Write};
+    let program = dap::build("c/dap_echo.c", "gcc", &["-g", "-O0"]);
+    let mut c = DapClient::new();
+    c.initialize_with(json!({"supportsRunInTerminalRequest": true}));
+    c.ok(
+        "launch",
+        json!({"program": program, "console": "integratedTerminal"}),
+    );
+    let req = c.adapter_request("runInTerminal");
+    assert_eq!(req["arguments"]["kind"], "integrated");
+    let argv: Vec<String> = req["arguments"]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    // The client runs the command line it was given, as a terminal would.
+    let mut term = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(req["arguments"]["cwd"].as_str().unwrap())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.respond(&req, true, json!({"processId": term.id()}));
+    c.ok("configurationDone", json!({}));
+    term.stdin.as_mut().unwrap().write_all(b"hello\n").unwrap();
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    let mut screen = String::new();
+    term.stdout
+        .as_mut()
+        .unwrap()
+        .read_to_string(&mut screen)
+        .unwrap();
+    // The program's stdin was a terminal, and what it printed reached the client's one.
+    assert!(screen.contains("tty=1"), "{screen:?}");
+    assert!(screen.contains("got: hello"), "{screen:?}");
+    assert!(term.wait().unwrap().success());
+    c.finish();
+}
+
+#[test]
+fn a_refused_terminal_falls_back_to_the_console() {
+    let program = dap::build("c/dap_echo.c", "gcc", &["-g", "-O0"]);
+    let mut c = DapClient::new();
+    c.initialize_with(json!({"supportsRunInTerminalRequest": true}));
+    c.ok(
+        "launch",
+        json!({"program": program, "console": "integratedTerminal"}),
+    );
+    let req = c.adapter_request("runInTerminal");
+    c.respond(&req, false, json!({}));
+    c.ok("configurationDone", json!({}));
+    c.event("exited");
+    assert!(
+        c.output
+            .iter()
+            .any(|(cat, t)| cat == "stdout" && t.contains("tty=1")),
+        "{:?}",
+        c.output
+    );
+    c.finish();
+}

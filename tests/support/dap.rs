@@ -1,0 +1,349 @@
+//! A DAP client for the end-to-end tests: requests and their responses, with the events
+//! that arrive meanwhile kept in order for the test to wait on; samples compiled once per
+//! test binary.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{Peer, PATIENCE};
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn sample_path(rel: &str) -> PathBuf {
+    repo().join("samples").join(rel).canonicalize().unwrap()
+}
+
+static BUILD_LOCK: Mutex<()> = Mutex::new(());
+
+/// Compiles `samples/<rel>` with `compiler` and `flags` (once per test binary run) and
+/// returns the executable.
+pub fn build(rel: &str, compiler: &str, flags: &[&str]) -> PathBuf {
+    let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let tag: String = flags
+        .iter()
+        .map(|f| f.replace(['-', '=', '/', ' '], ""))
+        .collect::<Vec<_>>()
+        .join("_");
+    let stem = Path::new(rel)
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dap-samples");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!("{stem}-{compiler}-{tag}-{}", std::process::id()));
+    if out.exists() {
+        return out;
+    }
+    let tmp = out.with_extension("tmp");
+    let status = Command::new(compiler)
+        .args(flags)
+        .arg("-o")
+        .arg(&tmp)
+        .arg(sample_path(rel))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
+    assert!(status.success(), "{compiler} failed on {rel}");
+    std::fs::rename(&tmp, &out).unwrap();
+    out
+}
+
+/// The C sample of the DAP suites, built `-g -O0`.
+pub fn dap_sample() -> PathBuf {
+    build("c/dap_main.c", "gcc", &["-g", "-O0", "-pthread"])
+}
+
+/// The 1-based line of the first line of `file` containing `marker`.
+pub fn line_of(file: &Path, marker: &str) -> i64 {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines()
+        .position(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("no line with {marker} in {}", file.display())) as i64
+        + 1
+}
+
+pub struct DapClient {
+    pub peer: Peer,
+    events: VecDeque<Value>,
+    /// Output events' text by category, in order.
+    pub output: Vec<(String, String)>,
+    /// The debuggee's pid, from the `process` event.
+    pub debuggee_pid: Option<i64>,
+    next_seq: i64,
+}
+
+impl DapClient {
+    pub fn new() -> DapClient {
+        DapClient {
+            peer: Peer::dap(),
+            events: VecDeque::new(),
+            output: Vec::new(),
+            debuggee_pid: None,
+            next_seq: 0,
+        }
+    }
+
+    /// The next message from tandem; output and process events are noted on the way.
+    fn next_message(&mut self, timeout: Duration) -> Option<Value> {
+        let m = self.peer.try_recv(timeout)?;
+        if m["event"] == "output" {
+            self.output.push((
+                m["body"]["category"]
+                    .as_str()
+                    .unwrap_or("console")
+                    .to_string(),
+                m["body"]["output"].as_str().unwrap_or_default().to_string(),
+            ));
+        }
+        if m["event"] == "process" {
+            self.debuggee_pid = m["body"]["systemProcessId"].as_i64();
+        }
+        Some(m)
+    }
+
+    fn keep(&mut self, m: Value) {
+        self.events.push_back(m);
+    }
+
+    /// Sends a request and returns its response (success or not).
+    pub fn request(&mut self, command: &str, arguments: Value) -> Value {
+        let seq = self.send_request(command, arguments);
+        self.response_to(seq)
+    }
+
+    /// Sends a request without waiting; returns its seq.
+    pub fn send_request(&mut self, command: &str, arguments: Value) -> i64 {
+        let seq = self.peer_next_seq();
+        let mut msg = json!({"seq": seq, "type": "request", "command": command});
+        if !arguments.is_null() {
+            msg["arguments"] = arguments;
+        }
+        self.peer.send(&msg);
+        seq
+    }
+
+    fn peer_next_seq(&mut self) -> i64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    pub fn response_to(&mut self, seq: i64) -> Value {
+        loop {
+            let m = self
+                .next_message(PATIENCE)
+                .unwrap_or_else(|| panic!("no response; stderr:\n{}", self.peer.stderr()));
+            if m["type"] == "response" && m["request_seq"] == json!(seq) {
+                return m;
+            }
+            self.keep(m);
+        }
+    }
+
+    /// A request that must succeed; returns its body.
+    pub fn ok(&mut self, command: &str, arguments: Value) -> Value {
+        let r = self.request(command, arguments);
+        assert_eq!(r["success"], true, "{command} failed: {r}");
+        r.get("body").cloned().unwrap_or(Value::Null)
+    }
+
+    /// A request that must fail; returns its message.
+    pub fn err(&mut self, command: &str, arguments: Value) -> String {
+        let r = self.request(command, arguments);
+        assert_eq!(r["success"], false, "{command} should fail: {r}");
+        let m = r["message"].as_str().unwrap_or_default().to_string();
+        assert!(!m.is_empty(), "error without a message: {r}");
+        m
+    }
+
+    /// Waits for the next event named `name`, skipping (and keeping) others.
+    pub fn event(&mut self, name: &str) -> Value {
+        self.event_within(name, PATIENCE)
+            .unwrap_or_else(|| panic!("no '{name}' event; stderr:\n{}", self.peer.stderr()))
+    }
+
+    pub fn event_within(&mut self, name: &str, timeout: Duration) -> Option<Value> {
+        // Consuming an event consumes every event before it, so waits stay in order.
+        if let Some(i) = self.events.iter().position(|e| e["event"] == name) {
+            let e = self.events.remove(i).unwrap();
+            self.events.drain(..i);
+            return Some(e);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self.next_message(left)?;
+            if m["type"] == "event" && m["event"] == name {
+                self.events.clear();
+                return Some(m);
+            }
+            self.keep(m);
+        }
+    }
+
+    /// Waits for a request from tandem (a reverse request such as `runInTerminal`).
+    pub fn adapter_request(&mut self, command: &str) -> Value {
+        if let Some(i) = self
+            .events
+            .iter()
+            .position(|e| e["type"] == "request" && e["command"] == command)
+        {
+            return self.events.remove(i).unwrap();
+        }
+        loop {
+            let m = self
+                .next_message(PATIENCE)
+                .unwrap_or_else(|| panic!("no {command} request; stderr:\n{}", self.peer.stderr()));
+            if m["type"] == "request" && m["command"] == command {
+                return m;
+            }
+            self.keep(m);
+        }
+    }
+
+    /// Answers a request from tandem.
+    pub fn respond(&mut self, request: &Value, success: bool, body: Value) {
+        let seq = self.peer_next_seq();
+        let mut msg = json!({"seq": seq, "type": "response", "request_seq": request["seq"],
+                             "command": request["command"], "success": success, "body": body});
+        if !success {
+            msg["message"] = json!("refused by the test client");
+        }
+        self.peer.send(&msg);
+    }
+
+    /// Every event already received (and those arriving within `settle`).
+    pub fn drain_events(&mut self, settle: Duration) -> Vec<Value> {
+        while let Some(m) = self.next_message(settle) {
+            self.keep(m);
+        }
+        self.events.drain(..).collect()
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// initialize with extra client capabilities.
+    pub fn initialize_with(&mut self, extra: Value) -> Value {
+        let mut args = json!({"adapterID": "tandem", "clientID": "tests", "linesStartAt1": true,
+                   "columnsStartAt1": true, "pathFormat": "path", "supportsVariableType": true,
+                   "supportsVariablePaging": true, "supportsMemoryReferences": true});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        let caps = self.ok("initialize", args);
+        self.event("initialized");
+        caps
+    }
+
+    /// initialize → launch → the given breakpoints → configurationDone; returns the first
+    /// stopped event (or panics when the program exits first).
+    pub fn launch_to_stop(&mut self, launch: Value, source: &Path, lines: &[i64]) -> Value {
+        self.initialize();
+        self.ok("launch", launch);
+        if !lines.is_empty() {
+            let bps: Vec<Value> = lines.iter().map(|l| json!({"line": l})).collect();
+            let body = self.ok(
+                "setBreakpoints",
+                json!({"source": {"path": source}, "breakpoints": bps}),
+            );
+            for bp in body["breakpoints"].as_array().unwrap() {
+                assert_eq!(bp["verified"], true, "{bp}");
+            }
+        }
+        self.ok("configurationDone", json!({}));
+        self.event("stopped")
+    }
+
+    /// The stack of a thread (every frame).
+    pub fn frames(&mut self, thread: i64) -> Vec<Value> {
+        let body = self.ok("stackTrace", json!({"threadId": thread}));
+        body["stackFrames"].as_array().unwrap().clone()
+    }
+
+    /// The variables of one scope (by name) of a frame, as (name, value) pairs.
+    pub fn scope_vars(&mut self, frame_id: i64, scope: &str) -> Vec<Value> {
+        let scopes = self.ok("scopes", json!({"frameId": frame_id}));
+        let r = scopes["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"].as_str().unwrap().starts_with(scope))
+            .unwrap_or_else(|| panic!("no scope {scope}: {scopes}"))["variablesReference"]
+            .clone();
+        let body = self.ok("variables", json!({"variablesReference": r}));
+        body["variables"].as_array().unwrap().clone()
+    }
+
+    pub fn children(&mut self, reference: &Value) -> Vec<Value> {
+        let body = self.ok("variables", json!({"variablesReference": reference}));
+        body["variables"].as_array().unwrap().clone()
+    }
+
+    pub fn evaluate(&mut self, frame_id: i64, expression: &str) -> Value {
+        self.ok(
+            "evaluate",
+            json!({"expression": expression, "frameId": frame_id, "context": "watch"}),
+        )
+    }
+
+    /// Disconnects and waits for tandem to exit 0.
+    pub fn finish(mut self) {
+        let r = self.request("disconnect", json!({}));
+        assert_eq!(r["success"], true, "{r}");
+        let status = self.peer.wait_exit(PATIENCE);
+        assert!(status.success(), "tandem exited with {status}");
+    }
+}
+
+/// The value of variable `name` in a variables list.
+pub fn var<'a>(vars: &'a [Value], name: &str) -> &'a Value {
+    vars.iter()
+        .find(|v| v["name"] == name)
+        .unwrap_or_else(|| panic!("no variable {name} in {vars:#?}"))
+}
+
+/// Whether a process exists and is not a zombie.
+pub fn alive(pid: i64) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit(')')
+                .next()
+                .map(|r| r.trim().chars().next() != Some('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// The process's tracer pid (0 when nobody traces it).
+pub fn tracer_of(pid: i64) -> i64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| {
+                l.strip_prefix("TracerPid:")
+                    .map(|v| v.trim().parse().unwrap_or(0))
+            })
+        })
+        .unwrap_or(0)
+}
+
+pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    f()
+}
