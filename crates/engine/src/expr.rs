@@ -5,6 +5,14 @@
 //! the unit's globals), `$reg` registers; `.` `->` `[]`; unary `* & - + ! ~`; binary
 //! arithmetic, shifts, bitwise, logical and comparison operators with C's usual
 //! arithmetic conversions; casts to base, named and pointer types; `sizeof`.
+//!
+//! Rust (and C++) additions: `.` follows references, `Box` and pointers; `.0` names
+//! tuple fields; indexing works on `Vec`, `VecDeque`, slices and `&str`-free arrays
+//! with a bounds check; `len()` and `is_empty()` on strings and collections; string
+//! literals compare with `==`/`!=` against `&str`, `String` and `std::string`;
+//! integers of Rust types keep their type (a literal takes the other operand's type)
+//! and overflow is an error, as in a debug build; integer literals take Rust
+//! suffixes (`5u8`, `1_000i64`); `true` and `false`.
 
 use std::sync::Arc;
 
@@ -47,6 +55,10 @@ pub enum Expr {
     SizeofExpr(Box<Expr>),
     /// `sizeof(type)`.
     SizeofType(TypeName),
+    /// A string literal (`"text"`), compared with strings by `==` and `!=`.
+    Str(String),
+    /// `e.method()`: `len()` and `is_empty()` of strings and collections.
+    MethodCall(Box<Expr>, String),
 }
 
 /// An integer type: size in bytes and signedness.
@@ -129,6 +141,9 @@ enum Tok {
     Float(f64),
     Ident(String),
     Reg(String),
+    Str(String),
+    /// A tuple field after `.` (`t.0`).
+    Field(String),
     Punct(&'static str),
 }
 
@@ -146,6 +161,53 @@ fn lex(src: &str) -> Result<Vec<Tok>> {
         if c.is_ascii_whitespace() {
             i += 1;
             continue;
+        }
+        // `t.0`, `x.1.0`: a tuple field, not a floating literal.
+        let after_operand = matches!(
+            out.last(),
+            Some(Tok::Ident(_) | Tok::Field(_) | Tok::Punct(")") | Tok::Punct("]"))
+        );
+        if c == b'.' && after_operand && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            out.push(Tok::Punct("."));
+            i += 1;
+            let start = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push(Tok::Field(src[start..i].to_string()));
+            continue;
+        }
+        if c == b'"' {
+            let mut text = Vec::new();
+            i += 1;
+            loop {
+                match b.get(i) {
+                    None => return Err(Error::Syntax("unterminated string literal".into())),
+                    Some(b'"') => {
+                        i += 1;
+                        break;
+                    }
+                    Some(b'\\') => {
+                        let (v, len) = char_literal(&b[i..])
+                            .ok_or_else(|| Error::Syntax("invalid escape in string".into()))?;
+                        text.push(v);
+                        i += len;
+                    }
+                    Some(&ch) => {
+                        text.push(ch);
+                        i += 1;
+                    }
+                }
+            }
+            out.push(Tok::Str(String::from_utf8_lossy(&text).into_owned()));
+            continue;
+        }
+        if c.is_ascii_digit() && rust_int_literal(&src[i..]).is_some() {
+            if let Some((v, ty, len)) = rust_int_literal(&src[i..]) {
+                out.push(Tok::Int(v, ty));
+                i += len;
+                continue;
+            }
         }
         if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
             let start = i;
@@ -250,6 +312,86 @@ fn lex(src: &str) -> Result<Vec<Tok>> {
     Ok(out)
 }
 
+/// A Rust integer literal with a type suffix or `_` separators (`5u8`, `1_000`,
+/// `0xffu32`): its value, type and length. Plain C literals return `None`.
+fn rust_int_literal(src: &str) -> Option<(i128, IntTy, usize)> {
+    let b = src.as_bytes();
+    let hex = src.starts_with("0x") || src.starts_with("0X");
+    let mut i = if hex { 2 } else { 0 };
+    let digits_start = i;
+    while i < b.len()
+        && (b[i] == b'_'
+            || if hex {
+                b[i].is_ascii_hexdigit()
+            } else {
+                b[i].is_ascii_digit()
+            })
+    {
+        i += 1;
+    }
+    let digits: String = src[digits_start..i].chars().filter(|c| *c != '_').collect();
+    let mut end = i;
+    while end < b.len() && (b[end].is_ascii_alphanumeric()) {
+        end += 1;
+    }
+    let suffix = &src[i..end];
+    let ty = match suffix {
+        "i8" => IntTy {
+            size: 1,
+            signed: true,
+        },
+        "u8" => IntTy {
+            size: 1,
+            signed: false,
+        },
+        "i16" => IntTy {
+            size: 2,
+            signed: true,
+        },
+        "u16" => IntTy {
+            size: 2,
+            signed: false,
+        },
+        "i32" => INT,
+        "u32" => IntTy {
+            size: 4,
+            signed: false,
+        },
+        "i64" | "isize" => LONG,
+        "u64" | "usize" => ULONG,
+        "i128" => IntTy {
+            size: 16,
+            signed: true,
+        },
+        "u128" => IntTy {
+            size: 16,
+            signed: false,
+        },
+        "" if src[..i].contains('_') => {
+            if b.get(i) == Some(&b'.') {
+                return None;
+            }
+            INT
+        }
+        _ => return None,
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let v = if hex {
+        i128::from_str_radix(&digits, 16)
+    } else {
+        digits.parse::<i128>()
+    }
+    .ok()?;
+    let ty = if suffix.is_empty() && v > i128::from(i32::MAX) {
+        LONG
+    } else {
+        ty
+    };
+    Some((v, ty, end))
+}
+
 fn char_literal(b: &[u8]) -> Option<(u8, usize)> {
     match *b.first()? {
         b'\\' => {
@@ -322,6 +464,8 @@ fn describe(t: &Tok) -> String {
         Tok::Float(v) => format!("'{v}'"),
         Tok::Ident(s) => format!("'{s}'"),
         Tok::Reg(s) => format!("'${s}'"),
+        Tok::Str(s) => format!("{s:?}"),
+        Tok::Field(s) => format!("'{s}'"),
         Tok::Punct(p) => format!("'{p}'"),
     }
 }
@@ -499,10 +643,18 @@ impl Parser<'_> {
             if self.peek_punct(".") || self.peek_punct("->") {
                 let arrow = self.peek_punct("->");
                 self.pos += 1;
-                let Some(Tok::Ident(name)) = self.peek().cloned() else {
-                    return Err(Error::Syntax("expected a member name".into()));
+                let name = match self.peek().cloned() {
+                    Some(Tok::Ident(name)) => name,
+                    Some(Tok::Field(n)) if !arrow => n,
+                    _ => return Err(Error::Syntax("expected a member name".into())),
                 };
                 self.pos += 1;
+                if !arrow && self.peek_punct("(") {
+                    self.pos += 1;
+                    self.expect(")")?;
+                    e = Expr::MethodCall(Box::new(e), name);
+                    continue;
+                }
                 e = if arrow {
                     Expr::Arrow(Box::new(e), name)
                 } else {
@@ -529,6 +681,7 @@ impl Parser<'_> {
             Tok::Float(v) => Ok(Expr::Float(v)),
             Tok::Ident(name) => Ok(Expr::Ident(name)),
             Tok::Reg(name) => Ok(Expr::Register(name)),
+            Tok::Str(text) => Ok(Expr::Str(text)),
             Tok::Punct("(") => {
                 let e = self.binary(0)?;
                 self.expect(")")?;
@@ -551,6 +704,8 @@ pub(crate) enum ETy {
     Double,
     Ptr(Box<ETy>),
     Void,
+    /// A string literal's bytes.
+    Str,
 }
 
 /// Where a value is.
@@ -690,7 +845,8 @@ impl Env<'_> {
                 })
             }
             Expr::Member(base, name) => {
-                let b = self.eval_depth(base, d)?;
+                // `.` follows references, `Box` and pointers, as Rust's (and gdb's) does.
+                let b = self.auto_deref(self.eval_depth(base, d)?)?;
                 self.member(&b, name)
             }
             Expr::Arrow(base, name) => {
@@ -699,11 +855,17 @@ impl Env<'_> {
                 self.member(&target, name)
             }
             Expr::Index(base, index) => {
-                let b = self.eval_depth(base, d)?;
+                let mut b = self.eval_depth(base, d)?;
                 let i = self.eval_depth(index, d)?;
                 let Num::I(i, _) = self.load_num(&i)? else {
                     return Self::err("array index is not an integer");
                 };
+                if self.is_foreign(&b.ty) {
+                    b = self.auto_deref(b)?;
+                    if let Some(seq) = self.sequence(&b)? {
+                        return self.element(&seq, i);
+                    }
+                }
                 let (elem, addr) = match self.shape(&b.ty)? {
                     Shape::Array { elem, .. } => match b.loc {
                         Loc::Mem(a) => (elem, a),
@@ -786,6 +948,14 @@ impl Env<'_> {
                 let ty = self.named_type(t)?;
                 Ok(int_val(i128::from(self.size_of(&ty)?), ULONG))
             }
+            Expr::Str(text) => Ok(EVal {
+                ty: ETy::Str,
+                loc: Loc::Val(text.as_bytes().to_vec()),
+            }),
+            Expr::MethodCall(base, method) => {
+                let b = self.eval_depth(base, d)?;
+                self.method(&b, method)
+            }
         }
     }
 
@@ -822,6 +992,18 @@ impl Env<'_> {
                 ty: ETy::Dwarf(ty),
                 loc: Loc::Val(v.to_le_bytes()[..size].to_vec()),
             });
+        }
+        match name {
+            "true" | "false" => {
+                return Ok(int_val(
+                    i128::from(name == "true"),
+                    IntTy {
+                        size: 1,
+                        signed: false,
+                    },
+                ))
+            }
+            _ => {}
         }
         Self::err(format!("no symbol '{name}' in this scope"))
     }
@@ -940,6 +1122,7 @@ impl Env<'_> {
             ETy::Double => Shape::Float(8),
             ETy::Ptr(t) => Shape::Ptr((**t).clone()),
             ETy::Void => Shape::Void,
+            ETy::Str => Shape::Other,
             ETy::SubArray(t, dim) => {
                 let r = resolve(self.binary, *t).map_err(Error::Eval)?;
                 match r.kind {
@@ -1016,6 +1199,7 @@ impl Env<'_> {
             ETy::Int(t) => Ok(u64::from(t.size)),
             ETy::Double | ETy::Ptr(_) => Ok(8),
             ETy::Void => Ok(1),
+            ETy::Str => Ok(0),
             ETy::Dwarf(t) => self
                 .binary
                 .type_size(*t)
@@ -1115,8 +1299,174 @@ impl Env<'_> {
                 "cannot take member '{name}' of a value that is not a struct or union"
             ));
         };
-        self.find_member(v, &members, name, 0)?
-            .ok_or_else(|| Error::Eval(format!("there is no member named '{name}'")))
+        if let Some(found) = self.find_member(v, &members, name, 0)? {
+            return Ok(found);
+        }
+        // Rust names tuple fields `__0`.
+        if name.bytes().all(|b| b.is_ascii_digit()) {
+            if let Some(found) = self.find_member(v, &members, &format!("__{name}"), 0)? {
+                return Ok(found);
+            }
+        }
+        Self::err(format!("there is no member named '{name}'"))
+    }
+
+    /// A renderer over this environment's memory (for the language helpers).
+    fn renderer(&self) -> crate::values::Renderer<'_> {
+        crate::values::Renderer {
+            binary: self.binary,
+            bias: self.bias,
+            mem: self.mem,
+            bounds: None,
+        }
+    }
+
+    fn place_of(v: &EVal) -> crate::values::Place {
+        match &v.loc {
+            Loc::Mem(a) => crate::values::Place::Memory(*a),
+            Loc::Val(b) => crate::values::Place::Bytes(Arc::from(b.as_slice()), 0),
+        }
+    }
+
+    /// Whether a value's type comes from Rust or C++ (whose references index and
+    /// compare through their pointee).
+    fn is_foreign(&self, ty: &ETy) -> bool {
+        let ETy::Dwarf(t) = ty else { return false };
+        matches!(
+            self.binary.type_language(*t),
+            Ok(Some(symbols::Language::Rust | symbols::Language::Cpp))
+        )
+    }
+
+    fn is_rust(&self, ty: &ETy) -> bool {
+        let ETy::Dwarf(t) = ty else { return false };
+        matches!(
+            self.binary.type_language(*t),
+            Ok(Some(symbols::Language::Rust))
+        )
+    }
+
+    /// Follows pointers (references, `Box`) to a non-pointer value.
+    fn auto_deref(&self, mut v: EVal) -> Result<EVal> {
+        for _ in 0..8 {
+            match self.shape(&v.ty)? {
+                Shape::Ptr(t) if !matches!(t, ETy::Void) => v = self.deref(&v)?,
+                _ => break,
+            }
+        }
+        Ok(v)
+    }
+
+    /// The elements of a Rust `Vec`, `VecDeque`, slice or C++ `std::vector`:
+    /// element type, buffer, length and ring (head, capacity).
+    fn sequence(&self, v: &EVal) -> Result<Option<crate::rust::Seq>> {
+        let ETy::Dwarf(t) = v.ty else { return Ok(None) };
+        Ok(self.renderer().sequence_parts(t, &Self::place_of(v)))
+    }
+
+    fn element(&self, seq: &crate::rust::Seq, i: i128) -> Result<EVal> {
+        if i < 0 || i as u64 >= seq.len {
+            return Self::err(format!(
+                "index out of bounds: the len is {} but the index is {i}",
+                seq.len
+            ));
+        }
+        let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
+        let idx = match seq.ring {
+            Some((head, cap)) if cap > 0 => head.wrapping_add(i as u64) % cap,
+            _ => i as u64,
+        };
+        Ok(EVal {
+            ty: ETy::Dwarf(seq.elem),
+            loc: Loc::Mem(seq.ptr.wrapping_add(idx.wrapping_mul(stride))),
+        })
+    }
+
+    /// `len()` (and `size()` for C++) of strings and collections.
+    fn method(&self, v: &EVal, method: &str) -> Result<EVal> {
+        if !matches!(method, "len" | "size") {
+            return Self::err(format!("no method '{method}' (only len() is supported)"));
+        }
+        if let Some(bytes) = self.string_bytes(v)? {
+            return Ok(int_val(bytes.len() as i128, ULONG));
+        }
+        let v = self.auto_deref(v.clone())?;
+        if let Shape::Array { .. } = self.shape(&v.ty)? {
+            let n = match &v.ty {
+                ETy::Dwarf(t) | ETy::SubArray(t, _) => {
+                    let dim = match v.ty {
+                        ETy::SubArray(_, d) => d,
+                        _ => 0,
+                    };
+                    match resolve(self.binary, *t).map_err(Error::Eval)?.kind {
+                        TypeKind::Array { dims, .. } => match dims.get(dim).map(|d| &d.count) {
+                            Some(ArrayBound::Count(n)) => *n,
+                            _ => return Self::err("the array's length is unknown"),
+                        },
+                        _ => 0,
+                    }
+                }
+                _ => 0,
+            };
+            return Ok(int_val(i128::from(n), ULONG));
+        }
+        if let Some(seq) = self.sequence(&v)? {
+            return Ok(int_val(i128::from(seq.len), ULONG));
+        }
+        if let ETy::Dwarf(t) = v.ty {
+            if let Some(n) = self.renderer().collection_len(t, &Self::place_of(&v)) {
+                return Ok(int_val(i128::from(n), ULONG));
+            }
+        }
+        Self::err(format!(
+            "cannot take {method}() of a '{}'",
+            self.type_name(&v.ty)
+        ))
+    }
+
+    /// The bytes of a string value: a literal, a Rust `&str`/`String`/`PathBuf`, a
+    /// C++ `std::string`, or a C `char *`; `None` for other values.
+    fn string_bytes(&self, v: &EVal) -> Result<Option<Vec<u8>>> {
+        if let (ETy::Str, Loc::Val(b)) = (&v.ty, &v.loc) {
+            return Ok(Some(b.clone()));
+        }
+        if let ETy::Dwarf(t) = v.ty {
+            if let Ok(TypeKind::Pointer(Some(target))) = resolve(self.binary, t).map(|r| r.kind) {
+                let is_char = resolve(self.binary, target).is_ok_and(|r| {
+                    r.size == Some(1)
+                        && matches!(
+                            r.kind,
+                            TypeKind::Base(BaseEncoding::SignedChar | BaseEncoding::UnsignedChar)
+                        )
+                });
+                if is_char && !self.is_foreign(&v.ty) {
+                    let addr = le_u64(&self.bytes(v)?);
+                    return crate::values::read_c_string(self.mem, addr)
+                        .map(|(s, _)| Some(s))
+                        .map_err(|()| {
+                            Error::Eval(format!("cannot access memory at address {addr:#x}"))
+                        });
+                }
+            }
+        }
+        if !self.is_foreign(&v.ty) {
+            return Ok(None);
+        }
+        let v = self.auto_deref(v.clone())?;
+        let ETy::Dwarf(t) = v.ty else { return Ok(None) };
+        let Some((ptr, len)) = self.renderer().string_parts(t, &Self::place_of(&v)) else {
+            return Ok(None);
+        };
+        if len > 1 << 20 {
+            return Self::err("the string is too long to compare");
+        }
+        let mut buf = vec![0u8; len as usize];
+        if len > 0 {
+            self.mem
+                .read(RuntimeAddr(ptr), &mut buf)
+                .map_err(|_| Error::Eval(format!("cannot access memory at address {ptr:#x}")))?;
+        }
+        Ok(Some(buf))
     }
 
     fn find_member(
@@ -1185,8 +1535,22 @@ impl Env<'_> {
     }
 
     fn binary(&self, op: BinOp, a: &EVal, b: &EVal) -> Result<EVal> {
+        if matches!(a.ty, ETy::Str) || matches!(b.ty, ETy::Str) {
+            if !matches!(op, BinOp::Eq | BinOp::Ne) {
+                return Self::err("strings can only be compared with == and !=");
+            }
+            let (Some(x), Some(y)) = (self.string_bytes(a)?, self.string_bytes(b)?) else {
+                return Self::err("a string literal can only be compared with a string");
+            };
+            return Ok(int_val(i128::from((x == y) == (op == BinOp::Eq)), INT));
+        }
         let x = self.load_num(a)?;
         let y = self.load_num(b)?;
+        if let (Num::I(i, _), Num::I(j, _)) = (x, y) {
+            if let Some(result) = self.rust_int_op(op, a, b, i, j) {
+                return result;
+            }
+        }
         // Pointer arithmetic.
         match (x, y, op) {
             (Num::P(p), Num::I(i, _), BinOp::Add | BinOp::Sub)
@@ -1280,6 +1644,68 @@ impl Env<'_> {
                 Ok(self.num_val(Num::I(wrap(r, t), t)))
             }
             _ => Self::err("invalid operands"),
+        }
+    }
+
+    /// Integer operations with Rust's semantics when an operand has a Rust integer
+    /// type: the result keeps that type (a literal adopts it), comparisons are
+    /// mathematical, and overflow is an error as in a debug build.
+    fn rust_int_op(&self, op: BinOp, a: &EVal, b: &EVal, i: i128, j: i128) -> Option<Result<EVal>> {
+        let rust_ty = |v: &EVal| -> Option<IntTy> {
+            if !self.is_rust(&v.ty) {
+                return None;
+            }
+            match self.shape(&v.ty).ok()? {
+                Shape::Int(t) => Some(t),
+                _ => None,
+            }
+        };
+        let ty = rust_ty(a).or_else(|| rust_ty(b))?;
+        let out = |v: i128| EVal {
+            ty: if rust_ty(a).is_some() {
+                a.ty.clone()
+            } else {
+                b.ty.clone()
+            },
+            loc: Loc::Val(v.to_le_bytes()[..usize::from(ty.size.min(16))].to_vec()),
+        };
+        let cmp = |r: bool| Some(Ok(int_val(i128::from(r), INT)));
+        let overflow = |what: &str| Some(Self::err(format!("attempt to {what} with overflow")));
+        let (lo, hi) = int_range(ty);
+        let checked = |v: Option<i128>, what: &str| match v {
+            Some(v) if v >= lo && v <= hi => Some(Ok(out(v))),
+            _ => overflow(what),
+        };
+        match op {
+            BinOp::Lt => cmp(i < j),
+            BinOp::Le => cmp(i <= j),
+            BinOp::Gt => cmp(i > j),
+            BinOp::Ge => cmp(i >= j),
+            BinOp::Eq => cmp(i == j),
+            BinOp::Ne => cmp(i != j),
+            BinOp::Add => checked(i.checked_add(j), "add"),
+            BinOp::Sub => checked(i.checked_sub(j), "subtract"),
+            BinOp::Mul => checked(i.checked_mul(j), "multiply"),
+            BinOp::Div if j == 0 => Some(Self::err("attempt to divide by zero")),
+            BinOp::Rem if j == 0 => Some(Self::err(
+                "attempt to calculate the remainder with a divisor of zero",
+            )),
+            BinOp::Div => checked(i.checked_div(j), "divide"),
+            BinOp::Rem => checked(i.checked_rem(j), "calculate the remainder"),
+            BinOp::BitAnd => Some(Ok(out(wrap(i & j, ty)))),
+            BinOp::BitOr => Some(Ok(out(wrap(i | j, ty)))),
+            BinOp::BitXor => Some(Ok(out(wrap(i ^ j, ty)))),
+            BinOp::Shl | BinOp::Shr => {
+                if j < 0 || j >= i128::from(ty.size) * 8 {
+                    return Some(Self::err(format!(
+                        "attempt to shift {} with overflow",
+                        if op == BinOp::Shl { "left" } else { "right" }
+                    )));
+                }
+                let v = if op == BinOp::Shl { i << j } else { i >> j };
+                Some(Ok(out(wrap(v, ty))))
+            }
+            BinOp::And | BinOp::Or => None,
         }
     }
 
@@ -1418,6 +1844,9 @@ impl Env<'_> {
 
     /// Renders a value as text (for logpoints and synthetic results).
     pub(crate) fn text(&self, v: &EVal) -> String {
+        if let (ETy::Str, Loc::Val(b)) = (&v.ty, &v.loc) {
+            return format!("{:?}", String::from_utf8_lossy(b));
+        }
         if let ETy::Dwarf(t) | ETy::SubArray(t, _) = v.ty {
             let dim = match v.ty {
                 ETy::SubArray(_, d) => d,
@@ -1461,6 +1890,7 @@ impl Env<'_> {
             },
             ETy::Double => "double".into(),
             ETy::Void => "void".into(),
+            ETy::Str => "&str".into(),
             ETy::Ptr(t) => format!("{} *", self.type_name(t)),
         }
     }
@@ -1478,6 +1908,17 @@ fn int_val(v: i128, t: IntTy) -> EVal {
 fn wrap(v: i128, t: IntTy) -> i128 {
     let bytes = v.to_le_bytes();
     int_value(&bytes[..usize::from(t.size.min(16))], t.signed)
+}
+
+/// The smallest and largest value of an integer type.
+fn int_range(t: IntTy) -> (i128, i128) {
+    let bits = u32::from(t.size.min(16)) * 8;
+    match (t.signed, bits) {
+        (true, 128) => (i128::MIN, i128::MAX),
+        (false, 128) => (0, i128::MAX),
+        (true, b) => (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1),
+        (false, b) => (0, (1i128 << b) - 1),
+    }
 }
 
 fn promote(n: Num) -> Num {

@@ -25,7 +25,8 @@
 //! [`Session::children`], [`Session::evaluate`], [`Session::set_variable`].
 //! Also: data breakpoints ([`Session::data_breakpoint_info`],
 //! [`Session::set_data_breakpoints`]), signal stops ([`Session::set_signal_stops`],
-//! [`Session::exception_info`]), [`Session::disassemble`], [`Session::completions`]
+//! [`Session::exception_info`]), exception stops ([`Session::set_exception_stops`],
+//! [`Session::last_exception`]), [`Session::disassemble`], [`Session::completions`]
 //! and [`Session::sources`].
 //!
 //! # Invariants
@@ -49,6 +50,7 @@
 //!   cached in `symbols`) and runs no DWARF evaluator for `DW_OP_fbreg` variables.
 
 pub mod breakpoints;
+mod cpp;
 pub mod disasm;
 pub mod error;
 pub mod expr;
@@ -56,6 +58,7 @@ pub mod ids;
 mod mem;
 pub mod modules;
 mod retval;
+mod rust;
 pub mod session;
 pub mod signals;
 pub mod unwind;
@@ -67,8 +70,8 @@ pub use disasm::Instruction;
 pub use error::{Error, Result};
 pub use ids::{BreakpointId, FrameId, ValueRef};
 pub use session::{
-    Completion, CompletionKind, LaunchOptions, ModuleInfo, ReturnValue, ScopeKind, Session,
-    SessionEvent, StepKind, Stop, StopCause,
+    Completion, CompletionKind, ExceptionInfo, ExceptionStop, LaunchOptions, ModuleInfo,
+    ReturnValue, ScopeKind, Session, SessionEvent, StepKind, Stop, StopCause,
 };
 pub use signals::SignalInfo;
 pub use symbols::{Column, Line, SourceMap};

@@ -36,8 +36,11 @@ mod disasm;
 /// The expression environment of a frame, or of the globals without one.
 mod env;
 pub use complete::{Completion, CompletionKind};
+/// Exceptions and panics as stop causes.
+mod exceptions;
 /// Which signals stop, and what the last one was.
 mod signals;
+pub use exceptions::{ExceptionInfo, ExceptionStop};
 
 /// How long the session waits for the first stop after launching.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
@@ -83,6 +86,15 @@ pub enum StopCause {
     /// Data breakpoints (hardware watchpoints) whose conditions held. The access has
     /// happened: the pc is past the instruction that made it.
     DataBreakpoint(Vec<BreakpointId>),
+    /// A Rust panic or a C++ throw or catch chosen by [`Session::set_exception_stops`];
+    /// the thread is at the entry of the runtime's function (`rust_begin_unwind`,
+    /// `__cxa_throw`, `__cxa_begin_catch`). [`Session::last_exception`] has the details.
+    Exception {
+        /// Which event.
+        kind: ExceptionStop,
+        /// The panic message, or the thrown C++ type, when it could be read.
+        message: Option<String>,
+    },
 }
 
 /// A stop of the whole process (all threads are stopped).
@@ -212,6 +224,8 @@ struct Core {
     signal_stops: crate::signals::SignalSet,
     /// The signal of the last stop, when it was one.
     last_signal: Option<(Tid, crate::signals::SignalInfo)>,
+    /// Exception events that stop, their internal breakpoints, the last one.
+    exceptions: exceptions::ExceptionTable,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -341,6 +355,9 @@ impl Core {
         self.step = None;
         self.by_addr.clear();
         self.data_after_exec();
+        self.exceptions.addrs.clear();
+        let loaded: Vec<Arc<Module>> = self.modules.all().to_vec();
+        self.plant_exceptions(t, &loaded);
         self.dl_hook = dl_debug_state(&self.modules, &info).filter(|&hook| {
             t.insert_breakpoint(target::RuntimeAddr(hook))
                 .map_err(|e| tracing::warn!("cannot watch library loads at {hook:#x}: {e}"))
@@ -403,6 +420,10 @@ impl Core {
             self.stopped(tid, StopCause::Breakpoint(stop_ids), true, None);
             return;
         }
+        if let Some(kind) = self.exceptions.at(addr) {
+            self.on_exception(t, tid, kind);
+            return;
+        }
         if let Some(plan) = self.step.as_ref() {
             if let Some((temp, expected_sp)) = plan.temp {
                 if temp == addr && plan.tid == tid {
@@ -426,6 +447,7 @@ impl Core {
         if new.is_empty() {
             return;
         }
+        self.plant_exceptions(t, new);
         let Core {
             bps,
             by_addr,
@@ -760,6 +782,7 @@ impl Session {
             data: data::DataTable::default(),
             signal_stops: crate::signals::SignalSet::of(&crate::signals::DEFAULT_STOPS),
             last_signal: None,
+            exceptions: exceptions::ExceptionTable::default(),
         }));
         let sink_core = core.clone();
         let sink: target::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
@@ -1569,6 +1592,7 @@ impl Session {
                                 rendered: env.text(&v),
                                 children: None,
                                 child_count: None,
+                                indexed: false,
                                 error: false,
                                 address: None,
                             },
@@ -1603,6 +1627,7 @@ fn frame_variables(
                         rendered: v.map_or_else(|| "<not saved>".into(), |v| format!("{v:#x}")),
                         children: None,
                         child_count: None,
+                        indexed: false,
                         error: v.is_none(),
                         address: None,
                     },
@@ -1667,7 +1692,8 @@ fn frame_variables(
         let Some(name) = var.name.clone() else {
             continue;
         };
-        if var.artificial {
+        // `this` is artificial but is what a C++ method's user wants to see.
+        if var.artificial && name != "this" {
             continue;
         }
         let Some(ty) = var.ty else {

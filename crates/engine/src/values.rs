@@ -1,4 +1,4 @@
-//! Values rendered for C: a plain tree of [`Value`]s whose structured nodes have a
+//! Values rendered for C (Rust in `rust.rs`, C++ library types in `cpp.rs`): a plain tree of [`Value`]s whose structured nodes have a
 //! [`ValueRef`] the front-end pages through. One unreadable node renders as an error
 //! value beside its readable siblings.
 
@@ -30,6 +30,9 @@ pub struct Value {
     pub children: Option<ValueRef>,
     /// How many children there are, when known (arrays are paged).
     pub child_count: Option<u64>,
+    /// Whether the children are elements `[0]`, `[1]`… (arrays, `Vec`, slices,
+    /// `std::vector`, sets) that a front-end pages, rather than named members.
+    pub indexed: bool,
     /// Whether `rendered` is an error rather than a value.
     pub error: bool,
     /// The address of the value in memory, when it has one.
@@ -44,6 +47,7 @@ impl Value {
             rendered: message,
             children: None,
             child_count: None,
+            indexed: false,
             error: true,
             address: None,
         }
@@ -106,6 +110,9 @@ pub(crate) struct Node {
     pub path: String,
     /// The element count of an array, as computed when it was rendered (VLAs).
     pub count: Option<u64>,
+    /// Children made up by a language's renderer (a `Vec`'s heap elements, a map's
+    /// entries, an enum's active variant) instead of the type's own members.
+    pub synth: Option<Arc<crate::rust::Synth>>,
 }
 
 /// A type seen through typedefs and qualifiers.
@@ -168,6 +175,11 @@ impl Renderer<'_> {
         place: Place,
         dim: usize,
     ) -> (Value, Option<Node>) {
+        if dim == 0 {
+            if let Some(out) = self.render_language(name, ty, &place) {
+                return out;
+            }
+        }
         let type_name = self.type_name(ty, dim);
         let mut value = Value {
             name: name.to_string(),
@@ -175,6 +187,7 @@ impl Renderer<'_> {
             rendered: String::new(),
             children: None,
             child_count: None,
+            indexed: false,
             error: false,
             address: place.address(),
         };
@@ -183,6 +196,10 @@ impl Renderer<'_> {
                 value.rendered = text;
                 if let Some(count) = count {
                     value.child_count = Some(count);
+                    value.indexed = matches!(
+                        resolve(self.binary, ty).map(|r| r.kind),
+                        Ok(TypeKind::Array { .. })
+                    );
                     let node = Node {
                         binary: self.binary.clone(),
                         ty,
@@ -190,6 +207,7 @@ impl Renderer<'_> {
                         place,
                         path: name.to_string(),
                         count: Some(count),
+                        synth: None,
                     };
                     return (value, Some(node));
                 }
@@ -514,6 +532,9 @@ impl Renderer<'_> {
         start: u64,
         count: Option<u64>,
     ) -> Vec<(Value, Option<Node>)> {
+        if let Some(synth) = &node.synth {
+            return self.synth_children(node, synth, start, count);
+        }
         let r = match resolve(self.binary, node.ty) {
             Ok(r) => r,
             Err(e) => return vec![(Value::error("", String::new(), e), None)],
@@ -550,7 +571,17 @@ impl Renderer<'_> {
                     .skip(start as usize)
                     .take(count.unwrap_or(u64::MAX) as usize)
                 {
-                    let name = m.name.clone().unwrap_or_default();
+                    // A base class subobject is named after its class, as gdb's
+                    // `<Base> = {...}`.
+                    let name = match (&m.name, m.is_base, m.ty) {
+                        (None, true, Some(t)) => self
+                            .binary
+                            .type_info_shared(t)
+                            .ok()
+                            .and_then(|i| i.name.clone())
+                            .map_or_else(String::new, |n| format!("<{n}>")),
+                        _ => m.name.clone().unwrap_or_default(),
+                    };
                     let Some(mty) = m.ty else {
                         out.push((
                             Value::error(
@@ -574,6 +605,7 @@ impl Renderer<'_> {
                                 rendered: text,
                                 children: None,
                                 child_count: None,
+                                indexed: false,
                                 error: false,
                                 address: None,
                             },
@@ -650,11 +682,16 @@ pub(crate) fn int_value(bytes: &[u8], signed: bool) -> i128 {
     v as i128
 }
 
+/// An unsigned integer of up to 16 bytes in decimal (`unsigned __int128`, `u128`).
+pub(crate) fn uint_text(bytes: &[u8]) -> String {
+    (int_value(bytes, false) as u128).to_string()
+}
+
 /// Renders a base type as gdb does: `-3`, `65 'A'`, `true`, `3.1400000000000001`.
 pub(crate) fn base_text(enc: BaseEncoding, bytes: &[u8]) -> String {
     match enc {
         BaseEncoding::Signed => int_value(bytes, true).to_string(),
-        BaseEncoding::Unsigned | BaseEncoding::Other(_) => int_value(bytes, false).to_string(),
+        BaseEncoding::Unsigned | BaseEncoding::Other(_) => uint_text(bytes),
         _ if bytes.is_empty() => "<unknown>".into(),
         BaseEncoding::SignedChar | BaseEncoding::UnsignedChar if bytes.len() == 1 => {
             let signed = enc == BaseEncoding::SignedChar;

@@ -70,6 +70,9 @@ pub struct Binary {
     /// Types already read, so a condition evaluated on every breakpoint hit does not
     /// parse the same DIEs again (bounded by `types::TYPE_CACHE_MAX`).
     pub(crate) type_cache: crate::types::TypeCache,
+    /// `function_at` answers by address, so stack traces after each step do not walk the
+    /// same DIE trees again (bounded by `functions::FUNCTION_CACHE_MAX`).
+    pub(crate) function_cache: crate::functions::FunctionCache,
     pub(crate) index: OnceLock<Arc<SymbolIndex>>,
     pub(crate) cfi: crate::unwind::Cfi,
 }
@@ -236,6 +239,7 @@ impl Binary {
             function_starts: OnceLock::new(),
             type_signatures: OnceLock::new(),
             type_cache: Default::default(),
+            function_cache: Default::default(),
             index: OnceLock::new(),
             cfi,
         })

@@ -117,6 +117,35 @@ pub struct FunctionAt {
     pub inlined: Vec<InlinedCall>,
 }
 
+/// Past this many cached `function_at` answers the cache starts over.
+pub(crate) const FUNCTION_CACHE_MAX: usize = 4096;
+
+/// `function_at` answers by address (errors are not cached).
+#[derive(Default)]
+pub(crate) struct FunctionCache(
+    std::sync::Mutex<std::collections::HashMap<u64, Option<FunctionAt>>>,
+);
+
+impl FunctionCache {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, std::collections::HashMap<u64, Option<FunctionAt>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, addr: FileAddr) -> Option<Option<FunctionAt>> {
+        self.lock().get(&addr.0).cloned()
+    }
+
+    fn insert(&self, addr: FileAddr, found: Option<FunctionAt>) {
+        let mut map = self.lock();
+        if map.len() >= FUNCTION_CACHE_MAX {
+            map.clear();
+        }
+        map.insert(addr.0, found);
+    }
+}
+
 /// Bound on DIE nesting followed by recursive walks, so corrupt DWARF cannot exhaust
 /// the stack.
 pub(crate) const MAX_NESTING: usize = 256;
@@ -507,8 +536,30 @@ impl Binary {
         Ok(out)
     }
 
+    /// The demangled ELF symbol of the function starting at `addr` (Rust generic
+    /// instances keep their arguments here, `std::panicking::begin_panic::<&str>`, where
+    /// DWARF names the function without them).
+    pub fn symbol_name_at(&self, addr: FileAddr) -> Option<String> {
+        let syms = self.elf_symbols();
+        let i = syms.partition_point(|s| s.addr < addr.0);
+        syms[i..]
+            .iter()
+            .take_while(|s| s.addr == addr.0)
+            .find(|s| s.kind == SymbolKind::Function)
+            .map(|s| s.demangled.clone())
+    }
+
     /// The function containing `addr`, with the chain of inlined calls active there.
     pub fn function_at(&self, addr: FileAddr) -> Result<Option<FunctionAt>> {
+        if let Some(found) = self.function_cache.get(addr) {
+            return Ok(found);
+        }
+        let found = self.function_at_uncached(addr)?;
+        self.function_cache.insert(addr, found.clone());
+        Ok(found)
+    }
+
+    fn function_at_uncached(&self, addr: FileAddr) -> Result<Option<FunctionAt>> {
         for unit_index in self.units_for_addr(addr.0) {
             let syms = self.unit_functions(unit_index)?;
             // Innermost concrete function (nested functions are rare but exist).

@@ -47,8 +47,8 @@ pub use functions::{Function, FunctionAt, InlinedCall};
 pub use index::{SymbolEntry, SymbolIndex, SymbolKind};
 pub use lines::{BreakpointLocation, LineResolution, LineRow, SourceLocation, SourceMap};
 pub use types::{
-    ArrayBound, ArrayDim, BaseEncoding, Bitfield, CompositeKind, Member, Type, TypeKind, TypeRef,
-    Variant, VariantPart,
+    ArrayBound, ArrayDim, BaseEncoding, Bitfield, CompositeKind, Language, Member, TemplateParam,
+    Type, TypeKind, TypeRef, Variant, VariantPart,
 };
 pub use unwind::{CfaRule, RegisterRule, UnwindRow};
 pub use vars::{Scope, Variable, VariableKind, VariableLocation};

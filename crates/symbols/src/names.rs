@@ -21,6 +21,22 @@ pub fn demangle(raw: &str) -> String {
     raw.to_string()
 }
 
+/// Demangles a C++ type as a `std::type_info` names it (`St13runtime_error` →
+/// `std::runtime_error`, `i` → `int`); unknown input is returned unchanged.
+pub fn demangle_type(raw: &str) -> String {
+    let symbol = format!("_ZTS{raw}");
+    match cpp_demangle::Symbol::new(symbol.as_bytes()) {
+        Ok(s) => match s.demangle_with_options(&cpp_demangle::DemangleOptions::new()) {
+            Ok(text) => match text.strip_prefix("typeinfo name for ") {
+                Some(t) => t.to_string(),
+                None => text,
+            },
+            Err(_) => raw.to_string(),
+        },
+        Err(_) => raw.to_string(),
+    }
+}
+
 /// Rust legacy symbols end in `17h` + 16 hex digits + `E` (optionally followed by a
 /// `.llvm.` suffix); C++ `_ZN` names do not.
 fn is_rust_legacy(raw: &str) -> bool {
@@ -154,5 +170,7 @@ mod tests {
         assert_eq!(demangle("_ZN2ns5Shape4areaEv"), "ns::Shape::area");
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle("_RNvCs1234_5hello4main"), "hello::main");
+        assert_eq!(demangle_type("St13runtime_error"), "std::runtime_error");
+        assert_eq!(demangle_type("i"), "int");
     }
 }

@@ -83,10 +83,38 @@ pub struct Bitfield {
 /// One variant of a Rust enum (a `DW_TAG_variant`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variant {
-    /// The discriminant value selecting this variant; `None` for the default variant.
+    /// The discriminant value selecting this variant; `None` for the default variant
+    /// (and for a variant selected by `ranges`).
     pub discriminant: Option<u64>,
     /// The variant's members (usually one, of the variant's struct type).
     pub members: Vec<Member>,
+    /// Inclusive discriminant ranges from `DW_AT_discr_list` (single values appear as
+    /// `(v, v)`); empty when the variant has a plain `DW_AT_discr_value` or is the
+    /// default.
+    pub ranges: Vec<(u64, u64)>,
+}
+
+/// A template (generic) parameter of a type: `T` of `Vec<T>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TemplateParam {
+    /// Its name (`T`, `K`, `_Tp`).
+    pub name: String,
+    /// The type it stands for (`None` for a value parameter without a type).
+    pub ty: Option<TypeRef>,
+}
+
+/// The source language of a compilation unit (`DW_AT_language`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Language {
+    /// C (any standard).
+    C,
+    /// C++ (any standard).
+    Cpp,
+    /// Rust.
+    Rust,
+    /// Another language (`DW_LANG_*` value).
+    Other(u16),
 }
 
 /// A `DW_TAG_variant_part`.
@@ -226,6 +254,44 @@ pub(crate) struct TypeCache {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Decodes a `DW_AT_discr_list` block: `DW_DSC_label value` or `DW_DSC_range low
+/// high`, values as unsigned LEB128 (rustc's discriminants are unsigned).
+fn discr_list(bytes: &[u8]) -> Vec<(u64, u64)> {
+    fn uleb(b: &[u8], at: &mut usize) -> Option<u64> {
+        let mut v = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let byte = *b.get(*at)?;
+            *at += 1;
+            if shift < 64 {
+                v |= u64::from(byte & 0x7f) << shift;
+            }
+            shift += 7;
+            if byte & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() && out.len() < 1024 {
+        let kind = bytes[at];
+        at += 1;
+        let Some(lo) = uleb(bytes, &mut at) else {
+            break;
+        };
+        if kind == 1 {
+            let Some(hi) = uleb(bytes, &mut at) else {
+                break;
+            };
+            out.push((lo, hi));
+        } else {
+            out.push((lo, lo));
+        }
+    }
+    out
 }
 
 fn type_attr(b: &Binary, unit: usize, die: &Die) -> Option<TypeRef> {
@@ -539,6 +605,10 @@ impl Binary {
                                     attr_u64(ve, gimli::DW_AT_discr_value).or_else(|| {
                                         attr_i64(ve, gimli::DW_AT_discr_value).map(|x| x as u64)
                                     });
+                                let ranges = match ve.attr_value(gimli::DW_AT_discr_list) {
+                                    Some(AttributeValue::Block(b)) => discr_list(&reader_bytes(&b)),
+                                    _ => Vec::new(),
+                                };
                                 let mut vm = Vec::new();
                                 let mut mchildren = v.children();
                                 while let Some(m) = mchildren.next()? {
@@ -549,6 +619,7 @@ impl Binary {
                                 part.variants.push(Variant {
                                     discriminant,
                                     members: vm,
+                                    ranges,
                                 });
                             }
                             _ => {}
@@ -683,6 +754,61 @@ impl Binary {
             ret,
             params,
             variadic,
+        })
+    }
+
+    /// The template (generic) type parameters of a struct, class or union, in
+    /// declaration order (`T` and `A` of `Vec<T, A>`).
+    pub fn template_params(&self, t: TypeRef) -> Result<Vec<TemplateParam>> {
+        let (id, unit) = self.type_die(t)?;
+        let mut out = Vec::new();
+        let mut tree = unit.entries_tree(Some(id.offset))?;
+        let root = tree.root()?;
+        let mut children = root.children();
+        while let Some(child) = children.next()? {
+            let e = child.entry();
+            if matches!(
+                e.tag(),
+                gimli::DW_TAG_template_type_parameter | gimli::DW_TAG_template_value_parameter
+            ) {
+                out.push(TemplateParam {
+                    name: self
+                        .attr_str(&unit, e, gimli::DW_AT_name)
+                        .unwrap_or_default(),
+                    ty: type_attr(self, id.unit, e),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The language of the compilation unit that declares a type.
+    pub fn type_language(&self, t: TypeRef) -> Result<Option<Language>> {
+        let (id, _) = self.type_die(t)?;
+        self.unit_language(id.unit)
+    }
+
+    pub(crate) fn unit_language(&self, unit_index: usize) -> Result<Option<Language>> {
+        let unit = self.unit(unit_index)?;
+        let mut entries = unit.entries();
+        let Some(root) = entries.next_dfs()? else {
+            return Ok(None);
+        };
+        Ok(match root.attr_value(gimli::DW_AT_language) {
+            Some(AttributeValue::Language(l)) => Some(match l {
+                gimli::DW_LANG_Rust => Language::Rust,
+                gimli::DW_LANG_C_plus_plus
+                | gimli::DW_LANG_C_plus_plus_03
+                | gimli::DW_LANG_C_plus_plus_11
+                | gimli::DW_LANG_C_plus_plus_14 => Language::Cpp,
+                gimli::DW_LANG_C | gimli::DW_LANG_C89 | gimli::DW_LANG_C99 | gimli::DW_LANG_C11 => {
+                    Language::C
+                }
+                other if other.0 == 0x2a || other.0 == 0x2b => Language::Cpp,
+                other if other.0 == 0x2c => Language::C,
+                other => Language::Other(other.0),
+            }),
+            _ => None,
         })
     }
 

@@ -1,7 +1,8 @@
 //! Call frame information: `.eh_frame` (via `.eh_frame_hdr` when present) and
 //! `.debug_frame` rows, exposed as plain CFA and register rules for the engine.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use gimli::{RunTimeEndian, UnwindSection};
 use memmap2::Mmap;
@@ -19,7 +20,14 @@ pub(crate) struct Cfi {
     eh_frame_hdr: Option<gimli::ParsedEhFrameHdr<R>>,
     bases: gimli::BaseAddresses,
     debug_frame: Option<gimli::DebugFrame<R>>,
+    /// Rows already looked up, by pc: a stack trace after each step unwinds the same
+    /// handful of return addresses again, and the engine asks for each frame's row twice
+    /// (once itself, once through `unwind_caller`). Bounded by `ROW_CACHE_MAX`.
+    rows: Mutex<HashMap<u64, Option<UnwindRow>>>,
 }
+
+/// Past this many cached rows the cache starts over (a few hundred KiB at most).
+const ROW_CACHE_MAX: usize = 4096;
 
 impl Cfi {
     pub(crate) fn load(
@@ -69,6 +77,7 @@ impl Cfi {
             eh_frame_hdr,
             bases,
             debug_frame,
+            rows: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -182,24 +191,33 @@ impl Binary {
     /// The unwind row covering `pc`, from `.eh_frame` first, then `.debug_frame`.
     /// `None` when neither section describes `pc`.
     pub fn unwind_row(&self, pc: FileAddr) -> Result<Option<UnwindRow>> {
+        let rows = || self.cfi.rows.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(row) = rows().get(&pc.0) {
+            return Ok(row.clone());
+        }
+        let row = self.unwind_row_uncached(pc)?;
+        let mut rows = rows();
+        if rows.len() >= ROW_CACHE_MAX {
+            rows.clear();
+        }
+        rows.insert(pc.0, row.clone());
+        Ok(row)
+    }
+
+    fn unwind_row_uncached(&self, pc: FileAddr) -> Result<Option<UnwindRow>> {
         let cfi = &self.cfi;
         let mut ctx = Box::new(gimli::UnwindContext::<usize>::new());
         if let Some(eh) = &cfi.eh_frame {
-            let found = match cfi.eh_frame_hdr.as_ref() {
-                Some(hdr) => self.hdr_lookup(hdr, eh, &mut ctx, pc.0),
-                None => eh.unwind_info_for_address(
-                    &cfi.bases,
-                    &mut ctx,
-                    pc.0,
-                    gimli::EhFrame::cie_from_offset,
-                ),
-            };
+            // One FDE lookup gives both the row and the CIE's return-address register.
+            // (Looking the FDE up a second time with `fde_for_address` scanned the whole
+            // `.eh_frame` linearly on every unwound frame: a third of a stack trace's time.)
+            let found = self.eh_fde(eh, pc.0).and_then(|fde| {
+                let ra = fde.cie().return_address_register().0;
+                let row = fde.unwind_info_for_address(eh, &cfi.bases, &mut ctx, pc.0)?;
+                Ok((row.clone(), ra))
+            });
             match found {
-                Ok(row) => {
-                    let row = row.clone();
-                    let ra = self.return_address_register(eh, pc.0).unwrap_or(16);
-                    return convert(eh, &row, ra).map(Some);
-                }
+                Ok((row, ra)) => return convert(eh, &row, ra).map(Some),
                 Err(gimli::Error::NoUnwindInfoForAddress) => {}
                 Err(e) => tracing::debug!("eh_frame lookup failed: {e}"),
             }
@@ -223,18 +241,18 @@ impl Binary {
         Ok(None)
     }
 
-    /// Binary search through `.eh_frame_hdr`. gimli's own `EhHdrTable` lookup
+    /// The `.eh_frame` FDE covering `pc`: a binary search through `.eh_frame_hdr` when
+    /// it has a table, else a scan of `.eh_frame`. gimli's own `EhHdrTable` lookup
     /// subtracts pointers unchecked, so a corrupt table is validated here first.
-    fn hdr_lookup<'ctx>(
+    fn eh_fde(
         &self,
-        hdr: &gimli::ParsedEhFrameHdr<R>,
         eh: &gimli::EhFrame<R>,
-        ctx: &'ctx mut gimli::UnwindContext<usize>,
         pc: u64,
-    ) -> std::result::Result<&'ctx gimli::UnwindTableRow<usize>, gimli::Error> {
+    ) -> std::result::Result<gimli::FrameDescriptionEntry<R>, gimli::Error> {
         let bases = &self.cfi.bases;
-        let Some(table) = hdr.table() else {
-            return eh.unwind_info_for_address(bases, ctx, pc, gimli::EhFrame::cie_from_offset);
+        let indexed = (self.cfi.eh_frame_hdr.as_ref()).and_then(|hdr| Some((hdr, hdr.table()?)));
+        let Some((hdr, table)) = indexed else {
+            return eh.fde_for_address(bases, pc, gimli::EhFrame::cie_from_offset);
         };
         let ptr = table.lookup(pc, bases)?.direct()?;
         let base = hdr.eh_frame_ptr().direct()?;
@@ -250,14 +268,7 @@ impl Binary {
         if !fde.contains(pc) {
             return Err(gimli::Error::NoUnwindInfoForAddress);
         }
-        fde.unwind_info_for_address(eh, bases, ctx, pc)
-    }
-
-    fn return_address_register(&self, eh: &gimli::EhFrame<R>, pc: u64) -> Option<u16> {
-        let fde = eh
-            .fde_for_address(&self.cfi.bases, pc, gimli::EhFrame::cie_from_offset)
-            .ok()?;
-        Some(fde.cie().return_address_register().0)
+        Ok(fde)
     }
 }
 
