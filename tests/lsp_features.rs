@@ -1025,7 +1025,7 @@ fn diagnostics_for_stale_binaries_and_compiler_errors_on_save() {
     std::fs::write(&path, &good).unwrap();
     peer.lsp_notify("textDocument/didSave", json!({"textDocument": {"uri": c}}));
     let (diags, _) = wait_diagnostics(&mut peer, &c, |d| d.as_array().unwrap().len() == 1);
-    assert_eq!(messages(&diags), [stale.clone()]);
+    assert_eq!(messages(&diags), std::slice::from_ref(&stale));
     std::thread::sleep(std::time::Duration::from_millis(20));
     let status = Command::new("gcc")
         .args(["-g", "-O0", "-o", "build/tokens", "lsp_tokens.c"])

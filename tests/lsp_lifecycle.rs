@@ -49,6 +49,7 @@ fn initialize_advertises_server_info_and_sync() {
             "documentSymbolProvider",
             "executeCommandProvider",
             "hoverProvider",
+            "inlineValueProvider",
             "positionEncoding",
             "semanticTokensProvider",
             "textDocumentSync",

@@ -23,6 +23,15 @@ pub fn tandem_bin() -> &'static str {
     env!("CARGO_BIN_EXE_tandem")
 }
 
+/// This test process's own `XDG_RUNTIME_DIR` for the tandems it starts (tests that want
+/// a shared one pass `XDG_RUNTIME_DIR` in their environment).
+pub fn private_runtime_dir() -> std::path::PathBuf {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("runtime-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
 /// Which protocol a peer speaks, and so how its output is validated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Protocol {
@@ -74,20 +83,41 @@ pub struct Peer {
 
 impl Peer {
     pub fn spawn(protocol: Protocol, extra_args: &[&str], envs: &[(&str, &str)]) -> Peer {
+        Peer::spawn_in(protocol, extra_args, envs, None)
+    }
+
+    /// [`Peer::spawn`] with a working directory.
+    pub fn spawn_in(
+        protocol: Protocol,
+        extra_args: &[&str],
+        envs: &[(&str, &str)],
+        cwd: Option<&std::path::Path>,
+    ) -> Peer {
         let sub = match protocol {
             Protocol::Lsp => "lsp",
             Protocol::Dap => "dap",
         };
         let mut cmd = Command::new(tandem_bin());
-        cmd.arg(sub)
-            .args(extra_args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        cmd.arg(sub).args(extra_args);
         cmd.env("TANDEM_LOG", "debug");
+        // A private runtime directory: a `tandem dap` under test never finds the workspace
+        // socket of a language server started by another test or by an editor.
+        cmd.env("XDG_RUNTIME_DIR", private_runtime_dir());
         for (k, v) in envs {
             cmd.env(k, v);
         }
+        Peer::from_command(protocol, cmd)
+    }
+
+    /// Runs a command line that starts tandem (as an editor's configuration names it) and
+    /// talks `protocol` with it on its stdio.
+    pub fn from_command(protocol: Protocol, mut cmd: Command) -> Peer {
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn tandem");
         let stdout = child.stdout.take().unwrap();
         let rx = wire::spawn_reader(stdout, Limits::default()).unwrap();

@@ -57,6 +57,8 @@ pub type Publish = Arc<dyn Fn(&str, Vec<Value>) + Send + Sync>;
 struct FileDiagnostics {
     stale: Vec<Value>,
     compiler: Vec<Value>,
+    /// Hints for breakpoints the debug adapter moved or could not bind.
+    breakpoints: Vec<Value>,
 }
 
 struct Running {
@@ -98,7 +100,14 @@ impl Diagnostics {
         let all = state
             .files
             .get(file)
-            .map(|d| d.stale.iter().chain(&d.compiler).cloned().collect())
+            .map(|d| {
+                d.stale
+                    .iter()
+                    .chain(&d.compiler)
+                    .chain(&d.breakpoints)
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         (self.publish)(&uri::from_path(file), all);
     }
@@ -134,6 +143,64 @@ impl Diagnostics {
         }
         entry.stale = stale;
         self.publish_file(&state, file);
+    }
+
+    /// Replaces the breakpoint hints of `file`: (0-based line, message) each, shown as a
+    /// hint over the whole line.
+    pub fn set_breakpoint_hints(&self, file: &Path, hints: &[(u32, String)]) {
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        let bounds = line_bounds(&text);
+        let values: Vec<Value> = hints
+            .iter()
+            .map(|(line, message)| {
+                let (start, end) = match bounds.get(*line as usize) {
+                    Some(&(s, e)) => (
+                        position_in(&text, &bounds, s, self.encoding),
+                        position_in(&text, &bounds, e, self.encoding),
+                    ),
+                    None => {
+                        let p = WirePosition {
+                            line: *line,
+                            column: 0,
+                        };
+                        (p, p)
+                    }
+                };
+                json!({
+                    "range": {
+                        "start": { "line": start.line, "character": start.column },
+                        "end": { "line": end.line, "character": end.column },
+                    },
+                    "severity": HINT,
+                    "source": "tandem",
+                    "message": message,
+                })
+            })
+            .collect();
+        let mut state = self.state();
+        let entry = state.files.entry(file.to_path_buf()).or_default();
+        if entry.breakpoints == values {
+            return;
+        }
+        entry.breakpoints = values;
+        self.publish_file(&state, file);
+    }
+
+    /// Removes every breakpoint hint (the debugging session that set them ended).
+    pub fn clear_breakpoint_hints(&self) {
+        let mut state = self.state();
+        let files: Vec<PathBuf> = state
+            .files
+            .iter_mut()
+            .filter(|(_, d)| !d.breakpoints.is_empty())
+            .map(|(f, d)| {
+                d.breakpoints.clear();
+                f.clone()
+            })
+            .collect();
+        for file in files {
+            self.publish_file(&state, &file);
+        }
     }
 
     /// Starts the compiler's check of `file` (just saved), superseding a running check of

@@ -129,6 +129,8 @@ pub struct Context {
     pub sources: Sources,
     pub encoding: PositionEncoding,
     pub roots: Vec<PathBuf>,
+    /// The debuggees of this process's debug adapter, for live values.
+    pub live: Option<crate::live::Live>,
 }
 
 pub(crate) fn cancelled() -> ResponseError {
@@ -650,7 +652,7 @@ struct Resolved {
 }
 
 /// What an identifier refers to.
-enum Target {
+pub(crate) enum Target {
     /// A parameter, local or global with its DWARF description.
     Variable(Variable),
     /// A function, global or type from the symbol index.
@@ -663,7 +665,7 @@ enum Target {
 
 /// If the identifier starting at `start` follows `.` or `->`, where the base expression's
 /// last identifier ends.
-fn member_access(text: &str, start: usize) -> Option<usize> {
+pub(crate) fn member_access(text: &str, start: usize) -> Option<usize> {
     let before = text[..start].trim_end();
     let base = before
         .strip_suffix("->")
@@ -855,7 +857,12 @@ fn resolve(cx: &mut Context, path: &Path, offset: usize) -> Option<Resolved> {
 }
 
 /// The parameter, local or unit static named `ident` visible on 1-based `line` of `path`.
-fn variable_at(binary: &Binary, path: &Path, line: u32, ident: &str) -> Option<Variable> {
+pub(crate) fn variable_at(
+    binary: &Binary,
+    path: &Path,
+    line: u32,
+    ident: &str,
+) -> Option<Variable> {
     // The scope at the first code of `at` or after, if that code is in a function that
     // starts at or before `line` (the next line with code may be in a later function).
     let scope_from = |at: u32| -> Option<symbols::Scope> {
@@ -1068,10 +1075,16 @@ pub fn hover(cx: &mut Context, path: &Path, offset: usize) -> Value {
     else {
         return Value::Null;
     };
+    let live_value = match (cx.live.clone(), cx.sources.text(path)) {
+        (Some(live), Some(text)) => {
+            crate::live::hover_value(cx, &live, path, &text, (start, end), &target, &served)
+        }
+        _ => None,
+    };
     let binary = &served.binary;
     let lang = Lang::of(path);
     let fence = lang.fence();
-    let markdown = match target {
+    let mut markdown = match target {
         Target::Variable(v) => variable_markdown(binary, lang, &ident, &v),
         Target::Symbol(e) => match e.kind {
             SymbolKind::Variable => match global_variable(&served, &e) {
@@ -1109,6 +1122,9 @@ pub fn hover(cx: &mut Context, path: &Path, offset: usize) -> Value {
             )
         }
     };
+    if let Some(live) = live_value {
+        markdown.push_str(&live);
+    }
     let Some(text) = cx.sources.text(path) else {
         return Value::Null;
     };
@@ -1136,7 +1152,7 @@ impl Lang {
     }
 
     /// The markdown code fence's language.
-    fn fence(self) -> &'static str {
+    pub(crate) fn fence(self) -> &'static str {
         match self {
             Lang::C => "c",
             Lang::Cpp => "cpp",

@@ -1,5 +1,6 @@
 //! tandem's language server: the LSP lifecycle over `wire`, the store of open documents, the
-//! workspace's binaries and the language features fed by their debug information (`symbols`).
+//! workspace's binaries and the language features fed by their debug information (`symbols`),
+//! and live values from the debuggees of the process manager it shares with the debug adapter.
 
 /// Diagnostics: stale binaries and the compiler's messages after a save.
 pub mod diagnostics;
@@ -7,6 +8,8 @@ pub mod diagnostics;
 pub mod features;
 /// Code lenses (run, debug) and the `tandem.run` command.
 pub mod lens;
+/// Live values of a paused debuggee: inline values, hovers, breakpoint hints.
+pub mod live;
 /// The client's parameters, parsed leniently.
 pub mod proto;
 /// The main loop: lifecycle, dispatch, cancellation, document sync.
@@ -20,4 +23,4 @@ pub mod uri;
 /// Root folders and the binaries (discovered or configured) that serve them.
 pub mod workspace;
 
-pub use server::{serve, Config, Ending};
+pub use server::{serve, Config, Ending, RootsHook};

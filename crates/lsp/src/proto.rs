@@ -166,3 +166,27 @@ pub struct SemanticTokensParams {
     pub text_document: TextDocumentIdentifier,
     pub range: Option<Range>,
 }
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InlineValueContext {
+    /// The range where execution stopped, in the document's current numbering.
+    pub stopped_location: Option<Range>,
+}
+
+/// `textDocument/inlineValue`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InlineValueParams {
+    pub text_document: TextDocumentIdentifier,
+    pub range: Range,
+    pub context: Option<InlineValueContext>,
+}
+
+/// `tandem/breakpointLocations`: the lines with code of a document, optionally within a range.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BreakpointLocationsParams {
+    pub text_document: TextDocumentIdentifier,
+    pub range: Option<Range>,
+}

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
+use procman::{ManagerEvent, ProcessManager};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use wire::jsonrpc::{self, codes, Id, Message, Notification, Request, Response, ResponseError};
@@ -21,10 +22,12 @@ use wire::{FrameWriter, Inbound, Limits};
 use crate::diagnostics::Diagnostics;
 use crate::features::{self, Context, Sources};
 use crate::lens;
+use crate::live::{self, Live};
 use crate::proto::{
-    CancelParams, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DocumentSymbolParams, InitializeParams, SemanticTokensParams,
-    TextDocumentPositionParams, WorkspaceParams, WorkspaceSymbolParams,
+    BreakpointLocationsParams, CancelParams, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DocumentSymbolParams, InitializeParams,
+    InlineValueParams, SemanticTokensParams, TextDocumentPositionParams, WorkspaceParams,
+    WorkspaceSymbolParams,
 };
 use crate::text::{offset_of, Change, Document, Documents, PositionEncoding};
 use crate::tokens;
@@ -42,6 +45,26 @@ pub struct Config {
     pub test_hooks: bool,
     /// Framing limits for the input.
     pub limits: Limits,
+    /// The process manager of the debug adapter serving this workspace in the same
+    /// process: its paused debuggees give live values (inline values, hovers) and its
+    /// breakpoint adjustments give hints. `None`: no live values.
+    pub manager: Option<Arc<ProcessManager>>,
+    /// Called once `initialize` names the workspace's roots (the binary opens the
+    /// workspace's debug adapter socket there).
+    pub on_roots: Option<RootsHook>,
+}
+
+/// What a [`RootsHook`] calls with the workspace's root folders.
+pub type OnRoots = dyn Fn(&[std::path::PathBuf]) + Send + Sync;
+
+/// A callback receiving the workspace's root folders after `initialize`.
+#[derive(Clone)]
+pub struct RootsHook(pub Arc<OnRoots>);
+
+impl std::fmt::Debug for RootsHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RootsHook")
+    }
 }
 
 /// How a session ended.
@@ -72,7 +95,12 @@ where
     let inbound = wire::spawn_reader(input, config.limits)?;
     let outbox = Arc::new(Outbox::new(Box::new(output)));
     let workers = Workers::new(4)?;
+    // Subscribed before anything can happen, so no stop is missed.
+    let events = config.manager.as_ref().map(|m| m.subscribe());
+    let live = config.manager.clone().map(Live::new);
     let mut server = Server {
+        live,
+        initialized: false,
         config,
         phase: Phase::Uninitialized,
         encoding: PositionEncoding::Utf16,
@@ -84,7 +112,7 @@ where
         request_document: None,
         client: ClientSupport::default(),
     };
-    Ok(server.run(&inbound))
+    Ok(server.run(&inbound, events))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +124,10 @@ enum Phase {
 
 struct Server {
     config: Config,
+    /// Live values from the shared process manager.
+    live: Option<Live>,
+    /// `initialized` arrived: the server may send requests.
+    initialized: bool,
     phase: Phase,
     encoding: PositionEncoding,
     documents: Documents,
@@ -117,6 +149,8 @@ struct ClientSupport {
     watch: bool,
     /// `workspace.configuration`: the server may pull settings.
     configuration: bool,
+    /// `workspace.inlineValue.refreshSupport`: the server may ask for inline values again.
+    inline_value_refresh: bool,
 }
 
 /// Progress of the first indexing, reported as `$/progress` once the client has accepted the
@@ -201,6 +235,7 @@ fn capability(caps: &serde_json::Map<String, Value>, path: &[&str]) -> bool {
 /// What a feature request takes from the main loop to its worker.
 struct Snapshot {
     workspace: Option<Arc<Workspace>>,
+    live: Option<Live>,
     open: HashMap<std::path::PathBuf, Arc<str>>,
     encoding: PositionEncoding,
 }
@@ -227,6 +262,7 @@ impl Snapshot {
                 .as_ref()
                 .map(|w| w.roots().to_vec())
                 .unwrap_or_default(),
+            live: self.live,
         })
     }
 }
@@ -238,11 +274,25 @@ fn document_path(uri_str: &str) -> Result<std::path::PathBuf, ResponseError> {
 }
 
 impl Server {
-    fn run(&mut self, inbound: &Receiver<Inbound>) -> Ending {
+    fn run(
+        &mut self,
+        inbound: &Receiver<Inbound>,
+        events: Option<Receiver<ManagerEvent>>,
+    ) -> Ending {
+        let mut events = events.unwrap_or_else(crossbeam_channel::never);
         loop {
-            let event = match inbound.recv() {
-                Ok(event) => event,
-                Err(_) => return self.end_of_input(),
+            let event = crossbeam_channel::select! {
+                recv(inbound) -> event => match event {
+                    Ok(event) => event,
+                    Err(_) => return self.end_of_input(),
+                },
+                recv(events) -> event => {
+                    match event {
+                        Ok(event) => self.on_manager_event(event),
+                        Err(_) => events = crossbeam_channel::never(),
+                    }
+                    continue;
+                }
             };
             match event {
                 Inbound::Frame(body) => match jsonrpc::decode(&body) {
@@ -265,6 +315,48 @@ impl Server {
                     return Ending::Abrupt;
                 }
             }
+        }
+    }
+
+    /// What the debug adapter of this process did: stops, resumes and ends make inline
+    /// values stale (the client is asked to pull them again); breakpoint lines become hints.
+    fn on_manager_event(&mut self, event: ManagerEvent) {
+        if self.phase != Phase::Running {
+            return;
+        }
+        match event {
+            ManagerEvent::DebugStopped { .. }
+            | ManagerEvent::DebugResumed { .. }
+            | ManagerEvent::DebugEnded { .. } => {
+                if matches!(event, ManagerEvent::DebugEnded { .. }) {
+                    if let Some(diags) = &self.diagnostics {
+                        diags.clear_breakpoint_hints();
+                    }
+                }
+                if self.initialized && self.client.inline_value_refresh {
+                    self.outbox.request(
+                        "workspace/inlineValue/refresh",
+                        None,
+                        Box::new(|outcome| {
+                            if let Err(e) = outcome {
+                                tracing::debug!("inline value refresh refused: {}", e.message);
+                            }
+                        }),
+                    );
+                }
+            }
+            ManagerEvent::BreakpointLines { file, lines } => {
+                if let Some(diags) = &self.diagnostics {
+                    let file = if file.is_absolute() {
+                        file
+                    } else {
+                        std::env::current_dir().unwrap_or_default().join(file)
+                    };
+                    let file = symbols::lines::normalize_path(&file);
+                    diags.set_breakpoint_hints(&file, &live::breakpoint_hints(&lines));
+                }
+            }
+            _ => {}
         }
     }
 
@@ -429,6 +521,47 @@ impl Server {
                 }
                 Err(e) => reply(&self.outbox, Err(e)),
             },
+            (Phase::Running, "textDocument/inlineValue") => {
+                match params::<InlineValueParams>(&req).and_then(|p| {
+                    document_path(&p.text_document.uri).map(|path| (path, p.range, p.context))
+                }) {
+                    Ok((path, range, context)) => {
+                        let snap = self.snapshot();
+                        self.spawn(req.id.clone(), move |cancel| {
+                            let mut cx = snap.context(&cancel)?;
+                            let Some(live) = cx.live.clone() else {
+                                return Ok(json!([]));
+                            };
+                            let stopped = context
+                                .and_then(|c| c.stopped_location)
+                                .map(|r| r.start.line);
+                            Ok(live::inline_values(
+                                &mut cx,
+                                &live,
+                                &path,
+                                (range.start.line, range.end.line),
+                                stopped,
+                            ))
+                        });
+                    }
+                    Err(e) => reply(&self.outbox, Err(e)),
+                }
+            }
+            (Phase::Running, "tandem/breakpointLocations") => {
+                match params::<BreakpointLocationsParams>(&req)
+                    .and_then(|p| document_path(&p.text_document.uri).map(|path| (path, p.range)))
+                {
+                    Ok((path, range)) => {
+                        let snap = self.snapshot();
+                        self.spawn(req.id.clone(), move |cancel| {
+                            let mut cx = snap.context(&cancel)?;
+                            let lines = range.map(|r| (r.start.line, r.end.line));
+                            Ok(live::breakpoint_lines(&mut cx, &path, lines))
+                        });
+                    }
+                    Err(e) => reply(&self.outbox, Err(e)),
+                }
+            }
             (Phase::Running, "textDocument/codeLens") => {
                 match params::<DocumentSymbolParams>(&req)
                     .and_then(|p| document_path(&p.text_document.uri))
@@ -566,11 +699,12 @@ impl Server {
     /// After `initialized` the server may ask things of the client: a progress token, file
     /// watchers for binaries, the `tandem.binaries` setting.
     fn on_initialized(&mut self) {
+        self.initialized = true;
         if let Some(progress) = self.client.progress.clone() {
             let outbox = self.outbox.clone();
             self.outbox.request(
                 "window/workDoneProgress/create",
-                json!({ "token": progress.token }),
+                Some(json!({ "token": progress.token })),
                 Box::new(move |outcome| progress.answered(&outbox, outcome.is_ok())),
             );
         }
@@ -611,11 +745,11 @@ impl Server {
                 .collect();
             self.outbox.request(
                 "client/registerCapability",
-                json!({ "registrations": [{
+                Some(json!({ "registrations": [{
                     "id": "tandem-binaries",
                     "method": "workspace/didChangeWatchedFiles",
                     "registerOptions": { "watchers": watchers },
-                }]}),
+                }]})),
                 Box::new(|outcome| {
                     if let Err(e) = outcome {
                         tracing::warn!("the client refused to watch binaries: {}", e.message);
@@ -640,7 +774,7 @@ impl Server {
         }
         self.outbox.request(
             "workspace/configuration",
-            json!({ "items": [item] }),
+            Some(json!({ "items": [item] })),
             Box::new(move |outcome| match outcome {
                 Ok(Value::Array(items)) => match items.first() {
                     Some(Value::Array(list)) => ws.set_binaries(
@@ -710,6 +844,7 @@ impl Server {
             .collect();
         Snapshot {
             workspace: self.workspace.clone(),
+            live: self.live.clone(),
             open,
             encoding: self.encoding,
         }
@@ -744,6 +879,9 @@ impl Server {
             index_delay,
         };
         tracing::info!(roots = ?config.roots, binaries = ?config.binaries, "workspace");
+        if let Some(hook) = &self.config.on_roots {
+            (hook.0)(&config.roots);
+        }
         let caps = &params.capabilities;
         self.client = ClientSupport {
             progress: capability(caps, &["window", "workDoneProgress"]).then(|| {
@@ -757,6 +895,7 @@ impl Server {
                 &["workspace", "didChangeWatchedFiles", "dynamicRegistration"],
             ),
             configuration: capability(caps, &["workspace", "configuration"]),
+            inline_value_refresh: capability(caps, &["workspace", "inlineValue", "refreshSupport"]),
         };
         let report = self.client.progress.clone().map(|progress| {
             let outbox = self.outbox.clone();
@@ -789,6 +928,7 @@ impl Server {
                 "definitionProvider": true,
                 "declarationProvider": true,
                 "hoverProvider": true,
+                "inlineValueProvider": true,
                 "codeLensProvider": {},
                 "executeCommandProvider": { "commands": [lens::RUN] },
                 "semanticTokensProvider": {
@@ -951,7 +1091,7 @@ impl Outbox {
     }
 
     /// Sends a request to the client; `on_reply` runs on the main loop with its answer.
-    fn request(&self, method: &str, params: Value, on_reply: OnReply) {
+    fn request(&self, method: &str, params: Option<Value>, on_reply: OnReply) {
         let n = self.next_request.fetch_add(1, Ordering::Relaxed);
         let id = Id::from(format!("tandem-{n}").as_str());
         self.awaiting
@@ -961,7 +1101,7 @@ impl Outbox {
         self.send(&Message::Request(Request {
             id,
             method: method.to_owned(),
-            params: Some(params),
+            params,
         }));
     }
 

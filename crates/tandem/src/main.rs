@@ -9,8 +9,10 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
+mod dap_socket;
 mod debug;
 mod relay;
+mod websocket;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -29,10 +31,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Serve the Language Server Protocol on stdio, or on TCP with --listen.
-    Lsp(ServeArgs),
-    /// Serve the Debug Adapter Protocol on stdio, or on TCP with --listen.
-    Dap(ServeArgs),
+    /// Serve the Language Server Protocol on stdio, or on TCP or WebSocket with --listen;
+    /// the workspace's debug adapter is served on a Unix socket beside it.
+    Lsp(LspArgs),
+    /// Serve the Debug Adapter Protocol on stdio (bridged to the workspace's `tandem lsp`
+    /// when one runs), or on TCP or WebSocket with --listen.
+    Dap(DapArgs),
     /// List processes (pid, ppid, user, executable, command line).
     Ps(PsArgs),
     /// Run a program, print the stack and values at each breakpoint, continue to the end,
@@ -53,10 +57,62 @@ struct PsArgs {
 
 #[derive(clap::Args, Debug)]
 struct ServeArgs {
-    /// Listen on a loopback TCP address (e.g. 127.0.0.1:4711; port 0 picks a free one) and serve
-    /// one session per connection, instead of stdio.
-    #[arg(long, value_name = "ADDR")]
-    listen: Option<SocketAddr>,
+    /// Listen on a loopback address and serve one session per connection, instead of stdio:
+    /// TCP with Content-Length frames (`127.0.0.1:4711`; port 0 picks a free one) or
+    /// WebSocket with one message per text frame (`ws://127.0.0.1:4711`).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
+    listen: Option<Listen>,
+    /// With a WebSocket listener: also accept browser pages from this origin (e.g.
+    /// `https://ide.example.com`); loopback origins are always accepted. Repeatable.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct LspArgs {
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// Do not serve the workspace's debug adapter on a Unix socket.
+    #[arg(long)]
+    no_dap_socket: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct DapArgs {
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// Bridge stdio to the debug adapter of the `tandem lsp` serving on this Unix socket.
+    #[arg(long, value_name = "SOCKET", conflicts_with_all = ["listen", "standalone"])]
+    connect: Option<PathBuf>,
+    /// Where to look for the workspace's `tandem lsp` (this directory, then its parents);
+    /// default: the working directory.
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Serve the session in this process even when a `tandem lsp` serves the workspace.
+    #[arg(long, conflicts_with = "listen")]
+    standalone: bool,
+}
+
+/// Where `--listen` serves.
+#[derive(Clone, Copy, Debug)]
+enum Listen {
+    Tcp(SocketAddr),
+    WebSocket(SocketAddr),
+}
+
+fn parse_listen(text: &str) -> Result<Listen, String> {
+    let (ws, addr) = match text.strip_prefix("ws://") {
+        Some(rest) => (true, rest.trim_end_matches('/')),
+        None => (false, text),
+    };
+    let addr: SocketAddr = addr
+        .parse()
+        .map_err(|e| format!("{e}: expected IP:PORT or ws://IP:PORT"))?;
+    Ok(if ws {
+        Listen::WebSocket(addr)
+    } else {
+        Listen::Tcp(addr)
+    })
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -108,8 +164,12 @@ fn init_logging(file: Option<&std::path::Path>) -> Result<()> {
 
 fn run(command: Command) -> Result<i32> {
     match command {
-        Command::Lsp(args) => serve(Protocol::Lsp, args),
-        Command::Dap(args) => serve(Protocol::Dap, args),
+        Command::Lsp(args) => {
+            let code = serve(Protocol::Lsp, args.serve, !args.no_dap_socket);
+            dap_socket::remove_served();
+            code
+        }
+        Command::Dap(args) => dap(args),
         Command::Ps(args) => ps(args),
         Command::Debug(args) => debug::run(args),
         Command::TerminalRelay(args) => relay::run(args),
@@ -134,7 +194,25 @@ fn ps(args: PsArgs) -> Result<i32> {
     }
 }
 
-fn serve(protocol: Protocol, args: ServeArgs) -> Result<i32> {
+/// `tandem dap`: bridged to the workspace's language server when one serves it (or the
+/// socket `--connect` names), else served here.
+fn dap(args: DapArgs) -> Result<i32> {
+    if args.serve.listen.is_none() {
+        let cwd = std::env::current_dir().context("no working directory")?;
+        let found = match &args.connect {
+            Some(path) => Some((path.clone(), dap_socket::connect(path)?)),
+            None if args.standalone => None,
+            None => dap_socket::discover(args.workspace.as_deref().unwrap_or(&cwd)),
+        };
+        if let Some((path, stream)) = found {
+            tracing::info!(socket = %path.display(), "bridging stdio to the workspace's debug adapter");
+            return dap_socket::bridge(std::io::stdin(), std::io::stdout(), stream, &cwd);
+        }
+    }
+    serve(Protocol::Dap, args.serve, false)
+}
+
+fn serve(protocol: Protocol, args: ServeArgs, dap_socket: bool) -> Result<i32> {
     // One process manager owns every debuggee of this process: SIGTERM, SIGINT, SIGHUP
     // and panics end them (launched killed, attached detached) before tandem goes.
     let manager = Arc::new(procman::ProcessManager::new());
@@ -142,37 +220,54 @@ fn serve(protocol: Protocol, args: ServeArgs) -> Result<i32> {
         tracing::warn!("cannot install the signal hook: {err}");
     }
     procman::install_panic_hook(manager.shutdown_handle());
+    let session = Session {
+        protocol,
+        manager: manager.clone(),
+        dap_socket,
+    };
     let code = match args.listen {
-        None => serve_stream(protocol, std::io::stdin(), std::io::stdout(), &manager),
-        Some(addr) => listen(protocol, addr, &manager),
+        None => serve_stream(&session, std::io::stdin(), std::io::stdout()),
+        Some(listen_on) => listen(&session, listen_on, &args.allow_origin),
     };
     // `main` leaves through process::exit, which runs no destructors.
     manager.shutdown();
     code
 }
 
-/// Serves one session; returns the exit code its ending calls for.
-fn serve_stream<R, W>(
+/// What every session of this process shares.
+#[derive(Clone)]
+struct Session {
     protocol: Protocol,
-    input: R,
-    output: W,
-    manager: &Arc<procman::ProcessManager>,
-) -> Result<i32>
+    manager: Arc<procman::ProcessManager>,
+    /// Language server: serve the workspace's debug adapter on its Unix socket.
+    dap_socket: bool,
+}
+
+/// Serves one session; returns the exit code its ending calls for.
+fn serve_stream<R, W>(session: &Session, input: R, output: W) -> Result<i32>
 where
     R: std::io::Read + Send + 'static,
     W: std::io::Write + Send + 'static,
 {
-    let code = match protocol {
+    let code = match session.protocol {
         Protocol::Lsp => {
+            let on_roots = session.dap_socket.then(|| {
+                let manager = session.manager.clone();
+                lsp::RootsHook(Arc::new(move |roots: &[PathBuf]| {
+                    serve_workspace_sockets(roots, &manager);
+                }))
+            });
             let config = lsp::Config {
                 test_hooks: std::env::var_os("TANDEM_TEST_HOOKS").is_some(),
+                manager: Some(session.manager.clone()),
+                on_roots,
                 ..Default::default()
             };
             lsp::serve(input, output, config)?.exit_code()
         }
         Protocol::Dap => {
             let config = dap::Config {
-                manager: Some(manager.clone()),
+                manager: Some(session.manager.clone()),
                 ..Default::default()
             };
             dap::serve(input, output, config)?.exit_code()
@@ -181,11 +276,26 @@ where
     Ok(code)
 }
 
-fn listen(
-    protocol: Protocol,
-    addr: SocketAddr,
-    manager: &Arc<procman::ProcessManager>,
-) -> Result<i32> {
+/// Serves the debug adapter on the socket of each workspace root the client named. A client
+/// that names none (a single file) gets no socket: guessing a root could capture debug
+/// adapters started for another project.
+fn serve_workspace_sockets(roots: &[PathBuf], manager: &Arc<procman::ProcessManager>) {
+    for root in roots {
+        match dap_socket::serve_workspace(root, manager.clone()) {
+            Ok(Some(path)) => {
+                tracing::info!(root = %root.display(), socket = %path.display(), "debug adapter socket")
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(root = %root.display(), "no debug adapter socket: {e:#}"),
+        }
+    }
+}
+
+fn listen(session: &Session, listen_on: Listen, allowed_origins: &[String]) -> Result<i32> {
+    let (addr, ws) = match listen_on {
+        Listen::Tcp(addr) => (addr, false),
+        Listen::WebSocket(addr) => (addr, true),
+    };
     if !addr.ip().is_loopback() {
         bail!(
             "refusing to listen on {addr}: only loopback addresses (127.0.0.0/8, ::1) are allowed"
@@ -193,19 +303,27 @@ fn listen(
     }
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
+    let shown = if ws {
+        format!("ws://{local}")
+    } else {
+        local.to_string()
+    };
     // Tests and scripts read this line to learn the port when they asked for port 0.
-    eprintln!("tandem: listening on {local}");
-    tracing::info!(%local, ?protocol, "listening");
+    eprintln!("tandem: listening on {shown}");
+    tracing::info!(%shown, protocol = ?session.protocol, "listening");
+    let allowed: Arc<[String]> = allowed_origins.into();
     for stream in listener.incoming() {
         match stream {
-            Ok(stream) => spawn_connection(protocol, stream, manager.clone()),
+            Ok(stream) => spawn_connection(session.clone(), stream, ws.then(|| allowed.clone())),
             Err(err) => tracing::warn!("accept failed: {err}"),
         }
     }
     Ok(0)
 }
 
-fn spawn_connection(protocol: Protocol, stream: TcpStream, manager: Arc<procman::ProcessManager>) {
+/// Serves one connection on its own thread; `websocket` holds the allowed origins when the
+/// connection speaks WebSocket.
+fn spawn_connection(session: Session, stream: TcpStream, websocket: Option<Arc<[String]>>) {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
@@ -213,11 +331,15 @@ fn spawn_connection(protocol: Protocol, stream: TcpStream, manager: Arc<procman:
     let spawned = std::thread::Builder::new()
         .name(format!("session-{peer}"))
         .spawn(move || {
-            let input = match stream.try_clone() {
-                Ok(input) => input,
-                Err(err) => return tracing::warn!(%peer, "cannot use connection: {err}"),
+            let served = match websocket {
+                Some(allowed) => websocket::accept(stream, &allowed)
+                    .and_then(|(input, output)| serve_stream(&session, input, output)),
+                None => match stream.try_clone() {
+                    Ok(input) => serve_stream(&session, input, stream),
+                    Err(err) => return tracing::warn!(%peer, "cannot use connection: {err}"),
+                },
             };
-            match serve_stream(protocol, input, stream, &manager) {
+            match served {
                 Ok(code) => tracing::info!(%peer, code, "session ended"),
                 Err(err) => tracing::warn!(%peer, "session failed: {err:#}"),
             }

@@ -1,0 +1,513 @@
+//! One backend end to end: `tandem lsp` serves a workspace holding `samples/c/live_values.c`
+//! (built `gcc -g -O0`); `tandem dap` started on stdio in that workspace finds the language
+//! server's socket and bridges to it, so the debuggee lives in the language server's process
+//! manager. While it is paused, `textDocument/inlineValue` and hover show the values DAP's
+//! `variables` shows; each stop and continue asks the client to refresh; breakpoints the
+//! adapter moved get hint diagnostics; after the program exits no value is left.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use support::dap::{line_of, DapClient};
+use support::{Peer, Protocol, PATIENCE};
+
+const SAMPLE: &str = "live_values.c";
+
+/// A private workspace (the sample and its binary) and a private runtime directory, so
+/// tests never meet each other's sockets or a real editor's.
+struct Fixture {
+    root: PathBuf,
+    runtime: PathBuf,
+}
+
+impl Fixture {
+    fn new(tag: &str) -> Fixture {
+        let base = std::env::temp_dir().join(format!("tandem-live-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let root = base.join("ws");
+        let runtime = base.join("run");
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::create_dir_all(&runtime).unwrap();
+        let root = root.canonicalize().unwrap();
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../samples/c")
+            .join(SAMPLE);
+        std::fs::copy(sample, root.join(SAMPLE)).unwrap();
+        let status = Command::new("gcc")
+            .args(["-g", "-O0", "-o", "live", SAMPLE])
+            .current_dir(&root)
+            .status()
+            .unwrap();
+        assert!(status.success(), "gcc failed");
+        Fixture { root, runtime }
+    }
+
+    fn source(&self) -> PathBuf {
+        self.root.join(SAMPLE)
+    }
+
+    fn uri(&self) -> String {
+        format!("file://{}", self.source().display())
+    }
+
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("XDG_RUNTIME_DIR", self.runtime.display().to_string()),
+            ("TANDEM_TEST_HOOKS", "1".to_owned()),
+        ]
+    }
+
+    fn spawn(&self, protocol: Protocol, args: &[&str], cwd: &Path) -> Peer {
+        let env = self.env();
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        Peer::spawn_in(protocol, args, &env, Some(cwd))
+    }
+
+    /// The sockets in the private runtime directory.
+    fn sockets(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.runtime.join("tandem"))
+            .map(|d| {
+                d.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(base) = self.root.parent() {
+            let _ = std::fs::remove_dir_all(base);
+        }
+    }
+}
+
+/// An LSP client that answers the server's requests and keeps what the server sent.
+struct Lsp {
+    peer: Peer,
+    next_id: i64,
+    /// Server requests received (method), in order.
+    server_requests: Vec<String>,
+    /// publishDiagnostics params received, in order.
+    diagnostics: Vec<Value>,
+}
+
+impl Lsp {
+    fn start(fx: &Fixture) -> Lsp {
+        let mut lsp = Lsp {
+            peer: fx.spawn(Protocol::Lsp, &[], &fx.root),
+            next_id: 1,
+            server_requests: Vec::new(),
+            diagnostics: Vec::new(),
+        };
+        let root_uri = format!("file://{}", fx.root.display());
+        let init = lsp.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": root_uri,
+                "workspaceFolders": [{"uri": root_uri, "name": "ws"}],
+                "capabilities": {
+                    "general": {"positionEncodings": ["utf-16"]},
+                    "workspace": {"inlineValue": {"refreshSupport": true}},
+                    "textDocument": {"inlineValue": {"dynamicRegistration": false}},
+                },
+            }),
+        );
+        assert_eq!(
+            init["result"]["capabilities"]["inlineValueProvider"], true,
+            "{init}"
+        );
+        lsp.peer.lsp_notify("initialized", json!({}));
+        let text = std::fs::read_to_string(fx.source()).unwrap();
+        lsp.peer.lsp_notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": fx.uri(), "languageId": "c", "version": 1, "text": text}}),
+        );
+        lsp
+    }
+
+    /// Handles one message that is not the response awaited.
+    fn note(&mut self, msg: Value) {
+        match (msg.get("id"), msg["method"].as_str()) {
+            (Some(id), Some(method)) => {
+                self.server_requests.push(method.to_owned());
+                let id = id.clone();
+                self.peer
+                    .send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+            }
+            (None, Some("textDocument/publishDiagnostics")) => {
+                self.diagnostics.push(msg["params"].clone());
+            }
+            _ => {}
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.peer
+            .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let msg = self.peer.recv();
+            if msg.get("method").is_none() && msg["id"] == json!(id) {
+                return msg;
+            }
+            self.note(msg);
+        }
+    }
+
+    /// Reads (and handles) messages until `done` holds, or fails after PATIENCE.
+    fn wait_until(&mut self, what: &str, mut done: impl FnMut(&Lsp) -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        while !done(self) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "timed out waiting for {what}");
+            if let Some(msg) = self.peer.try_recv(left.min(Duration::from_millis(200))) {
+                self.note(msg);
+            }
+        }
+    }
+
+    fn refreshes(&self) -> usize {
+        self.server_requests
+            .iter()
+            .filter(|m| *m == "workspace/inlineValue/refresh")
+            .count()
+    }
+
+    fn inline_values(
+        &mut self,
+        uri: &str,
+        first: u32,
+        last: u32,
+        stopped: Option<u32>,
+    ) -> Vec<Value> {
+        let mut params = json!({
+            "textDocument": {"uri": uri},
+            "range": {"start": {"line": first, "character": 0}, "end": {"line": last, "character": 0}},
+            "context": {"frameId": 1},
+        });
+        if let Some(line) = stopped {
+            params["context"]["stoppedLocation"] = json!({"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}});
+        }
+        let resp = self.request("textDocument/inlineValue", params);
+        assert!(resp.get("error").is_none(), "{resp}");
+        resp["result"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn hover(&mut self, uri: &str, line: u32, character: u32) -> String {
+        let resp = self.request(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
+        );
+        assert!(resp.get("error").is_none(), "{resp}");
+        resp["result"]["contents"]["value"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    fn finish(mut self) {
+        let r = self.request("shutdown", Value::Null);
+        assert!(r.get("error").is_none(), "{r}");
+        self.peer.lsp_notify("exit", json!(null));
+        let status = self.peer.wait_exit(PATIENCE);
+        assert_eq!(status.code(), Some(0), "{}", self.peer.stderr());
+    }
+}
+
+/// The 0-based line of a marker and the column of `word` on it (UTF-16 = bytes here).
+fn at(file: &Path, marker: &str, word: &str) -> (u32, u32) {
+    let line = line_of(file, marker) as u32 - 1;
+    let text = std::fs::read_to_string(file).unwrap();
+    let col = text.lines().nth(line as usize).unwrap().find(word).unwrap() as u32;
+    (line, col)
+}
+
+/// "name = value" for each variable DAP shows in the frame's Arguments and Locals.
+fn dap_values(dap: &mut DapClient, frame: i64) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for scope in ["Arguments", "Locals"] {
+        for v in dap.scope_vars(frame, scope) {
+            out.insert(format!(
+                "{} = {}",
+                v["name"].as_str().unwrap(),
+                v["value"].as_str().unwrap()
+            ));
+        }
+    }
+    out
+}
+
+fn parent_pid(pid: i64) -> i64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn inline_values_and_hovers_follow_the_bridged_debugger() {
+    let fx = Fixture::new("e2e");
+    let src = fx.source();
+    let uri = fx.uri();
+    let mut lsp = Lsp::start(&fx);
+    assert_eq!(
+        fx.sockets().len(),
+        1,
+        "the language server serves one socket"
+    );
+
+    // Lines with code, from DWARF, before any debugging session.
+    let blank = line_of(&src, "LINE_BLANK") as u32;
+    let sum_line = line_of(&src, "LINE_SUM") as u32;
+    let total_line = line_of(&src, "LINE_TOTAL") as u32;
+    let locations = lsp.request(
+        "tandem/breakpointLocations",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let lines: Vec<u64> = locations["result"]["lines"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{locations}"))
+        .iter()
+        .map(|l| l.as_u64().unwrap())
+        .collect();
+    assert!(lines.contains(&u64::from(sum_line - 1)), "{lines:?}");
+    assert!(lines.contains(&u64::from(total_line - 1)), "{lines:?}");
+    assert!(!lines.contains(&u64::from(blank - 1)), "{lines:?}");
+    let ranged = lsp.request(
+        "tandem/breakpointLocations",
+        json!({"textDocument": {"uri": uri}, "range": {"start": {"line": blank - 1, "character": 0}, "end": {"line": sum_line - 1, "character": 0}}}),
+    );
+    assert_eq!(ranged["result"]["lines"], json!([sum_line - 1]), "{ranged}");
+
+    // Nothing is paused: no inline values.
+    assert!(lsp.inline_values(&uri, 0, 40, None).is_empty());
+
+    // `tandem dap` on stdio, started in a subdirectory of the workspace, bridges to the
+    // language server: the program is relative to its working directory.
+    let deep = fx.root.join("src/deep");
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &deep));
+    dap.initialize();
+    dap.ok("launch", json!({"program": "../../live"}));
+    let bps = dap.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": blank}, {"line": total_line}]}),
+    );
+    assert_eq!(bps["breakpoints"][0]["line"], sum_line, "{bps}");
+    dap.ok("configurationDone", json!({}));
+    let stop = dap.event("stopped");
+    let debuggee = dap.debuggee_pid.expect("a process event");
+    assert_eq!(
+        parent_pid(debuggee),
+        i64::from(lsp.peer.pid()),
+        "the debuggee belongs to the language server's process manager"
+    );
+
+    // The moved breakpoint is a hint on the line the user chose.
+    let expected_hint = format!("breakpoint moved to line {sum_line}: no code on line {blank}");
+    lsp.wait_until("the breakpoint hint", |l| {
+        l.diagnostics.iter().any(|d| {
+            d["uri"] == uri
+                && d["diagnostics"].as_array().unwrap().iter().any(|x| {
+                    x["message"] == expected_hint.as_str()
+                        && x["severity"] == 4
+                        && x["range"]["start"]["line"] == blank - 1
+                })
+        })
+    });
+    lsp.wait_until("a refresh after the first stop", |l| l.refreshes() >= 1);
+
+    // Continue to LINE_TOTAL: every local is assigned there.
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let before = lsp.refreshes();
+    dap.ok("continue", json!({"threadId": tid}));
+    let stop = dap.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = dap.frames(tid);
+    assert_eq!(frames[0]["line"], total_line, "{frames:#?}");
+    let frame = frames[0]["id"].as_i64().unwrap();
+    let shown = dap_values(&mut dap, frame);
+    for name in ["factor = 5", "sx = 15", "sy = 20", "sum = 35"] {
+        assert!(shown.contains(name), "{shown:?}");
+    }
+    lsp.wait_until("refreshes for the continue and the stop", |l| {
+        l.refreshes() >= before + 2
+    });
+
+    // Inline values over the function: the same strings DAP shows.
+    let (scale_line, _) = at(&src, "int scale(", "scale");
+    let values = lsp.inline_values(&uri, scale_line, scale_line + 10, Some(total_line - 1));
+    let texts: BTreeSet<String> = values
+        .iter()
+        .map(|v| v["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, shown, "{values:#?}");
+    // Each value sits on an occurrence of its variable, never before its declaration nor
+    // after the stopped line.
+    let text = std::fs::read_to_string(&src).unwrap();
+    let lines_of: Vec<&str> = text.lines().collect();
+    for v in &values {
+        let line = v["range"]["start"]["line"].as_u64().unwrap() as usize;
+        let start = v["range"]["start"]["character"].as_u64().unwrap() as usize;
+        let end = v["range"]["end"]["character"].as_u64().unwrap() as usize;
+        let name = v["text"].as_str().unwrap().split(" = ").next().unwrap();
+        assert_eq!(&lines_of[line][start..end], name, "{v}");
+        assert!(line < total_line as usize, "{v}");
+        if name == "sum" {
+            assert!(
+                line + 1 >= sum_line as usize,
+                "sum before its declaration: {v}"
+            );
+        }
+    }
+    let sum_on_total = values.iter().any(|v| {
+        v["range"]["start"]["line"] == total_line - 1
+            && v["text"].as_str().unwrap().starts_with("sum = ")
+    });
+    assert!(sum_on_total, "{values:#?}");
+
+    // Hover on a local and on a member: the same values.
+    let (line, col) = at(&src, "LINE_TOTAL", "sum");
+    let hover = lsp.hover(&uri, line, col);
+    let sum_value = shown.iter().find(|s| s.starts_with("sum = ")).unwrap();
+    assert!(hover.contains("local variable"), "{hover}");
+    assert!(hover.contains(sum_value.as_str()), "{hover}");
+    let (line, col) = at(&src, "int sx = p.x", "x *");
+    let hover = lsp.hover(&uri, line, col);
+    let px = dap.evaluate(frame, "p.x");
+    assert!(
+        hover.contains(&format!("p.x = {}", px["result"].as_str().unwrap())),
+        "{hover}"
+    );
+
+    let (line, col) = at(&src, "LINE_TOTAL", "total");
+    let hover = lsp.hover(&uri, line, col);
+    let total = dap.evaluate(frame, "total");
+    assert!(hover.contains("global variable"), "{hover}");
+    assert!(
+        hover.contains(&format!("total = {}", total["result"].as_str().unwrap())),
+        "{hover}"
+    );
+
+    // Continue to the end: values vanish, and the client is told to refresh.
+    let before = lsp.refreshes();
+    dap.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": []}),
+    );
+    dap.ok("continue", json!({"threadId": tid}));
+    let exited = dap.event("exited");
+    assert_eq!(exited["body"]["exitCode"], 0);
+    dap.event("terminated");
+    lsp.wait_until("refreshes for the continue and the end", |l| {
+        l.refreshes() >= before + 2
+    });
+    assert!(lsp
+        .inline_values(&uri, scale_line, scale_line + 10, None)
+        .is_empty());
+    let (line, col) = at(&src, "LINE_TOTAL", "sum");
+    let hover = lsp.hover(&uri, line, col);
+    assert!(hover.contains("local variable"), "{hover}");
+    assert!(!hover.contains("live value"), "{hover}");
+    // The hints went with the session.
+    lsp.wait_until("the hints to clear", |l| {
+        l.diagnostics
+            .iter()
+            .rev()
+            .find(|d| d["uri"] == uri)
+            .is_some_and(|d| d["diagnostics"].as_array().unwrap().is_empty())
+    });
+
+    // The bridged adapter ends as a standalone one would: 0 after disconnect.
+    dap.finish();
+    lsp.finish();
+    assert!(fx.sockets().is_empty(), "the socket is removed at exit");
+}
+
+#[test]
+fn without_a_language_server_dap_runs_standalone_and_connect_is_explicit() {
+    let fx = Fixture::new("alone");
+    // No `tandem lsp`: the adapter serves the session itself.
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
+    dap.initialize();
+    dap.ok("launch", json!({"program": "live"}));
+    dap.ok("configurationDone", json!({}));
+    dap.event("exited");
+    assert!(dap.debuggee_pid.is_some(), "the program ran");
+    assert!(fx.sockets().is_empty());
+    dap.finish();
+
+    // A language server whose client names no workspace root opens no socket.
+    let mut rootless = fx.spawn(Protocol::Lsp, &[], &fx.root);
+    rootless.lsp_initialize(json!({}));
+    let r = rootless.lsp_request("shutdown", Value::Null);
+    assert!(r.get("error").is_none(), "{r}");
+    assert!(fx.sockets().is_empty(), "{:?}", fx.sockets());
+    rootless.lsp_notify("exit", Value::Null);
+    assert_eq!(rootless.wait_exit(PATIENCE).code(), Some(0));
+
+    // `--connect` to a socket nobody serves fails clearly instead of running standalone.
+    let missing = fx.runtime.join("nobody.sock");
+    let mut peer = fx.spawn(
+        Protocol::Dap,
+        &["--connect", missing.to_str().unwrap()],
+        &fx.root,
+    );
+    let status = peer.wait_exit(PATIENCE);
+    assert_eq!(status.code(), Some(2));
+    // stderr is read by a thread of its own: give it the time to see the end.
+    let said = support::dap::wait_until(PATIENCE, || peer.stderr().contains("cannot connect"));
+    assert!(said, "{}", peer.stderr());
+
+    // With a language server, `--connect SOCKET` reaches it from anywhere.
+    let lsp = Lsp::start(&fx);
+    let socket = fx.sockets().pop().expect("a socket");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "socket mode {mode:o}");
+    let dir_mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(socket.parent().unwrap())
+            .unwrap()
+            .permissions(),
+    );
+    assert_eq!(dir_mode & 0o777, 0o700, "directory mode {dir_mode:o}");
+    let elsewhere = std::env::temp_dir();
+    let mut dap = DapClient::with_peer(fx.spawn(
+        Protocol::Dap,
+        &["--connect", socket.to_str().unwrap()],
+        &elsewhere,
+    ));
+    dap.initialize();
+    dap.ok(
+        "launch",
+        json!({"program": fx.root.join("live"), "stopOnEntry": true}),
+    );
+    dap.ok("configurationDone", json!({}));
+    dap.event("stopped");
+    let debuggee = dap.debuggee_pid.unwrap();
+    assert_eq!(parent_pid(debuggee), i64::from(lsp.peer.pid()));
+    dap.finish();
+    // `--standalone` ignores the language server.
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &["--standalone"], &fx.root));
+    dap.initialize();
+    dap.ok("launch", json!({"program": "live", "stopOnEntry": true}));
+    dap.ok("configurationDone", json!({}));
+    dap.event("stopped");
+    let debuggee = dap.debuggee_pid.unwrap();
+    assert_eq!(parent_pid(debuggee), i64::from(dap.peer.pid()));
+    dap.finish();
+    lsp.finish();
+}
