@@ -518,8 +518,8 @@ fn pid_of(c: &mut DapClient) -> i64 {
 #[test]
 fn attach_by_pid_then_detach_leaves_it_running() {
     let program = dap::build("c/dap_attach.c", "gcc", &["-g", "-O0"]);
-    let mut child = std::process::Command::new(&program).spawn().unwrap();
-    let pid = i64::from(child.id());
+    let mut child = dap::KillOnDrop::spawn(&program);
+    let pid = child.pid();
     let src = sample_path("c/dap_attach.c");
     let mut c = DapClient::new();
     c.initialize();
@@ -548,11 +548,9 @@ fn attach_by_pid_then_detach_leaves_it_running() {
     std::thread::sleep(Duration::from_millis(100));
     assert!(dap::alive(pid));
     assert!(
-        child.try_wait().unwrap().is_none(),
+        child.0.try_wait().unwrap().is_none(),
         "the attached program died"
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 #[test]
@@ -561,27 +559,25 @@ fn attach_by_name_lists_candidates_when_ambiguous() {
     let dir = tempdir();
     let unique = dir.join("tandem-attach-by-name");
     std::fs::copy(&program, &unique).unwrap();
-    let mut a = std::process::Command::new(&unique).spawn().unwrap();
+    let mut a = dap::KillOnDrop::spawn(&unique);
     let mut c = DapClient::new();
     c.initialize();
     c.ok("attach", json!({"program": "tandem-attach-by-name"}));
     c.ok("configurationDone", json!({}));
-    c.ok("pause", json!({"threadId": a.id()}));
+    c.ok("pause", json!({"threadId": a.pid()}));
     assert_eq!(c.event("stopped")["body"]["reason"], "pause");
     c.finish();
-    let mut b = std::process::Command::new(&unique).spawn().unwrap();
+    let mut b = dap::KillOnDrop::spawn(&unique);
     let mut c = DapClient::new();
     c.initialize();
     let m = c.err("attach", json!({"program": "tandem-attach-by-name"}));
     assert!(
-        m.contains(&a.id().to_string()) && m.contains(&b.id().to_string()),
+        m.contains(&a.pid().to_string()) && m.contains(&b.pid().to_string()),
         "{m}"
     );
     c.finish();
     for p in [&mut a, &mut b] {
-        assert!(p.try_wait().unwrap().is_none());
-        p.kill().unwrap();
-        p.wait().unwrap();
+        assert!(p.0.try_wait().unwrap().is_none());
     }
 }
 
@@ -655,5 +651,582 @@ fn a_refused_terminal_falls_back_to_the_console() {
         "{:?}",
         c.output
     );
+    c.finish();
+}
+
+fn fault_sample() -> std::path::PathBuf {
+    dap::build("c/eng_fault.c", "gcc", &["-g", "-O0"])
+}
+
+#[test]
+fn a_crash_stops_with_the_signal_and_its_fault_address() {
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("launch", json!({"program": fault_sample()}));
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "exception", "{stop}");
+    assert_eq!(stop["body"]["text"], "SIGSEGV");
+    let description = stop["body"]["description"].as_str().unwrap();
+    assert!(description.contains("0x0"), "{description}");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "deref");
+    let info = c.ok("exceptionInfo", json!({"threadId": tid}));
+    assert_eq!(info["exceptionId"], "SIGSEGV");
+    assert!(info["description"].as_str().unwrap().contains("0x0"));
+    // Continuing delivers the signal: the program dies of it.
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 128 + 11);
+    c.event("terminated");
+    c.finish();
+}
+
+#[test]
+fn signal_filters_choose_what_stops() {
+    // abort() with the SIGABRT filter off: no stop, the program dies of it.
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": fault_sample(), "args": ["abort"]}),
+    );
+    c.ok("setExceptionBreakpoints", json!({"filters": ["SIGSEGV"]}));
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 128 + 6);
+    c.finish();
+    // With the default filters it stops, reason exception.
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": fault_sample(), "args": ["abort"]}),
+    );
+    c.ok(
+        "setExceptionBreakpoints",
+        json!({"filters": ["SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT"]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["text"], "SIGABRT", "{stop}");
+    c.finish();
+}
+
+#[test]
+fn a_data_breakpoint_stops_where_the_value_changes() {
+    let mut c = DapClient::new();
+    let (tid, frames) = stop_at(&mut c, "LINE_CALL_DEPTH");
+    let info = c.ok(
+        "dataBreakpointInfo",
+        json!({"name": "counter", "frameId": frame_id(&frames[0])}),
+    );
+    let data_id = info["dataId"].as_str().unwrap().to_string();
+    assert!(
+        info["description"].as_str().unwrap().contains("counter"),
+        "{info}"
+    );
+    assert!(info["accessTypes"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("write")));
+    let before = c.evaluate(frame_id(&frames[0]), "counter")["result"]
+        .as_str()
+        .unwrap()
+        .parse::<i64>()
+        .unwrap();
+    let body = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": data_id, "accessType": "write"}]}),
+    );
+    let id = body["breakpoints"][0]["id"].clone();
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    // Something that is not an lvalue cannot be watched.
+    let none = c.ok(
+        "dataBreakpointInfo",
+        json!({"name": "counter + 1", "frameId": frame_id(&frames[0])}),
+    );
+    assert!(none["dataId"].is_null(), "{none}");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source()}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": tid}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "data breakpoint", "{stop}");
+    assert_eq!(stop["body"]["hitBreakpointIds"], json!([id]));
+    let description = stop["body"]["description"].as_str().unwrap();
+    assert!(
+        description.contains(&format!("{before}"))
+            && description.contains(&format!("{}", before + 1)),
+        "{description}"
+    );
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "depth");
+    c.ok("setDataBreakpoints", json!({"breakpoints": []}));
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 3);
+    c.finish();
+}
+
+#[test]
+fn disassembly_at_each_frame_lines_up_with_the_pc() {
+    let mut c = DapClient::new();
+    let (_tid, frames) = stop_at(&mut c, "LINE_ADD");
+    let src = source();
+    for f in frames.iter().take(2) {
+        let pc = f["instructionPointerReference"].as_str().unwrap();
+        let body = c.ok(
+            "disassemble",
+            json!({"memoryReference": pc, "instructionOffset": -4, "instructionCount": 10, "resolveSymbols": true}),
+        );
+        let ins = body["instructions"].as_array().unwrap();
+        assert_eq!(ins.len(), 10, "{body}");
+        let pc_num = u64::from_str_radix(pc.trim_start_matches("0x"), 16).unwrap();
+        let at = ins
+            .iter()
+            .position(|i| {
+                u64::from_str_radix(i["address"].as_str().unwrap().trim_start_matches("0x"), 16)
+                    .unwrap()
+                    == pc_num
+            })
+            .unwrap_or_else(|| panic!("pc {pc} not among {ins:#?}"));
+        assert_eq!(at, 4, "{ins:#?}");
+        let name = f["name"].as_str().unwrap();
+        assert!(
+            ins[at]["symbol"].as_str().unwrap().starts_with(name),
+            "{:#?}",
+            ins[at]
+        );
+        // Addresses increase by each instruction's length, and every instruction has
+        // bytes and text.
+        let addr = |i: &Value| {
+            u64::from_str_radix(i["address"].as_str().unwrap().trim_start_matches("0x"), 16)
+                .unwrap()
+        };
+        for w in ins.windows(2) {
+            let len = w[0]["instructionBytes"]
+                .as_str()
+                .unwrap()
+                .split(' ')
+                .count() as u64;
+            assert_eq!(addr(&w[0]) + len, addr(&w[1]), "{w:#?}");
+        }
+        assert!(ins
+            .iter()
+            .all(|i| !i["instruction"].as_str().unwrap().is_empty()));
+        // The source location is given on the first instruction.
+        assert_eq!(ins[0]["location"]["path"], json!(src));
+    }
+    c.finish();
+}
+
+#[test]
+fn completions_sources_modules_and_breakpoint_locations() {
+    let mut c = DapClient::new();
+    let (_tid, frames) = stop_at(&mut c, "LINE_CALL_DEPTH");
+    let f0 = frame_id(&frames[0]);
+    let body = c.ok(
+        "completions",
+        json!({"frameId": f0, "text": "o.i", "column": 4}),
+    );
+    let labels: Vec<&str> = body["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert!(
+        labels.contains(&"id") && labels.contains(&"in"),
+        "{labels:?}"
+    );
+    let body = c.ok(
+        "completions",
+        json!({"frameId": f0, "text": "dep", "column": 4}),
+    );
+    assert!(body["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["label"] == "depth"));
+    let sources = c.ok("loadedSources", json!({}));
+    assert!(sources["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["path"] == json!(source())));
+    let modules = c.ok("modules", json!({}));
+    let list = modules["modules"].as_array().unwrap();
+    assert!(
+        list.iter().any(|m| m["path"] == json!(dap_sample())),
+        "{modules}"
+    );
+    assert!(list
+        .iter()
+        .any(|m| m["name"].as_str().unwrap().starts_with("libc")));
+    let add = line_of(&source(), "LINE_ADD");
+    let body = c.ok(
+        "breakpointLocations",
+        json!({"source": {"path": source()}, "line": add - 2, "endLine": add + 2}),
+    );
+    let lines: Vec<i64> = body["breakpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["line"].as_i64().unwrap())
+        .collect();
+    assert!(lines.contains(&add), "{lines:?}");
+    assert!(
+        !lines.contains(&(add - 2)),
+        "a blank line has no code: {lines:?}"
+    );
+    c.finish();
+}
+
+#[test]
+fn a_queued_request_can_be_cancelled() {
+    let mut c = DapClient::new();
+    let (_tid, frames) = stop_at(&mut c, "LINE_CALL_DEPTH");
+    let pc = frames[0]["instructionPointerReference"].clone();
+    let scopes = c.ok("scopes", json!({"frameId": frame_id(&frames[0])}));
+    let locals = scopes["scopes"][0]["variablesReference"].clone();
+    // A slow request first, so the next two are queued behind it when it ends.
+    let slow = c.send_request(
+        "disassemble",
+        json!({"memoryReference": pc, "instructionCount": 20000}),
+    );
+    let victim = c.send_request("variables", json!({"variablesReference": locals}));
+    let cancel = c.send_request("cancel", json!({"requestId": victim}));
+    assert_eq!(c.response_to(slow)["success"], true);
+    let r = c.response_to(victim);
+    assert_eq!(r["success"], false, "{r}");
+    assert_eq!(r["message"], "cancelled");
+    assert_eq!(c.response_to(cancel)["success"], true);
+    // The session goes on.
+    assert!(!c.scope_vars(frame_id(&frames[0]), "Locals").is_empty());
+    c.finish();
+}
+
+#[test]
+fn breakpoints_set_before_launch_are_pending_then_resolved() {
+    let mut c = DapClient::new();
+    let src = source();
+    let add = line_of(&src, "LINE_ADD");
+    c.initialize();
+    // VS Code's order: configuration may reach the adapter before the launch request.
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": add}]}),
+    );
+    let bp = body["breakpoints"][0].clone();
+    assert_eq!(bp["verified"], false);
+    c.ok("launch", launch_args());
+    let changed = c.event("breakpoint");
+    assert_eq!(changed["body"]["reason"], "changed");
+    assert_eq!(changed["body"]["breakpoint"]["id"], bp["id"]);
+    assert_eq!(changed["body"]["breakpoint"]["verified"], true);
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["hitBreakpointIds"], json!([bp["id"]]));
+    c.finish();
+}
+
+#[test]
+fn restart_runs_the_program_again_with_its_breakpoints() {
+    let mut c = DapClient::new();
+    let src = source();
+    let stop = c.launch_to_stop(launch_args(), &src, &[line_of(&src, "LINE_ADD")]);
+    let first_pid = c.debuggee_pid.unwrap();
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let _ = tid;
+    c.ok("restart", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "breakpoint");
+    let second_pid = c.debuggee_pid.unwrap();
+    assert_ne!(first_pid, second_pid);
+    assert!(dap::wait_until(Duration::from_secs(5), || !dap::alive(
+        first_pid
+    )));
+    c.finish();
+}
+
+#[test]
+fn errors_for_bad_ids_and_requests_without_a_program() {
+    let mut c = DapClient::new();
+    c.initialize();
+    // Nothing launched yet.
+    for (cmd, args) in [
+        ("stackTrace", json!({"threadId": 1})),
+        ("evaluate", json!({"expression": "1"})),
+        ("continue", json!({"threadId": 1})),
+        (
+            "readMemory",
+            json!({"memoryReference": "0x1000", "count": 4}),
+        ),
+    ] {
+        c.err(cmd, args);
+    }
+    assert_eq!(c.ok("threads", json!({}))["threads"], json!([]));
+    let src = source();
+    let stop = c.launch_to_stop_after_init(launch_args(), &src, &[line_of(&src, "LINE_ADD")]);
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    let scopes = c.ok("scopes", json!({"frameId": frame_id(&frames[0])}));
+    let locals = scopes["scopes"][0]["variablesReference"].clone();
+    // Wrong types, missing arguments, unknown ids.
+    c.err("stackTrace", json!({"threadId": "one"}));
+    c.err("stackTrace", json!({}));
+    c.err("stackTrace", json!({"threadId": 999999}));
+    c.err("scopes", json!({"frameId": 123456789}));
+    c.err("variables", json!({"variablesReference": 987654}));
+    c.err("next", json!({"threadId": -4}));
+    c.err(
+        "evaluate",
+        json!({"expression": "1 +", "frameId": frame_id(&frames[0])}),
+    );
+    // A reference from before the last continue is stale.
+    c.ok("next", json!({"threadId": tid}));
+    c.event("stopped");
+    c.err("variables", json!({"variablesReference": locals}));
+    // And the session still works.
+    assert_eq!(c.frames(tid)[0]["name"], "add");
+    c.finish();
+}
+
+#[test]
+fn requests_while_running_are_answered_at_once() {
+    let program = dap::build("c/dap_attach.c", "gcc", &["-g", "-O0"]);
+    let src = sample_path("c/dap_attach.c");
+    let mut c = DapClient::new();
+    c.initialize_with(json!({"supportsProgressReporting": true}));
+    c.ok("launch", json!({"program": program}));
+    c.ok("configurationDone", json!({}));
+    // Running: threads and breakpoints are served without a stop.
+    let threads = c.ok("threads", json!({}));
+    let tid = threads["threads"][0]["id"].as_i64().unwrap();
+    c.err("stackTrace", json!({"threadId": tid}));
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": line_of(&src, "LINE_TICK")}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true);
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "breakpoint");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": tid}));
+    c.ok("pause", json!({"threadId": tid}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "pause");
+    // Pausing a stopped program is not an error.
+    c.ok("pause", json!({"threadId": tid}));
+    c.finish();
+}
+
+#[test]
+fn launch_reports_progress_process_modules_and_threads() {
+    let mut c = DapClient::new();
+    c.initialize_with(json!({"supportsProgressReporting": true}));
+    let src = source();
+    c.ok("launch", launch_args());
+    let events = c.drain_events(Duration::from_millis(200));
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or(""))
+        .collect();
+    for want in [
+        "progressStart",
+        "progressEnd",
+        "process",
+        "module",
+        "thread",
+    ] {
+        assert!(names.contains(&want), "no {want} event in {names:?}");
+    }
+    let process = events.iter().find(|e| e["event"] == "process").unwrap();
+    assert_eq!(process["body"]["startMethod"], "launch");
+    assert!(events
+        .iter()
+        .any(|e| e["event"] == "module" && e["body"]["module"]["path"] == json!(dap_sample())));
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": line_of(&src, "LINE_WORKER")}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    // The worker thread's start was announced before it stopped.
+    let _ = stop;
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": stop["body"]["threadId"]}));
+    c.event("exited");
+    let _ = c.drain_events(Duration::from_millis(50));
+    c.finish();
+}
+
+#[test]
+fn thread_events_announce_the_worker() {
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("launch", launch_args());
+    c.ok("configurationDone", json!({}));
+    let started = c.event("thread");
+    let mut seen = vec![started];
+    while let Some(e) = c.event_within("thread", Duration::from_secs(10)) {
+        seen.push(e);
+        if seen.iter().any(|e| e["body"]["reason"] == "exited") {
+            break;
+        }
+    }
+    assert!(
+        seen.iter().any(|e| e["body"]["reason"] == "started"),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter().any(|e| e["body"]["reason"] == "exited"),
+        "{seen:#?}"
+    );
+    c.finish();
+}
+
+#[test]
+fn an_instruction_breakpoint_stops_with_its_reason() {
+    let mut c = DapClient::new();
+    let (tid, frames) = stop_at(&mut c, "LINE_CALL_DEPTH");
+    let _ = frames;
+    // Step into depth(20): its pc after the prologue is where depth(19) will come too.
+    c.ok("stepIn", json!({"threadId": tid}));
+    c.event("stopped");
+    let addr = c.frames(tid)[0]["instructionPointerReference"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let body = c.ok(
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": addr}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source()}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": tid}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "instruction breakpoint", "{stop}");
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "depth");
+    assert_eq!(f[0]["instructionPointerReference"], json!(addr));
+    assert_eq!(c.evaluate(frame_id(&f[0]), "n")["result"], "19");
+    c.finish();
+}
+
+#[test]
+fn attach_wait_for_and_suspend_on_disconnect() {
+    let program = dap::build("c/dap_attach.c", "gcc", &["-g", "-O0"]);
+    let dir = tempdir();
+    let unique = dir.join("tandem-wait-for-me");
+    std::fs::copy(&program, &unique).unwrap();
+    let mut c = DapClient::new();
+    c.initialize();
+    let seq = c.send_request(
+        "attach",
+        json!({"program": "tandem-wait-for-me", "waitFor": true, "timeout": 20}),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    let mut child = dap::KillOnDrop::spawn(&unique);
+    let r = c.response_to(seq);
+    assert_eq!(r["success"], true, "{r}");
+    c.event("process");
+    assert_eq!(c.debuggee_pid, Some(child.pid()));
+    c.ok("configurationDone", json!({}));
+    let r = c.request(
+        "disconnect",
+        json!({"terminateDebuggee": false, "suspendDebuggee": true}),
+    );
+    assert_eq!(r["success"], true);
+    let pid = child.pid();
+    // Detached and stopped: state T, no tracer; SIGCONT lets it run on.
+    let state = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap()
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .trim()
+            .chars()
+            .next()
+            .unwrap()
+    };
+    assert!(dap::wait_until(Duration::from_secs(5), || state() == 'T'
+        && dap::tracer_of(pid) == 0));
+    unsafe_kill(pid as i32, 18);
+    assert!(dap::wait_until(Duration::from_secs(5), || state() != 'T'));
+    assert!(child.0.try_wait().unwrap().is_none());
+    c.peer.wait_exit(Duration::from_secs(10));
+}
+
+fn unsafe_kill(pid: i32, sig: i32) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn rust_values_and_panics_through_dap() {
+    let program = dap::build("rust/val_rust.rs", "rustc", &["-g", "-Copt-level=0"]);
+    let src = sample_path("rust/val_rust.rs");
+    let mut c = DapClient::new();
+    let stop = c.launch_to_stop(
+        json!({"program": program}),
+        &src,
+        &[line_of(&src, "// break here")],
+    );
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "val_rust::inspect");
+    let locals = c.scope_vars(frame_id(&f[0]), "Locals");
+    assert_eq!(var(&locals, "some")["value"], "Some(5)");
+    assert_eq!(var(&locals, "ch")["value"], "'a'");
+    let words = var(&locals, "words").clone();
+    assert_eq!(words["indexedVariables"], 2, "{words}");
+    let page = c.ok(
+        "variables",
+        json!({"variablesReference": words["variablesReference"], "start": 1, "count": 1}),
+    );
+    assert_eq!(page["variables"][0]["name"], "[1]");
+    assert_eq!(page["variables"][0]["value"], "\"two\"");
+    assert_eq!(c.evaluate(frame_id(&f[0]), "words[1].len()")["result"], "3");
+    c.finish();
+
+    // A panic stops with the "Rust panic" filter (on by default) and says what it was.
+    let program = dap::build("rust/val_panic.rs", "rustc", &["-g", "-Copt-level=0"]);
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("launch", json!({"program": program}));
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["reason"], "exception", "{stop}");
+    assert_eq!(stop["body"]["text"], "panic");
+    assert!(
+        stop["body"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("boom"),
+        "{stop}"
+    );
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let info = c.ok("exceptionInfo", json!({"threadId": tid}));
+    assert_eq!(info["exceptionId"], "rust-panic");
+    assert!(info["description"].as_str().unwrap().contains("boom"));
+    // Without the filter the program runs to its end (the second panic is fatal: 101).
+    c.ok("setExceptionBreakpoints", json!({"filters": []}));
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 101);
     c.finish();
 }

@@ -83,8 +83,13 @@ pub struct DapClient {
 
 impl DapClient {
     pub fn new() -> DapClient {
+        DapClient::with_peer(Peer::dap())
+    }
+
+    /// A client of a `tandem dap` started some other way (a working directory, options).
+    pub fn with_peer(peer: Peer) -> DapClient {
         DapClient {
-            peer: Peer::dap(),
+            peer,
             events: VecDeque::new(),
             output: Vec::new(),
             debuggee_pid: None,
@@ -249,6 +254,16 @@ impl DapClient {
     /// stopped event (or panics when the program exits first).
     pub fn launch_to_stop(&mut self, launch: Value, source: &Path, lines: &[i64]) -> Value {
         self.initialize();
+        self.launch_to_stop_after_init(launch, source, lines)
+    }
+
+    /// launch → the given breakpoints → configurationDone, after initialize.
+    pub fn launch_to_stop_after_init(
+        &mut self,
+        launch: Value,
+        source: &Path,
+        lines: &[i64],
+    ) -> Value {
         self.ok("launch", launch);
         if !lines.is_empty() {
             let bps: Vec<Value> = lines.iter().map(|l| json!({"line": l})).collect();
@@ -316,11 +331,7 @@ pub fn var<'a>(vars: &'a [Value], name: &str) -> &'a Value {
 pub fn alive(pid: i64) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| {
-            s.rsplit(')')
-                .next()
-                .map(|r| r.trim().chars().next() != Some('Z'))
-        })
+        .and_then(|s| s.rsplit(')').next().map(|r| !r.trim().starts_with('Z')))
         .unwrap_or(false)
 }
 
@@ -346,4 +357,31 @@ pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(10));
     }
     f()
+}
+
+/// A child process killed and reaped when the test ends, passing or not (a leftover would
+/// keep the test runner's output pipe open).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl KillOnDrop {
+    pub fn spawn(program: &Path) -> KillOnDrop {
+        KillOnDrop(
+            Command::new(program)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    pub fn pid(&self) -> i64 {
+        i64::from(self.0.id())
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -72,6 +72,7 @@ pub struct Debugger {
     source_bps: BTreeMap<PathBuf, (Source, Vec<types::SourceBreakpoint>)>,
     function_bps: Vec<types::FunctionBreakpoint>,
     instruction_bps: Vec<types::InstructionBreakpoint>,
+    data_bps: Vec<types::DataBreakpoint>,
     signal_filters: Option<Vec<String>>,
     launch_args: Option<LaunchArguments>,
     progress: u64,
@@ -103,6 +104,7 @@ impl Debugger {
             source_bps: BTreeMap::new(),
             function_bps: Vec::new(),
             instruction_bps: Vec::new(),
+            data_bps: Vec::new(),
             signal_filters: None,
             launch_args: None,
             progress: 0,
@@ -501,6 +503,7 @@ impl Debugger {
     }
 
     pub(crate) fn on_debuggee_event(&mut self, ev: SessionEvent, output_rx: &Receiver<Chunk>) {
+        tracing::debug!(?ev, "debuggee event");
         match ev {
             SessionEvent::Stopped(stop) => self.on_stop(stop),
             SessionEvent::Output(text) => self.out.event(
@@ -582,7 +585,7 @@ impl Debugger {
                 let mut reason = "breakpoint";
                 let mut dap_ids = Vec::new();
                 for id in ids {
-                    if let Some((dap_id, key)) = self.ids.from_engine(*id) {
+                    if let Some((dap_id, key)) = self.ids.of_engine(*id) {
                         dap_ids.push(dap_id.0);
                         if reason == "breakpoint" {
                             reason = key.stop_reason();
@@ -592,15 +595,37 @@ impl Debugger {
                 body["hitBreakpointIds"] = json!(dap_ids);
                 (reason, None)
             }
+            StopCause::DataBreakpoint(ids) => {
+                let dap_ids: Vec<i64> = ids
+                    .iter()
+                    .filter_map(|id| self.ids.of_engine(*id).map(|(d, _)| d.0))
+                    .collect();
+                body["hitBreakpointIds"] = json!(dap_ids);
+                ("data breakpoint", stop.description.clone())
+            }
+            StopCause::Exception { kind, message } => {
+                let (text, what) = match kind {
+                    engine::ExceptionStop::RustPanic => ("panic", "Rust panic"),
+                    engine::ExceptionStop::CppThrow => ("throw", "C++ exception thrown"),
+                    engine::ExceptionStop::CppCatch => ("catch", "C++ exception caught"),
+                    _ => ("exception", "exception"),
+                };
+                body["text"] = json!(text);
+                (
+                    "exception",
+                    Some(match stop.description.clone().or_else(|| message.clone()) {
+                        Some(m) => format!("{what}: {m}"),
+                        None => what.to_string(),
+                    }),
+                )
+            }
             StopCause::Signal(signo) => {
                 body["text"] = json!(signal_name(*signo));
                 (
                     "exception",
-                    Some(format!(
-                        "{} ({})",
-                        signal_name(*signo),
-                        signal_description(*signo)
-                    )),
+                    Some(stop.description.clone().unwrap_or_else(|| {
+                        format!("{} ({})", signal_name(*signo), signal_description(*signo))
+                    })),
                 )
             }
             _ => ("pause", None),
@@ -659,7 +684,7 @@ impl Debugger {
     // -------------------------------------------------------------- breakpoints
 
     fn breakpoint_from_status(&mut self, status: &engine::BreakpointStatus) -> Option<Breakpoint> {
-        let (id, key) = self.ids.from_engine(status.id)?.clone();
+        let (id, key) = self.ids.of_engine(status.id)?.clone();
         let (source, line) = match &key {
             BreakpointKey::Line(file, line) => (
                 self.source_bps
@@ -701,6 +726,14 @@ impl Debugger {
             if let Ok(bps) = self.apply_instructions() {
                 changed.extend(bps);
             }
+        }
+        if !self.data_bps.is_empty() {
+            if let Ok(bps) = self.apply_data() {
+                changed.extend(bps);
+            }
+        }
+        if let Err(e) = self.apply_signal_filters() {
+            self.console(format!("cannot set the signal filters: {}", e.0));
         }
         for bp in changed {
             self.after("breakpoint", json!({"reason": "changed", "breakpoint": bp}));
@@ -943,6 +976,7 @@ impl Debugger {
         let known: Vec<&str> = crate::dispatch::SIGNAL_FILTERS
             .iter()
             .map(|(n, ..)| *n)
+            .chain(crate::dispatch::LANGUAGE_FILTERS.iter().map(|(n, ..)| *n))
             .collect();
         let breakpoints = filters
             .iter()
@@ -960,7 +994,354 @@ impl Debugger {
             })
             .collect();
         self.signal_filters = Some(filters);
+        self.apply_signal_filters()?;
         Ok(Some(BreakpointsBody { breakpoints }))
+    }
+
+    /// The signals that stop: the filters set, or the fatal ones by default.
+    fn apply_signal_filters(&mut self) -> Result<(), Failure> {
+        let Some(d) = self.debuggee.as_ref() else {
+            return Ok(());
+        };
+        // Until the client sets filters, the defaults the capabilities announce apply.
+        let defaults: Vec<String> = crate::dispatch::SIGNAL_FILTERS
+            .iter()
+            .filter(|f| f.3)
+            .map(|f| f.0.to_string())
+            .chain(
+                crate::dispatch::LANGUAGE_FILTERS
+                    .iter()
+                    .filter(|f| f.3)
+                    .map(|f| f.0.to_string()),
+            )
+            .collect();
+        let filters = self.signal_filters.as_ref().unwrap_or(&defaults);
+        let signals: Vec<i32> = crate::dispatch::SIGNAL_FILTERS
+            .iter()
+            .filter(|(name, ..)| filters.iter().any(|f| f == name))
+            .map(|(_, signo, ..)| *signo)
+            .collect();
+        d.session.set_signal_stops(&signals).map_err(fail)?;
+        let stops: Vec<engine::ExceptionStop> = filters
+            .iter()
+            .filter_map(|f| match f.as_str() {
+                "rust-panic" => Some(engine::ExceptionStop::RustPanic),
+                "cpp-throw" => Some(engine::ExceptionStop::CppThrow),
+                "cpp-catch" => Some(engine::ExceptionStop::CppCatch),
+                _ => None,
+            })
+            .collect();
+        // Not planted yet (libstdc++ not loaded) is fine: the engine plants them when
+        // the library loads.
+        d.session.set_exception_stops(&stops).map_err(fail)?;
+        Ok(())
+    }
+
+    pub(crate) fn exception_info(
+        &mut self,
+        args: ExceptionInfoArguments,
+    ) -> Result<ExceptionInfoBody, Failure> {
+        let tid = self.thread(args.thread_id)?;
+        if let Some(e) = self.debuggee()?.session.last_exception(tid) {
+            let id = match e.kind {
+                engine::ExceptionStop::RustPanic => "rust-panic",
+                engine::ExceptionStop::CppThrow => "cpp-throw",
+                _ => "cpp-catch",
+            };
+            let description = match (&e.type_name, &e.message) {
+                (Some(t), Some(m)) => format!("{t}: {m}"),
+                (Some(t), None) => t.clone(),
+                (None, Some(m)) => m.clone(),
+                (None, None) => id.to_string(),
+            };
+            return Ok(ExceptionInfoBody {
+                exception_id: id.into(),
+                description: Some(description),
+                break_mode: "always".into(),
+                details: Some(ExceptionDetails {
+                    message: e.message,
+                    type_name: e.type_name,
+                    evaluate_name: None,
+                    stack_trace: None,
+                }),
+            });
+        }
+        let info = self
+            .debuggee()?
+            .session
+            .exception_info(tid)
+            .ok_or_else(|| {
+                Failure(format!(
+                    "thread {} did not stop for a signal",
+                    args.thread_id
+                ))
+            })?;
+        Ok(ExceptionInfoBody {
+            exception_id: info.name.clone(),
+            description: Some(info.description.clone()),
+            break_mode: "always".into(),
+            details: Some(ExceptionDetails {
+                message: Some(info.description),
+                type_name: Some(info.name),
+                evaluate_name: None,
+                stack_trace: None,
+            }),
+        })
+    }
+
+    // -------------------------------------------------------------- data breakpoints
+
+    pub(crate) fn data_breakpoint_info(
+        &mut self,
+        args: DataBreakpointInfoArguments,
+    ) -> Result<DataBreakpointInfoBody, Failure> {
+        let unavailable = |why: String| DataBreakpointInfoBody {
+            data_id: None,
+            description: why,
+            access_types: None,
+            can_persist: None,
+        };
+        let Some(d) = self.debuggee.as_ref() else {
+            return Ok(unavailable("no program is being debugged".into()));
+        };
+        let session = d.session.clone();
+        let info = if args.as_address == Some(true) {
+            let Ok(address) = parse_address(&args.name) else {
+                return Ok(unavailable(format!("'{}' is not an address", args.name)));
+            };
+            let size = args.bytes.and_then(|b| u64::try_from(b).ok()).unwrap_or(8);
+            session.data_breakpoint_info_for_address(address, size)
+        } else {
+            let (frame, expression) = match args.variables_reference.filter(|r| *r > 0) {
+                Some(r) => match self.var_handle(r)? {
+                    VarHandle::Scope { frame, kind, .. } => {
+                        match scope_evaluate_name(&args.name, kind) {
+                            Some(e) if kind != ScopeKind::Registers => (Some(frame), e),
+                            _ => {
+                                return Ok(unavailable(format!("'{}' is not in memory", args.name)))
+                            }
+                        }
+                    }
+                    VarHandle::Value {
+                        frame,
+                        evaluate_name: Some(parent),
+                        ..
+                    } => match child_evaluate_name(&parent, &args.name) {
+                        Some(e) => (frame, e),
+                        None => {
+                            return Ok(unavailable(format!("'{}' cannot be watched", args.name)))
+                        }
+                    },
+                    VarHandle::Value { .. } => {
+                        return Ok(unavailable(format!("'{}' cannot be watched", args.name)))
+                    }
+                },
+                None => {
+                    let frame = match args.frame_id {
+                        Some(id) => Some(self.frame(id)?.frame),
+                        None => self.eval_frame(None).ok(),
+                    };
+                    (frame, args.name.clone())
+                }
+            };
+            session.data_breakpoint_info(frame, &expression)
+        };
+        Ok(match info {
+            Ok(info) => DataBreakpointInfoBody {
+                data_id: Some(info.data_id()),
+                description: info.description.clone(),
+                access_types: Some(
+                    info.access_types
+                        .iter()
+                        .map(|a| access_name(*a).to_string())
+                        .collect(),
+                ),
+                can_persist: Some(false),
+            },
+            Err(e) => unavailable(e.to_string()),
+        })
+    }
+
+    pub(crate) fn set_data_breakpoints(
+        &mut self,
+        args: SetDataBreakpointsArguments,
+    ) -> Result<BreakpointsBody, Failure> {
+        self.data_bps = args.breakpoints;
+        Ok(BreakpointsBody {
+            breakpoints: self.apply_data()?,
+        })
+    }
+
+    fn apply_data(&mut self) -> Result<Vec<Breakpoint>, Failure> {
+        let specs = self.data_bps.clone();
+        let mut wanted = Vec::new();
+        for s in &specs {
+            let (address, size) = engine::watch::parse_data_id(&s.data_id).ok_or_else(|| {
+                Failure(format!(
+                    "'{}' is not a data id from dataBreakpointInfo",
+                    s.data_id
+                ))
+            })?;
+            let access = match s.access_type.as_deref() {
+                Some("read") => engine::DataAccess::Read,
+                Some("readWrite") => engine::DataAccess::ReadWrite,
+                None | Some("write") => engine::DataAccess::Write,
+                Some(other) => return Err(format!("unknown access type '{other}'").into()),
+            };
+            wanted.push(engine::DataBreakpoint {
+                address,
+                size,
+                access,
+                condition: s.condition.clone(),
+                hit_condition: s.hit_condition.clone(),
+            });
+        }
+        let keys: Vec<BreakpointKey> = specs
+            .iter()
+            .map(|s| {
+                BreakpointKey::Data(format!(
+                    "{}:{}",
+                    s.data_id,
+                    s.access_type.as_deref().unwrap_or("write")
+                ))
+            })
+            .collect();
+        let Some(d) = self.debuggee.as_ref() else {
+            return Ok(keys
+                .into_iter()
+                .map(|k| self.pending(k, None, None))
+                .collect());
+        };
+        let statuses = d.session.set_data_breakpoints(&wanted).map_err(fail)?;
+        Ok(statuses
+            .iter()
+            .zip(&keys)
+            .map(|(st, key)| {
+                let id = self.ids.bind(st.id, key);
+                Breakpoint {
+                    id: Some(id.0),
+                    verified: st.verified,
+                    message: st.message.clone(),
+                    source: None,
+                    line: None,
+                    instruction_reference: None,
+                    reason: None,
+                }
+            })
+            .collect())
+    }
+
+    // -------------------------------------------------------------- code and sources
+
+    pub(crate) fn disassemble(
+        &mut self,
+        args: DisassembleArguments,
+    ) -> Result<DisassembleBody, Failure> {
+        let base = parse_address(&args.memory_reference)?;
+        let addr = base.wrapping_add_signed(args.offset.unwrap_or(0));
+        let count = usize::try_from(args.instruction_count)
+            .map_err(|_| Failure("instructionCount must not be negative".into()))?;
+        if count > 100_000 {
+            return Err("instructionCount is too large (at most 100000)".into());
+        }
+        let instructions = self
+            .debuggee()?
+            .session
+            .disassemble(addr, args.instruction_offset.unwrap_or(0), count)
+            .map_err(fail)?;
+        let resolve = args.resolve_symbols != Some(false);
+        let mut last_file: Option<PathBuf> = None;
+        let mut out = Vec::with_capacity(instructions.len());
+        for i in instructions {
+            let location = match &i.file {
+                Some(f) if last_file.as_ref() != Some(f) => Some(self.local_source(f)),
+                _ => None,
+            };
+            if i.file.is_some() {
+                last_file = i.file.clone();
+            }
+            out.push(DisassembledInstruction {
+                address: format!("{:#x}", i.address),
+                instruction_bytes: (!i.bytes.is_empty()).then(|| {
+                    i.bytes
+                        .iter()
+                        .map(|b| format!("{b:02x}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }),
+                instruction: if i.invalid { "??".into() } else { i.text },
+                symbol: if resolve { i.symbol } else { None },
+                location,
+                line: i.line.map(|l| self.line_out(i64::from(l.get()))),
+                presentation_hint: i.invalid.then(|| "invalid".to_string()),
+            });
+        }
+        Ok(DisassembleBody { instructions: out })
+    }
+
+    pub(crate) fn completions(
+        &mut self,
+        args: CompletionsArguments,
+    ) -> Result<CompletionsBody, Failure> {
+        let frame = match args.frame_id {
+            Some(id) => Some(self.frame(id)?.frame),
+            None => self.eval_frame(None).ok(),
+        };
+        // The text before the cursor; columns count UTF-16 code units.
+        let column = if self.client.columns_start_at0 {
+            args.column
+        } else {
+            args.column - 1
+        };
+        let units: Vec<u16> = args.text.encode_utf16().collect();
+        let upto = usize::try_from(column.max(0)).unwrap_or(0).min(units.len());
+        let prefix = String::from_utf16_lossy(&units[..upto]);
+        let word: usize = prefix
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .map(char::len_utf16)
+            .sum();
+        let start = upto - word;
+        let items = self.debuggee()?.session.completions(frame, &prefix);
+        Ok(CompletionsBody {
+            targets: items
+                .into_iter()
+                .map(|c| CompletionItem {
+                    label: c.label,
+                    kind: Some(
+                        match c.kind {
+                            engine::CompletionKind::Variable => "variable",
+                            engine::CompletionKind::Function => "function",
+                            engine::CompletionKind::Type => "class",
+                            engine::CompletionKind::Field => "field",
+                        }
+                        .to_string(),
+                    ),
+                    start: Some(if self.client.columns_start_at0 {
+                        start as i64
+                    } else {
+                        start as i64 + 1
+                    }),
+                    length: Some(word as i64),
+                })
+                .collect(),
+        })
+    }
+
+    pub(crate) fn loaded_sources(
+        &mut self,
+        _: Option<NoArguments>,
+    ) -> Result<LoadedSourcesBody, Failure> {
+        let Some(d) = self.debuggee.as_ref() else {
+            return Ok(LoadedSourcesBody {
+                sources: Vec::new(),
+            });
+        };
+        let files = d.session.sources();
+        Ok(LoadedSourcesBody {
+            sources: files.iter().map(|f| self.local_source(f)).collect(),
+        })
     }
 
     pub(crate) fn breakpoint_locations(
@@ -1246,7 +1627,7 @@ impl Debugger {
         frame: Option<FrameId>,
         evaluate_name: Option<String>,
     ) -> Variable {
-        let indexed = is_array(&v.type_name);
+        let indexed = v.indexed;
         let reference = v.children.map_or(0, |c| {
             self.handles
                 .add_var(VarHandle::Value {
@@ -1587,8 +1968,12 @@ fn is_system(path: &Path) -> bool {
         .any(|p| path.starts_with(p))
 }
 
-fn is_array(type_name: &str) -> bool {
-    type_name.trim_end().ends_with(']')
+fn access_name(a: engine::DataAccess) -> &'static str {
+    match a {
+        engine::DataAccess::Read => "read",
+        engine::DataAccess::Write => "write",
+        _ => "readWrite",
+    }
 }
 
 /// An address written as `0x…` (or decimal).

@@ -55,6 +55,28 @@ pub const SIGNAL_FILTERS: &[(&str, i32, &str, bool)] = &[
     ("SIGUSR2", libc::SIGUSR2, "user signal 2", false),
 ];
 
+/// Language exception filters: a Rust panic, a C++ throw or catch stops the program.
+pub const LANGUAGE_FILTERS: &[(&str, &str, &str, bool)] = &[
+    (
+        "rust-panic",
+        "Rust panic",
+        "a panic starts (rust_begin_unwind)",
+        true,
+    ),
+    (
+        "cpp-throw",
+        "C++ throw",
+        "an exception is thrown (__cxa_throw)",
+        false,
+    ),
+    (
+        "cpp-catch",
+        "C++ catch",
+        "an exception is caught (__cxa_begin_catch)",
+        false,
+    ),
+];
+
 pub fn capabilities() -> Capabilities {
     Capabilities {
         supports_configuration_done_request: Some(true),
@@ -92,6 +114,12 @@ pub fn capabilities() -> Capabilities {
         supports_clipboard_context: Some(true),
         supports_stepping_granularity: Some(true),
         supports_instruction_breakpoints: Some(true),
+        supports_exception_info_request: Some(true),
+        supports_data_breakpoints: Some(true),
+        supports_disassemble_request: Some(true),
+        supports_completions_request: Some(true),
+        completion_trigger_characters: Some(vec![".".into(), ">".into()]),
+        supports_loaded_sources_request: Some(true),
         ..Capabilities::default()
     }
 }
@@ -139,6 +167,12 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
         ReadMemory::COMMAND => route!(ReadMemory, read_memory),
         WriteMemory::COMMAND => route!(WriteMemory, write_memory),
         Cancel::COMMAND => route!(Cancel, cancel),
+        ExceptionInfo::COMMAND => route!(ExceptionInfo, exception_info),
+        DataBreakpointInfo::COMMAND => route!(DataBreakpointInfo, data_breakpoint_info),
+        SetDataBreakpoints::COMMAND => route!(SetDataBreakpoints, set_data_breakpoints),
+        Disassemble::COMMAND => route!(Disassemble, disassemble),
+        Completions::COMMAND => route!(Completions, completions),
+        LoadedSources::COMMAND => route!(LoadedSources, loaded_sources),
         command => a
             .out()
             .error(req.seq, command, &format!("unknown command '{command}'")),

@@ -167,7 +167,7 @@ impl BreakpointIds {
         id
     }
 
-    pub fn from_engine(&self, engine: BreakpointId) -> Option<&(DapBreakpointId, BreakpointKey)> {
+    pub fn of_engine(&self, engine: BreakpointId) -> Option<&(DapBreakpointId, BreakpointKey)> {
         self.by_engine.get(&engine)
     }
 

@@ -636,6 +636,21 @@ pub struct ExceptionInfoBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub break_mode: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<ExceptionDetails>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExceptionDetails {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub type_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evaluate_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack_trace: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -717,7 +732,7 @@ pub struct DataBreakpointInfoBody {
     pub can_persist: Option<bool>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DataBreakpoint {
     pub data_id: String,
