@@ -1738,8 +1738,10 @@ fn dl_debug_state(modules: &Modules, info: &target::ProcessInfo) -> Option<u64> 
     let base = info.auxv.interp_base?.0;
     let ld = modules.all().iter().find(|m| m.contains(base))?.clone();
     let binary = ld.binary()?;
+    // By ELF symbol: the dynamic linker's whole symbol index is not needed for one
+    // function, and building it would delay every launch.
     let f = binary
-        .functions_by_name("_dl_debug_state")
+        .functions_by_symbol_name("_dl_debug_state")
         .ok()?
         .into_iter()
         .find_map(|f| f.entry())?;

@@ -52,17 +52,21 @@ pub struct BinaryInfo {
 
 /// An ELF binary and its debug information.
 ///
-/// Opening reads the ELF headers, finds the DWARF sections (decompressing the
-/// compressed ones) and lists the compilation unit headers; everything else (DIEs,
-/// line tables, the symbol index) is parsed on first use and cached. A `Binary` is
+/// Opening maps the file (and its separate debug file) and reads the ELF headers and
+/// the call frame information; the DWARF sections are decompressed and the compilation
+/// unit headers listed on the first question that needs DWARF, and everything else
+/// (DIEs, line tables, the symbol index) is parsed on first use and cached. So a
+/// library whose DWARF nobody asks about (libc, most of the time) costs no
+/// decompression. A `Binary` is
 /// `Send + Sync`; caches are filled at most once even when queried from many threads.
 pub struct Binary {
     pub(crate) path: PathBuf,
     pub(crate) info: BinaryInfo,
     pub(crate) map: Arc<Mmap>,
     pub(crate) debug_map: Option<Arc<Mmap>>,
-    pub(crate) dwarf: gimli::Dwarf<R>,
-    pub(crate) units: Vec<UnitSlot>,
+    endian: RunTimeEndian,
+    /// The DWARF sections and unit headers, loaded on first use.
+    lazy: OnceLock<DwarfData>,
     pub(crate) unit_ranges: OnceLock<Vec<(u64, u64, usize)>>,
     pub(crate) symtab: OnceLock<Vec<ElfSymbol>>,
     pub(crate) function_starts: OnceLock<Vec<u64>>,
@@ -82,7 +86,7 @@ impl std::fmt::Debug for Binary {
         f.debug_struct("Binary")
             .field("path", &self.path)
             .field("info", &self.info)
-            .field("units", &self.units.len())
+            .field("units_loaded", &self.lazy.get().map(|d| d.units.len()))
             .finish_non_exhaustive()
     }
 }
@@ -181,40 +185,9 @@ impl Binary {
             None => None,
         };
         let dwarf_file = debug_file.as_ref().unwrap_or(&file);
-        let dwarf_map = debug_map.as_ref().unwrap_or(&map);
-        let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Bytes> {
-            Ok(section_bytes(dwarf_map, dwarf_file, id.name())?.unwrap_or_else(Bytes::empty))
-        })?;
-        let mut dwarf = sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian));
-        // Units of one binary often share abbreviation tables (rustc emits one per
-        // crate): parse each shared table once.
-        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
-        let mut units = Vec::new();
-        let mut headers = dwarf.units();
-        loop {
-            match headers.next() {
-                Ok(Some(header)) => units.push(UnitSlot::new(header)),
-                Ok(None) => break,
-                Err(e) => {
-                    // Keep the units before the damage: degrade, don't fail.
-                    tracing::warn!("stopping at corrupt unit header: {e}");
-                    break;
-                }
-            }
-        }
-        // DWARF 4 type units live in .debug_types; their ids are placed after every
-        // .debug_info offset (see `UnitSlot::new`), so the list stays sorted.
-        let mut type_headers = dwarf.type_units();
-        loop {
-            match type_headers.next() {
-                Ok(Some(header)) => units.push(UnitSlot::new(header)),
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::warn!("stopping at corrupt type unit header: {e}");
-                    break;
-                }
-            }
-        }
+        let has_dwarf = dwarf_file
+            .section_by_name(".debug_info")
+            .is_some_and(|s| s.kind() != object::SectionKind::UninitializedData && s.size() > 0);
         let cfi =
             crate::unwind::Cfi::load(&map, &file, debug_map.as_ref(), debug_file.as_ref(), endian)?;
         let info = BinaryInfo {
@@ -222,18 +195,18 @@ impl Binary {
             entry: FileAddr(file.entry()),
             build_id,
             debug_file: debug_path,
-            has_dwarf: !units.is_empty(),
+            has_dwarf,
         };
         drop(debug_file);
         drop(file);
-        tracing::debug!(path = %path.display(), units = units.len(), "opened binary");
+        tracing::debug!(path = %path.display(), has_dwarf, "opened binary");
         Ok(Binary {
             path,
             info,
             map,
             debug_map,
-            dwarf,
-            units,
+            endian,
+            lazy: OnceLock::new(),
             unit_ranges: OnceLock::new(),
             symtab: OnceLock::new(),
             function_starts: OnceLock::new(),
@@ -257,7 +230,35 @@ impl Binary {
 
     /// Number of compilation units (for progress reporting while indexing).
     pub fn unit_count(&self) -> usize {
-        self.units.len()
+        self.units().len()
+    }
+
+    /// The DWARF sections (decompressed on first use).
+    pub(crate) fn dwarf(&self) -> &gimli::Dwarf<R> {
+        &self.dwarf_data().dwarf
+    }
+
+    /// The compilation and type unit headers, in offset order.
+    pub(crate) fn units(&self) -> &[UnitSlot] {
+        &self.dwarf_data().units
+    }
+
+    fn dwarf_data(&self) -> &DwarfData {
+        self.lazy.get_or_init(|| {
+            let started = std::time::Instant::now();
+            let data =
+                load_dwarf(&self.map, self.debug_map.as_ref(), self.endian).unwrap_or_else(|e| {
+                    tracing::warn!(path = %self.path.display(), "cannot read DWARF: {e}");
+                    DwarfData::empty(self.endian)
+                });
+            tracing::debug!(
+                path = %self.path.display(),
+                units = data.units.len(),
+                elapsed = ?started.elapsed(),
+                "loaded DWARF"
+            );
+            data
+        })
     }
 
     /// Re-parses the ELF container of the binary and, if present, of its debug file.
@@ -431,7 +432,7 @@ pub enum SectionStorage {
 impl Binary {
     /// How `.debug_info` is stored (mapped or decompressed), if present.
     pub fn debug_info_storage(&self) -> Option<SectionStorage> {
-        let bytes = gimli::Section::reader(&self.dwarf.debug_info).bytes();
+        let bytes = gimli::Section::reader(&self.dwarf().debug_info).bytes();
         if bytes.is_empty() {
             return None;
         }
@@ -450,4 +451,75 @@ impl Binary {
             SectionStorage::Decompressed
         }
     }
+}
+
+/// The DWARF of a binary: its sections and the list of unit headers.
+pub(crate) struct DwarfData {
+    dwarf: gimli::Dwarf<R>,
+    units: Vec<UnitSlot>,
+}
+
+impl DwarfData {
+    fn empty(endian: RunTimeEndian) -> DwarfData {
+        let sections = match gimli::DwarfSections::load(
+            |_| -> std::result::Result<Bytes, std::convert::Infallible> { Ok(Bytes::empty()) },
+        ) {
+            Ok(s) => s,
+            Err(never) => match never {},
+        };
+        DwarfData {
+            dwarf: sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian)),
+            units: Vec::new(),
+        }
+    }
+}
+
+/// Finds the DWARF sections (decompressing the compressed ones) in the debug file, or
+/// in the binary itself, and lists the unit headers.
+fn load_dwarf(
+    map: &Arc<Mmap>,
+    debug_map: Option<&Arc<Mmap>>,
+    endian: RunTimeEndian,
+) -> Result<DwarfData> {
+    let file = object::File::parse(&***map)?;
+    let debug_file = match debug_map {
+        Some(m) => Some(object::File::parse(&***m)?),
+        None => None,
+    };
+    let dwarf_file = debug_file.as_ref().unwrap_or(&file);
+    let dwarf_map = debug_map.unwrap_or(map);
+    let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Bytes> {
+        Ok(section_bytes(dwarf_map, dwarf_file, id.name())?.unwrap_or_else(Bytes::empty))
+    })?;
+    let mut dwarf = sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian));
+    // Units of one binary often share abbreviation tables (rustc emits one per
+    // crate): parse each shared table once.
+    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+    let mut units = Vec::new();
+    let mut headers = dwarf.units();
+    loop {
+        match headers.next() {
+            Ok(Some(header)) => units.push(UnitSlot::new(header)),
+            Ok(None) => break,
+            Err(e) => {
+                // Keep the units before the damage: degrade, don't fail.
+                tracing::warn!("stopping at corrupt unit header: {e}");
+                break;
+            }
+        }
+    }
+    // DWARF 4 type units live in .debug_types; their ids are placed after every
+    // .debug_info offset (see `UnitSlot::new`), so the list stays sorted.
+    let mut type_headers = dwarf.type_units();
+    loop {
+        match type_headers.next() {
+            Ok(Some(header)) => units.push(UnitSlot::new(header)),
+            Ok(None) => break,
+            Err(e) => {
+                tracing::warn!("stopping at corrupt type unit header: {e}");
+                break;
+            }
+        }
+    }
+    Ok(DwarfData { dwarf, units })
 }

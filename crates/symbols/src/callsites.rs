@@ -89,7 +89,7 @@ impl Binary {
 
     pub(crate) fn unit_call_sites(&self, index: usize) -> Result<Arc<UnitCallSites>> {
         let slot = self
-            .units
+            .units()
             .get(index)
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot.call_sites.get_or_init(|| {
@@ -145,7 +145,7 @@ impl Binary {
                     let ret = die
                         .attr_value(gimli::DW_AT_call_return_pc)
                         .or_else(|| die.attr_value(gimli::DW_AT_low_pc))
-                        .and_then(|v| unit.unit_ref(&self.dwarf).attr_address(v).ok().flatten());
+                        .and_then(|v| unit.unit_ref(&self.dwarf()).attr_address(v).ok().flatten());
                     if let Some(ret) = ret {
                         let site = CallSite {
                             return_pc: FileAddr(ret),

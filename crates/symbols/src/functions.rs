@@ -165,7 +165,7 @@ impl Binary {
     /// Functions, inlined calls, globals and types of one unit; walked once and cached.
     pub(crate) fn unit_functions(&self, index: usize) -> Result<Arc<UnitSymbols>> {
         let slot = self
-            .units
+            .units()
             .get(index)
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot.funcs.get_or_init(|| {
@@ -249,7 +249,7 @@ impl Binary {
             if die.has_children() {
                 let name = die
                     .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| self.dwarf.attr_string(unit, v).ok());
+                    .and_then(|v| self.dwarf().attr_string(unit, v).ok());
                 scopes.push((depth, name, tag));
             }
         }
@@ -262,7 +262,7 @@ impl Binary {
             // DWARF 5 allows DW_AT_entry_pc as an offset from the unit base.
             return Some(unit.low_pc.wrapping_add(off));
         }
-        unit.unit_ref(&self.dwarf).attr_address(v).ok().flatten()
+        unit.unit_ref(&self.dwarf()).attr_address(v).ok().flatten()
     }
 
     /// The identity shared by every instance of a function: follow the origin chain.
@@ -374,7 +374,7 @@ impl Binary {
             if die.has_children() {
                 let name = die
                     .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| self.dwarf.attr_string(&unit, v).ok());
+                    .and_then(|v| self.dwarf().attr_string(&unit, v).ok());
                 scopes.push((depth, name, die.tag()));
             }
         }
@@ -414,7 +414,7 @@ impl Binary {
         match ops.next().ok()?? {
             gimli::Operation::Address { address } => Some(address),
             gimli::Operation::AddressIndex { index } => {
-                unit.unit_ref(&self.dwarf).address(index).ok()
+                unit.unit_ref(&self.dwarf()).address(index).ok()
             }
             _ => None,
         }
@@ -514,10 +514,16 @@ impl Binary {
     /// found this way.
     pub fn functions_by_symbol_name(&self, query: &str) -> Result<Vec<Function>> {
         let query = names::normalize(query);
+        // A match ends with the query's last component, and normalizing only drops
+        // `<…>` and `(…)` groups, which sit at the ends of components: so the raw name
+        // contains that component. Checking that first spares normalizing (allocating)
+        // every symbol's name — 25–40 ms per query on ripgrep's 46 MB debug build.
+        let last = query.rsplit("::").next().unwrap_or_default();
         let mut out: Vec<Function> = Vec::new();
         for s in self.elf_symbols() {
             if s.kind != SymbolKind::Function
                 || s.addr == 0
+                || !s.demangled.contains(last)
                 || !names::normalized_matches(&query, &names::normalize(&s.demangled))
             {
                 continue;

@@ -151,7 +151,7 @@ impl Binary {
     }
 
     fn build_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> SymbolIndex {
-        let n = self.units.len();
+        let n = self.units().len();
         let threads = std::thread::available_parallelism()
             .map_or(2, |p| p.get())
             .clamp(1, 8);

@@ -260,7 +260,7 @@ impl Binary {
     /// The decoded line table of one unit, cached.
     pub(crate) fn line_table(&self, index: usize) -> Result<Arc<LineTable>> {
         let slot = self
-            .units
+            .units()
             .get(index)
             .ok_or(crate::Error::BadReference(index as u64))?;
         let result = slot
@@ -272,7 +272,7 @@ impl Binary {
     /// The file table of one unit's line program (header only), cached.
     pub(crate) fn unit_files(&self, index: usize) -> Result<crate::units::FileTable> {
         let slot = self
-            .units
+            .units()
             .get(index)
             .ok_or(crate::Error::BadReference(index as u64))?;
         let result = slot
@@ -299,14 +299,14 @@ impl Binary {
         let mut files = Vec::new();
         for i in 0..count {
             let path = header.file(i).and_then(|entry| {
-                let name = self.dwarf.attr_string(&unit, entry.path_name()).ok()?;
+                let name = self.dwarf().attr_string(&unit, entry.path_name()).ok()?;
                 let name = PathBuf::from(name.to_string_lossy().ok()?.as_ref());
                 let mut path = PathBuf::new();
                 if let Some(dir) = comp_dir.as_ref() {
                     path.push(dir);
                 }
                 if let Some(dir) = entry.directory(header) {
-                    if let Ok(dir) = self.dwarf.attr_string(&unit, dir) {
+                    if let Ok(dir) = self.dwarf().attr_string(&unit, dir) {
                         if let Ok(dir) = dir.to_string_lossy() {
                             path.push(dir.as_ref());
                         }
@@ -373,7 +373,7 @@ impl Binary {
         let mut units = self.units_for_addr(addr.0);
         if units.is_empty() {
             // No aranges entry: search all line tables (rare; e.g. hand-written asm).
-            units = (0..self.units.len()).collect();
+            units = (0..self.units().len()).collect();
         }
         for index in units {
             let table = self.line_table(index)?;
@@ -395,7 +395,7 @@ impl Binary {
     pub fn frame_location_for_addr(&self, addr: FileAddr) -> Result<Option<SourceLocation>> {
         let mut units = self.units_for_addr(addr.0);
         if units.is_empty() {
-            units = (0..self.units.len()).collect();
+            units = (0..self.units().len()).collect();
         }
         for index in units {
             let table = self.line_table(index)?;
@@ -421,7 +421,7 @@ impl Binary {
     /// Every row of every line table, in unit order (for tests and tooling).
     pub fn all_line_rows(&self) -> Result<Vec<SourceLocation>> {
         let mut out = Vec::new();
-        for index in 0..self.units.len() {
+        for index in 0..self.units().len() {
             let table = self.line_table(index)?;
             for seq in &table.seqs {
                 for row in &seq.rows {
@@ -438,7 +438,7 @@ impl Binary {
         let mut out = Vec::new();
         let mut units = self.units_for_addr(range.start.0);
         if units.is_empty() {
-            units = (0..self.units.len()).collect();
+            units = (0..self.units().len()).collect();
         }
         for index in units {
             let table = self.line_table(index)?;
@@ -474,7 +474,7 @@ impl Binary {
     /// Every source file named by any line table (as recorded, normalized).
     pub fn source_files(&self) -> Result<Vec<PathBuf>> {
         let mut out = Vec::new();
-        for index in 0..self.units.len() {
+        for index in 0..self.units().len() {
             let files = self.unit_files(index)?;
             out.extend(files.iter().flatten().map(|f| f.to_path_buf()));
         }
@@ -488,7 +488,7 @@ impl Binary {
         let query = normalize_path(file);
         let mut best = None;
         let mut found: Vec<(usize, FileMatch, Vec<u32>)> = Vec::new();
-        for index in 0..self.units.len() {
+        for index in 0..self.units().len() {
             let files = match self.unit_files(index) {
                 Ok(f) => f,
                 Err(e) => {

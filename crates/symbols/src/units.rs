@@ -78,20 +78,24 @@ impl Binary {
     /// What has been parsed so far.
     pub fn cache_stats(&self) -> CacheStats {
         CacheStats {
-            units: self.units.len(),
-            parsed_units: self.units.iter().filter(|u| u.unit.get().is_some()).count(),
+            units: self.units().len(),
+            parsed_units: self
+                .units()
+                .iter()
+                .filter(|u| u.unit.get().is_some())
+                .count(),
             file_tables: self
-                .units
+                .units()
                 .iter()
                 .filter(|u| u.files.get().is_some())
                 .count(),
             line_tables: self
-                .units
+                .units()
                 .iter()
                 .filter(|u| u.lines.get().is_some())
                 .count(),
             die_walks: self
-                .units
+                .units()
                 .iter()
                 .filter(|u| u.funcs.get().is_some())
                 .count(),
@@ -102,20 +106,20 @@ impl Binary {
     /// The parsed unit (abbreviations, root DIE, line program header), cached.
     pub(crate) fn unit(&self, index: usize) -> Result<Arc<Unit>> {
         let slot = self
-            .units
+            .units()
             .get(index)
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot
             .unit
-            .get_or_init(|| self.dwarf.unit(slot.header.clone()).map(Arc::new));
+            .get_or_init(|| self.dwarf().unit(slot.header.clone()).map(Arc::new));
         result.clone().map_err(Error::from)
     }
 
     /// The unit that contains `.debug_info` offset `offset`.
     pub(crate) fn unit_index_for_offset(&self, offset: u64) -> Option<usize> {
-        let pos = self.units.partition_point(|u| u.offset <= offset);
+        let pos = self.units().partition_point(|u| u.offset <= offset);
         let index = pos.checked_sub(1)?;
-        let slot = &self.units[index];
+        let slot = &self.units()[index];
         let end = slot
             .offset
             .saturating_add(slot.header.length_including_self() as u64);
@@ -126,7 +130,7 @@ impl Binary {
     pub(crate) fn type_signatures(&self) -> &std::collections::HashMap<u64, DieId> {
         self.type_signatures.get_or_init(|| {
             let mut map = std::collections::HashMap::new();
-            for (unit, slot) in self.units.iter().enumerate() {
+            for (unit, slot) in self.units().iter().enumerate() {
                 if let gimli::UnitType::Type {
                     type_signature,
                     type_offset,
@@ -148,7 +152,7 @@ impl Binary {
     /// Converts a global `.debug_info` offset to a DIE id.
     pub(crate) fn die_id(&self, global: u64) -> Option<DieId> {
         let unit = self.unit_index_for_offset(global)?;
-        let local = usize::try_from(global - self.units[unit].offset).ok()?;
+        let local = usize::try_from(global - self.units()[unit].offset).ok()?;
         Some(DieId {
             unit,
             offset: UnitOffset(local),
@@ -157,7 +161,7 @@ impl Binary {
 
     /// The global `.debug_info` offset of a DIE.
     pub(crate) fn global_offset(&self, id: DieId) -> u64 {
-        self.units[id.unit].offset + id.offset.0 as u64
+        self.units()[id.unit].offset + id.offset.0 as u64
     }
 
     /// Resolves a reference attribute to the DIE it names.
@@ -180,8 +184,8 @@ impl Binary {
     pub(crate) fn unit_address_ranges(&self) -> &[(u64, u64, usize)] {
         self.unit_ranges.get_or_init(|| {
             let mut out = Vec::new();
-            let mut covered = vec![false; self.units.len()];
-            let mut headers = self.dwarf.debug_aranges.headers();
+            let mut covered = vec![false; self.units().len()];
+            let mut headers = self.dwarf().debug_aranges.headers();
             while let Ok(Some(header)) = headers.next() {
                 let Some(index) = self.unit_index_for_offset(header.debug_info_offset().0 as u64)
                 else {
@@ -201,7 +205,7 @@ impl Binary {
                     continue;
                 }
                 let Ok(unit) = self.unit(index) else { continue };
-                let unit_ref = unit.unit_ref(&self.dwarf);
+                let unit_ref = unit.unit_ref(&self.dwarf());
                 let Ok(mut ranges) = unit_ref.unit_ranges() else {
                     continue;
                 };
@@ -235,7 +239,7 @@ impl Binary {
     /// A string attribute of a DIE, or `None` when absent or unreadable.
     pub(crate) fn attr_str(&self, unit: &Unit, die: &Die, at: gimli::DwAt) -> Option<String> {
         let value = die.attr_value(at)?;
-        let s = self.dwarf.attr_string(unit, value).ok()?;
+        let s = self.dwarf().attr_string(unit, value).ok()?;
         s.to_string_lossy().ok().map(|c| c.into_owned())
     }
 
@@ -264,7 +268,7 @@ impl Binary {
     /// Address ranges of a DIE (low/high pc or DW_AT_ranges), empty ones dropped.
     pub(crate) fn die_ranges(&self, unit: &Unit, die: &Die) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
-        let Ok(mut iter) = unit.unit_ref(&self.dwarf).die_ranges(die) else {
+        let Ok(mut iter) = unit.unit_ref(&self.dwarf()).die_ranges(die) else {
             return out;
         };
         while let Ok(Some(r)) = iter.next() {

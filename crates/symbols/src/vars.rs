@@ -143,7 +143,7 @@ impl Binary {
     /// evaluating expressions without a frame. A unit that cannot be read is skipped.
     pub fn global_variables(&self, name: &str) -> Result<Vec<Variable>> {
         let mut out = Vec::new();
-        for unit_index in 0..self.units.len() {
+        for unit_index in 0..self.units().len() {
             let Ok(syms) = self.unit_functions(unit_index) else {
                 continue;
             };
@@ -319,7 +319,7 @@ impl Binary {
                 unit: unit_index,
             });
         }
-        let Ok(Some(mut list)) = unit.unit_ref(&self.dwarf).attr_locations(value) else {
+        let Ok(Some(mut list)) = unit.unit_ref(&self.dwarf()).attr_locations(value) else {
             return VariableLocation::OptimizedOut;
         };
         while let Ok(Some(entry)) = list.next() {
@@ -348,7 +348,7 @@ fn const_bytes(binary: &Binary, owner: DieId, v: AttributeValue<R>) -> VariableL
             let Ok(unit) = binary.unit(owner.unit) else {
                 return VariableLocation::OptimizedOut;
             };
-            match binary.dwarf.attr_string(&unit, other) {
+            match binary.dwarf().attr_string(&unit, other) {
                 Ok(s) => reader_bytes(&s),
                 Err(_) => return VariableLocation::OptimizedOut,
             }

@@ -72,6 +72,12 @@ fn addresses(modules: &[Arc<Module>], kind: ExceptionStop) -> Vec<u64> {
     let mut out = Vec::new();
     for name in kind.functions() {
         for m in modules {
+            // Rust's standard library is linked into the program (or a Rust library
+            // of its own), never into the system's libraries: libc's symbol table
+            // need not be read for it.
+            if kind == ExceptionStop::RustPanic && !m.main && super::is_system(&m.path) {
+                continue;
+            }
             let Some(b) = m.binary() else { continue };
             for f in b.functions_by_symbol_name(name).unwrap_or_default() {
                 if let Some(e) = f.entry() {
