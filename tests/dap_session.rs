@@ -1230,3 +1230,51 @@ fn rust_values_and_panics_through_dap() {
     assert_eq!(c.event("exited")["body"]["exitCode"], 101);
     c.finish();
 }
+
+#[test]
+fn a_breakpoint_in_a_library_loaded_later_resolves_when_it_loads() {
+    let main = dap::build("c/eng_dlopen.c", "gcc", &["-g", "-O0"]);
+    let plugin_src = sample_path("c/eng_plugin.c");
+    let dir = tempdir();
+    let plugin = dir.join("libplugin-dap.so");
+    let status = std::process::Command::new("gcc")
+        .args(["-g", "-O0", "-shared", "-fPIC", "-o"])
+        .arg(&plugin)
+        .arg(&plugin_src)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let line = line_of(&plugin_src, "int sum = a + b;");
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("launch", json!({"program": main, "args": [plugin]}));
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": plugin_src}, "breakpoints": [{"line": line}]}),
+    );
+    let bp = body["breakpoints"][0].clone();
+    assert_eq!(bp["verified"], false, "not loaded yet: {bp}");
+    c.ok("configurationDone", json!({}));
+    assert_eq!(c.event("continued")["body"]["allThreadsContinued"], true);
+    let changed = c.event("breakpoint");
+    assert_eq!(changed["body"]["breakpoint"]["id"], bp["id"]);
+    assert_eq!(changed["body"]["breakpoint"]["verified"], true);
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["hitBreakpointIds"], json!([bp["id"]]));
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let f = c.frames(tid);
+    assert_eq!(f[0]["name"], "plugin_add");
+    assert_eq!(f[0]["line"], line);
+    let args = c.scope_vars(frame_id(&f[0]), "Arguments");
+    assert_eq!(var(&args, "a")["value"], "4");
+    // The library shows up among the modules.
+    let modules = c.ok("modules", json!({}));
+    assert!(modules["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["name"] == "libplugin-dap.so"));
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 27);
+    c.finish();
+}

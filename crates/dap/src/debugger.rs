@@ -400,6 +400,12 @@ impl Debugger {
             );
         } else if let Err(e) = d.session.resume() {
             self.console(format!("cannot start the program: {e}"));
+        } else {
+            let tid = d.session.pid().0;
+            self.after(
+                "continued",
+                json!({"threadId": tid, "allThreadsContinued": true}),
+            );
         }
     }
 
@@ -806,7 +812,9 @@ impl Debugger {
                     self.pending(
                         BreakpointKey::Line(file.to_path_buf(), line),
                         Some(source.clone()),
-                        Some(self.line_out(line)),
+                        (1..=i64::from(u32::MAX))
+                            .contains(&line)
+                            .then(|| self.line_out(line)),
                     )
                 })
                 .collect());
@@ -851,7 +859,10 @@ impl Debugger {
                     verified: st.verified,
                     message: st.message.clone(),
                     source: Some(source.clone()),
-                    line: (bound > 0).then(|| self.line_out(bound)),
+                    // A line the engine cannot take (past u32) is not echoed back.
+                    line: (1..=i64::from(u32::MAX))
+                        .contains(&bound)
+                        .then(|| self.line_out(bound)),
                     instruction_reference: st.addresses.first().map(|a| format!("{a:#x}")),
                     reason: (!st.verified).then(|| "pending".to_string()),
                 }
@@ -1381,7 +1392,15 @@ impl Debugger {
             .ok_or_else(|| Failure(format!("unknown thread {id}")))
     }
 
-    fn before_run(&mut self) {
+    /// The program runs again (continue or a step of `tid`): ids given out are stale,
+    /// and the client hears `continued` after the response.
+    fn before_run(&mut self, tid: Option<Tid>) {
+        if let Some(tid) = tid {
+            self.after(
+                "continued",
+                json!({"threadId": tid.0, "allThreadsContinued": true}),
+            );
+        }
         self.handles.invalidate();
         if let Some(d) = self.debuggee.as_ref() {
             self.publish(procman::ManagerEvent::DebugResumed {
@@ -1396,9 +1415,9 @@ impl Debugger {
     }
 
     pub(crate) fn continue_(&mut self, args: ContinueArguments) -> Result<ContinueBody, Failure> {
-        let _ = args.thread_id;
         self.debuggee()?.session.resume().map_err(fail)?;
-        self.before_run();
+        let tid = i32::try_from(args.thread_id).ok().map(Tid);
+        self.before_run(tid);
         Ok(ContinueBody {
             all_threads_continued: true,
         })
@@ -1417,7 +1436,7 @@ impl Debugger {
             (k, _) => k,
         };
         d.session.step(tid, kind).map_err(fail)?;
-        self.before_run();
+        self.before_run(Some(tid));
         Ok(())
     }
 
