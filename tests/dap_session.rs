@@ -1278,3 +1278,68 @@ fn a_breakpoint_in_a_library_loaded_later_resolves_when_it_loads() {
     assert_eq!(c.event("exited")["body"]["exitCode"], 27);
     c.finish();
 }
+
+#[test]
+fn a_line_without_code_moves_to_the_next_line_with_code() {
+    let mut c = DapClient::new();
+    let src = source();
+    // The line of a lone `{` has no code: the breakpoint binds further down.
+    let brace = line_of(&src, "LINE_SHADOW") - 2;
+    assert_eq!(
+        std::fs::read_to_string(&src)
+            .unwrap()
+            .lines()
+            .nth(brace as usize - 1)
+            .unwrap()
+            .trim(),
+        "{"
+    );
+    c.initialize();
+    c.ok("launch", launch_args());
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": brace}, {"line": 100000}]}),
+    );
+    let moved = &body["breakpoints"][0];
+    assert_eq!(moved["verified"], true, "{body}");
+    assert!(moved["line"].as_i64().unwrap() > brace, "{body}");
+    let nowhere = &body["breakpoints"][1];
+    assert_eq!(nowhere["verified"], false);
+    assert!(!nowhere["message"].as_str().unwrap().is_empty());
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(c.frames(tid)[0]["line"], moved["line"]);
+    c.finish();
+}
+
+#[test]
+fn source_text_and_frames_without_source() {
+    let mut c = DapClient::new();
+    let (tid, frames) = stop_at(&mut c, "LINE_ADD");
+    let body = c.ok(
+        "source",
+        json!({"source": {"path": source()}, "sourceReference": 0}),
+    );
+    assert_eq!(
+        body["content"],
+        json!(std::fs::read_to_string(source()).unwrap())
+    );
+    c.err("source", json!({"sourceReference": 12345}));
+    // libc's start-up frames below main have no source here: they are de-emphasized.
+    let below_main: Vec<&Value> = frames
+        .iter()
+        .skip_while(|f| f["name"] != "main")
+        .skip(1)
+        .collect();
+    assert!(!below_main.is_empty(), "{frames:#?}");
+    for f in &below_main {
+        assert_eq!(f["presentationHint"], "subtle", "{f}");
+        assert!(f["moduleId"].is_string(), "{f}");
+    }
+    assert!(below_main
+        .iter()
+        .any(|f| f["moduleId"].as_str().unwrap().contains("libc")));
+    let _ = tid;
+    c.finish();
+}
