@@ -361,7 +361,7 @@ fn collect_symbols<'a, I: Iterator<Item = S>, S: ObjectSymbol<'a>>(
         }
         out.push(ElfSymbol {
             name: name.to_string(),
-            demangled: crate::names::demangle(name),
+            demangled: std::sync::OnceLock::new(),
             addr: sym.address(),
             size: sym.size(),
             kind,

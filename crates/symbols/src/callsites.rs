@@ -145,7 +145,7 @@ impl Binary {
                     let ret = die
                         .attr_value(gimli::DW_AT_call_return_pc)
                         .or_else(|| die.attr_value(gimli::DW_AT_low_pc))
-                        .and_then(|v| unit.unit_ref(&self.dwarf()).attr_address(v).ok().flatten());
+                        .and_then(|v| unit.unit_ref(self.dwarf()).attr_address(v).ok().flatten());
                     if let Some(ret) = ret {
                         let site = CallSite {
                             return_pc: FileAddr(ret),

@@ -198,7 +198,7 @@ impl Binary {
             if inside {
                 continue;
             }
-            let name = names::normalize(&s.demangled);
+            let name = names::normalize(s.demangled());
             index.elf_only.push(SymbolEntry {
                 name: Arc::from(name),
                 kind: s.kind,

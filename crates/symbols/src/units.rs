@@ -205,7 +205,7 @@ impl Binary {
                     continue;
                 }
                 let Ok(unit) = self.unit(index) else { continue };
-                let unit_ref = unit.unit_ref(&self.dwarf());
+                let unit_ref = unit.unit_ref(self.dwarf());
                 let Ok(mut ranges) = unit_ref.unit_ranges() else {
                     continue;
                 };
@@ -268,7 +268,7 @@ impl Binary {
     /// Address ranges of a DIE (low/high pc or DW_AT_ranges), empty ones dropped.
     pub(crate) fn die_ranges(&self, unit: &Unit, die: &Die) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
-        let Ok(mut iter) = unit.unit_ref(&self.dwarf()).die_ranges(die) else {
+        let Ok(mut iter) = unit.unit_ref(self.dwarf()).die_ranges(die) else {
             return out;
         };
         while let Ok(Some(r)) = iter.next() {

@@ -319,7 +319,7 @@ impl Binary {
                 unit: unit_index,
             });
         }
-        let Ok(Some(mut list)) = unit.unit_ref(&self.dwarf()).attr_locations(value) else {
+        let Ok(Some(mut list)) = unit.unit_ref(self.dwarf()).attr_locations(value) else {
             return VariableLocation::OptimizedOut;
         };
         while let Ok(Some(entry)) = list.next() {

@@ -79,10 +79,9 @@ fn addresses(modules: &[Arc<Module>], kind: ExceptionStop) -> Vec<u64> {
                 continue;
             }
             let Some(b) = m.binary() else { continue };
-            for f in b.functions_by_symbol_name(name).unwrap_or_default() {
-                if let Some(e) = f.entry() {
-                    out.push(m.to_runtime(e));
-                }
+            // The entry is all an internal breakpoint needs: no DWARF is read.
+            for e in b.symbol_entries(name) {
+                out.push(m.to_runtime(e));
             }
         }
     }
