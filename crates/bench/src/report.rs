@@ -1,0 +1,351 @@
+//! What a run produced: the table on stdout (Markdown, ready for docs/benchmarks.md), the
+//! results file (JSON) and the plot (a hand-written SVG, one panel per figure).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{json, Value};
+
+use crate::scenarios::{Better, Metric, Scenario, Tool, METRICS};
+use crate::stats;
+
+/// Every value measured, by metric and debugger, in the order of the repetitions.
+#[derive(Debug, Default)]
+pub struct Results {
+    pub values: BTreeMap<&'static str, BTreeMap<Tool, Vec<f64>>>,
+    pub failures: Vec<(Scenario, Tool, String)>,
+}
+
+impl Results {
+    pub fn record(&mut self, tool: Tool, figures: &[(&'static str, f64)]) {
+        for &(id, value) in figures {
+            self.values
+                .entry(id)
+                .or_default()
+                .entry(tool)
+                .or_default()
+                .push(value);
+        }
+    }
+
+    /// The median of each debugger's runs of `metric`.
+    pub fn medians(&self, metric: &Metric) -> BTreeMap<Tool, f64> {
+        self.values
+            .get(metric.id)
+            .map(|by_tool| {
+                by_tool
+                    .iter()
+                    .map(|(&tool, runs)| (tool, stats::median(runs)))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The metrics that have at least one value, in the catalogue's order.
+    pub fn measured(&self) -> impl Iterator<Item = &'static Metric> + '_ {
+        METRICS
+            .iter()
+            .filter(|m| self.values.get(m.id).is_some_and(|v| !v.is_empty()))
+    }
+}
+
+/// How many times better tandem is than `peer` (> 1: tandem is ahead).
+pub fn advantage(metric: &Metric, tandem: f64, peer: f64) -> f64 {
+    match metric.better {
+        Better::Higher => tandem / peer,
+        Better::Lower => peer / tandem,
+    }
+}
+
+pub fn format_value(metric: &Metric, value: f64) -> String {
+    if value.is_nan() {
+        return "—".to_owned();
+    }
+    match metric.unit {
+        "hits/s" => format!("{} hits/s", thousands(value)),
+        "s" => format!("{value:.3} s"),
+        "ms" if value >= 100.0 => format!("{value:.0} ms"),
+        "ms" if value >= 10.0 => format!("{value:.1} ms"),
+        "ms" => format!("{value:.3} ms"),
+        unit => format!("{value:.1} {unit}"),
+    }
+}
+
+fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if value < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+fn format_ratio(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        "—".to_owned()
+    } else if ratio >= 10.0 {
+        format!("{ratio:.0}×")
+    } else {
+        format!("{ratio:.2}×")
+    }
+}
+
+/// The table as Markdown: medians, tandem's advantage over each peer, and the target.
+pub fn table(results: &Results, reps: usize) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| figure (median of {reps}) | tandem | gdb | lldb-dap | tandem vs gdb | tandem vs lldb-dap | target (tandem) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---|");
+    for metric in results.measured() {
+        let medians = results.medians(metric);
+        let cell = |tool: Tool| {
+            medians
+                .get(&tool)
+                .map_or("—".to_owned(), |&v| format_value(metric, v))
+        };
+        let ratio = |peer: Tool| match (medians.get(&Tool::Tandem), medians.get(&peer)) {
+            (Some(&t), Some(&p)) if metric.ratio => format_ratio(advantage(metric, t, p)),
+            _ => "—".to_owned(),
+        };
+        let target = match (metric.target, medians.get(&Tool::Tandem)) {
+            (Some(target), Some(&t)) => {
+                let met = match metric.better {
+                    Better::Higher => t >= target,
+                    Better::Lower => t <= target,
+                };
+                let sign = if metric.better == Better::Higher {
+                    "≥"
+                } else {
+                    "≤"
+                };
+                format!(
+                    "{sign} {}: {}",
+                    format_value(metric, target),
+                    if met { "met" } else { "**missed**" }
+                )
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} ({}) | {} | {} | {} | {} | {} | {} |",
+            metric.title,
+            if metric.better == Better::Higher {
+                "higher is better"
+            } else {
+                "lower is better"
+            },
+            cell(Tool::Tandem),
+            cell(Tool::Gdb),
+            cell(Tool::LldbDap),
+            ratio(Tool::Gdb),
+            ratio(Tool::LldbDap),
+            target
+        );
+    }
+    out
+}
+
+/// The results file.
+pub fn json(results: &Results, header: Value) -> Value {
+    let metrics: Vec<Value> = results
+        .measured()
+        .map(|metric| {
+            let medians = results.medians(metric);
+            let runs = &results.values[metric.id];
+            let tools: serde_json::Map<String, Value> = runs
+                .iter()
+                .map(|(tool, values)| {
+                    (
+                        tool.name().to_owned(),
+                        json!({ "median": medians.get(tool), "runs": values }),
+                    )
+                })
+                .collect();
+            let advantage: serde_json::Map<String, Value> = [Tool::Gdb, Tool::LldbDap]
+                .iter()
+                .filter(|_| metric.ratio)
+                .filter_map(|peer| {
+                    let t = medians.get(&Tool::Tandem)?;
+                    let p = medians.get(peer)?;
+                    Some((peer.name().to_owned(), json!(advantage(metric, *t, *p))))
+                })
+                .collect();
+            json!({
+                "id": metric.id,
+                "scenario": metric.scenario.id(),
+                "title": metric.title,
+                "unit": metric.unit,
+                "better": if metric.better == Better::Higher { "higher" } else { "lower" },
+                "target": metric.target,
+                "tools": tools,
+                "tandem_advantage": advantage,
+            })
+        })
+        .collect();
+    let failures: Vec<Value> = results
+        .failures
+        .iter()
+        .map(|(scenario, tool, error)| {
+            json!({ "scenario": scenario.id(), "tool": tool.name(), "error": error })
+        })
+        .collect();
+    let mut out = header;
+    out["metrics"] = json!(metrics);
+    out["failures"] = json!(failures);
+    out
+}
+
+const COLORS: [(Tool, &str); 3] = [
+    (Tool::Tandem, "#2b7bb9"),
+    (Tool::Gdb, "#d9822b"),
+    (Tool::LldbDap, "#7a5195"),
+];
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// One panel per figure: a bar per debugger (median), scaled to the panel's largest value,
+/// the target as a dashed line.
+pub fn svg(results: &Results, subtitle: &str) -> String {
+    const WIDTH: f64 = 900.0;
+    const LABEL: f64 = 90.0;
+    const BAR_SPACE: f64 = 560.0;
+    const BAR: f64 = 16.0;
+    const PANEL: f64 = 30.0 + 3.0 * (BAR + 4.0) + 12.0;
+    let metrics: Vec<&Metric> = results.measured().collect();
+    let height = 70.0 + PANEL * metrics.len() as f64 + 30.0;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(
+        s,
+        r##"<rect width="100%" height="100%" fill="white"/><text x="20" y="28" font-size="17" font-weight="bold">tandem vs gdb vs lldb-dap (issue 11), medians</text><text x="20" y="48" fill="#555">{}</text>"##,
+        escape(subtitle)
+    );
+    for (i, metric) in metrics.iter().enumerate() {
+        let top = 70.0 + PANEL * i as f64;
+        let medians = results.medians(metric);
+        let max = medians
+            .values()
+            .copied()
+            .chain(metric.target)
+            .filter(|v| v.is_finite())
+            .fold(0.0_f64, f64::max);
+        let scale = if max > 0.0 { BAR_SPACE / max } else { 0.0 };
+        let hint = if metric.better == Better::Higher {
+            "longer is better"
+        } else {
+            "shorter is better"
+        };
+        let _ = writeln!(
+            s,
+            r#"<text x="20" y="{}" font-weight="bold">{} ({}, {hint})</text>"#,
+            top + 16.0,
+            escape(metric.title),
+            escape(metric.unit)
+        );
+        for (row, (tool, color)) in COLORS.iter().enumerate() {
+            let y = top + 26.0 + row as f64 * (BAR + 4.0);
+            let _ = writeln!(
+                s,
+                r#"<text x="{}" y="{}" text-anchor="end">{}</text>"#,
+                20.0 + LABEL - 8.0,
+                y + BAR - 4.0,
+                tool.name()
+            );
+            match medians.get(tool) {
+                Some(&value) if value.is_finite() => {
+                    let w = (value.max(0.0) * scale).max(1.0);
+                    let _ = writeln!(
+                        s,
+                        r#"<rect x="{}" y="{y}" width="{w:.1}" height="{BAR}" fill="{color}"/><text x="{}" y="{}">{}</text>"#,
+                        20.0 + LABEL,
+                        20.0 + LABEL + w + 6.0,
+                        y + BAR - 4.0,
+                        escape(&format_value(metric, value))
+                    );
+                }
+                _ => {
+                    let _ = writeln!(
+                        s,
+                        r##"<text x="{}" y="{}" fill="#999">not measured</text>"##,
+                        20.0 + LABEL,
+                        y + BAR - 4.0
+                    );
+                }
+            }
+        }
+        if let Some(target) = metric.target {
+            let x = 20.0 + LABEL + target * scale;
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{}" stroke="#c00" stroke-dasharray="4 3"/><text x="{:.1}" y="{}" fill="#c00" font-size="10">target</text>"##,
+                top + 22.0,
+                top + 26.0 + 3.0 * (BAR + 4.0),
+                x + 3.0,
+                top + 22.0 + 8.0
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        r##"<text x="20" y="{}" fill="#555" font-size="11">Generated by `cargo run --release -p tandem-bench`; numbers in docs/benchmarks.json.</text>"##,
+        height - 12.0
+    );
+    s.push_str("</svg>\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Results {
+        let mut r = Results::default();
+        r.record(
+            Tool::Tandem,
+            &[("p1.hits_per_s", 25_000.0), ("p2.time_s", 0.3)],
+        );
+        r.record(Tool::Gdb, &[("p1.hits_per_s", 5_000.0), ("p2.time_s", 1.5)]);
+        r.record(Tool::LldbDap, &[("p1.hits_per_s", 500.0)]);
+        r
+    }
+
+    #[test]
+    fn advantage_reads_the_right_way() {
+        let table = table(&sample(), 1);
+        // 25,000 vs 5,000 hits/s and 0.3 vs 1.5 s are both 5× in tandem's favour.
+        assert!(table.contains("| 25,000 hits/s | 5,000 hits/s | 500 hits/s | 5.00× | 50× |"));
+        assert!(table.contains("| 0.300 s | 1.500 s | — | 5.00× | — |"));
+        assert!(table.contains("≥ 20,000 hits/s: met"));
+    }
+
+    #[test]
+    fn svg_is_one_document_with_a_panel_per_figure() {
+        let svg = svg(&sample(), "a <machine>");
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("font-weight=\"bold\">P").count(), 2);
+        assert!(svg.contains("a &lt;machine&gt;"));
+    }
+
+    #[test]
+    fn json_keeps_every_run() {
+        let v = json(&sample(), json!({}));
+        assert_eq!(v["metrics"][0]["tools"]["tandem"]["runs"][0], 25_000.0);
+        assert_eq!(v["metrics"][0]["tandem_advantage"]["lldb-dap"], 50.0);
+    }
+}
