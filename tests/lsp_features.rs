@@ -847,7 +847,7 @@ fn code_lenses_run_and_debug_main_and_rust_tests() {
     // Only the command the server can execute itself is advertised.
     assert_eq!(
         caps["executeCommandProvider"]["commands"],
-        json!(["tandem.run"])
+        json!(["tandem.run", "tandem.listProcesses"])
     );
     let lenses =
         result(peer.lsp_request("textDocument/codeLens", json!({"textDocument": {"uri": c}})));

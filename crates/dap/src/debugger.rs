@@ -299,7 +299,7 @@ impl Debugger {
             return Err("a program is already being debugged".into());
         }
         let pid = launch::attach_pid(&args)?;
-        let source_map = launch::source_map(args.source_map.as_ref());
+        let source_map = launch::attach_source_map(&args, pid);
         let progress = self.progress_start("Attaching", &format!("process {}", pid.0));
         let session = self.manager.attach_debug(pid, source_map.clone());
         self.progress_end(progress);
@@ -337,9 +337,17 @@ impl Debugger {
         method: &str,
     ) {
         let pid = session.pid();
-        let name = procman::read_process(pid)
-            .and_then(|r| r.exe)
+        let row = procman::read_process(pid);
+        let mut name = row
+            .as_ref()
+            .and_then(|r| r.exe.clone())
             .map_or_else(|| format!("process {}", pid.0), |e| e.display().to_string());
+        // A process in another PID namespace: its pid there too.
+        if let Some(inner) = row.as_ref().map(|r| r.inner_pid()) {
+            if inner != pid {
+                name = format!("{name} ({} in its container)", inner.0);
+            }
+        }
         self.ids.unbind_all();
         self.handles.invalidate();
         self.debuggee = Some(Debuggee {
@@ -1471,15 +1479,26 @@ impl Debugger {
             });
         };
         let tids = d.session.threads().map_err(fail)?;
+        let pid = d.session.pid();
         Ok(ThreadsBody {
             threads: tids
                 .into_iter()
-                .map(|tid| Thread {
-                    id: i64::from(tid.0),
-                    name: d.session.thread_name(tid).map_or_else(
-                        || format!("thread {}", tid.0),
-                        |n| format!("{n} ({})", tid.0),
-                    ),
+                .map(|tid| {
+                    // A thread in a container also shows its id there: "main (1234, 7 in
+                    // container)".
+                    let ids = match procman::containers::ns_tid(pid, tid.0) {
+                        Some(inner) if inner != tid.0 => {
+                            format!("{}, {inner} in container", tid.0)
+                        }
+                        _ => tid.0.to_string(),
+                    };
+                    Thread {
+                        id: i64::from(tid.0),
+                        name: d
+                            .session
+                            .thread_name(tid)
+                            .map_or_else(|| format!("thread {ids}"), |n| format!("{n} ({ids})")),
+                    }
                 })
                 .collect(),
         })

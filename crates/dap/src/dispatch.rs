@@ -173,6 +173,7 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
         Disassemble::COMMAND => route!(Disassemble, disassemble),
         Completions::COMMAND => route!(Completions, completions),
         LoadedSources::COMMAND => route!(LoadedSources, loaded_sources),
+        "tandem/processes" => crate::processes::processes_request(a, req),
         command => a
             .out()
             .error(req.seq, command, &format!("unknown command '{command}'")),

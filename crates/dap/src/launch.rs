@@ -34,6 +34,12 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         }
     }
     let program = program_path(&args.program, cwd.as_deref())?;
+    // Sources built elsewhere are looked for under the working directory.
+    let mut source_map = source_map(args.source_map.as_ref());
+    if let Some(cwd) = &cwd {
+        source_map.set_local_root(cwd);
+        engine::guess_source_map(&mut source_map, &program);
+    }
     Ok(LaunchOptions {
         program,
         args: args.args.iter().map(OsString::from).collect(),
@@ -41,7 +47,7 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         env: environment(args.env.as_ref())?,
         stdio: target::StdioMode::Pipes,
         disable_aslr: args.disable_aslr.unwrap_or(true),
-        source_map: source_map(args.source_map.as_ref()),
+        source_map,
     })
 }
 
@@ -107,19 +113,48 @@ pub fn source_map(spec: Option<&SourceMapSpec>) -> SourceMap {
     map
 }
 
-/// The process an `attach` request names: a pid, or the one process running `program`
-/// (waiting for it to appear with `waitFor`).
+/// The source map of an `attach` request to `pid`: `sourceMap`, plus the rules guessed
+/// under `localRoot` (else `cwd`) for sources whose compilation directories do not exist
+/// here (the session announces them).
+pub fn attach_source_map(args: &AttachArguments, pid: Pid) -> SourceMap {
+    let mut map = source_map(args.source_map.as_ref());
+    let root = args
+        .local_root
+        .as_deref()
+        .filter(|r| !r.is_empty())
+        .or(args.cwd.as_deref().filter(|c| !c.is_empty()))
+        .map(PathBuf::from);
+    if let Some(root) = root.filter(|r| r.is_dir()) {
+        map.set_local_root(root);
+        if let Some(exe) = target::procfs::exe_of(pid) {
+            let open = engine::modules::main_executable(pid, &exe);
+            engine::guess_source_map(&mut map, &open);
+        }
+    }
+    map
+}
+
+/// The process an `attach` request names (its pid in tandem's namespace): a pid, or the
+/// one process running `program` (waiting for it to appear with `waitFor`); with
+/// `container`, the pid is the one inside the container and `program` is looked for
+/// among the container's processes.
 pub fn attach_pid(args: &AttachArguments) -> Result<Pid, String> {
-    match &args.pid {
-        Some(PidSpec::Number(n)) => return pid_from(*n),
+    let container = args.container.as_deref().filter(|c| !c.trim().is_empty());
+    let pid = match &args.pid {
+        Some(PidSpec::Number(n)) => Some(pid_from(*n)?),
         Some(PidSpec::Text(t)) => {
             let n = t
                 .trim()
                 .parse::<i64>()
                 .map_err(|_| format!("'{t}' is not a process id"))?;
-            return pid_from(n);
+            Some(pid_from(n)?)
         }
-        None => {}
+        None => None,
+    };
+    match (pid, container) {
+        (Some(pid), None) => return Ok(pid),
+        (Some(inner), Some(container)) => return container_pid(container, inner),
+        (None, _) => {}
     }
     let Some(program) = args.program.as_deref().filter(|p| !p.is_empty()) else {
         return Err("attach needs a 'pid' or a 'program' name".into());
@@ -130,7 +165,14 @@ pub fn attach_pid(args: &AttachArguments) -> Result<Pid, String> {
             .filter(|t| t.is_finite() && *t > 0.0)
             .map_or(WAIT_FOR_DEFAULT, Duration::from_secs_f64);
     loop {
-        let found = processes_named(program);
+        let found = match container {
+            None => processes_named(procman::list_processes(), program),
+            Some(c) => {
+                let rows = procman::container_processes(&procman::list_processes(), c)
+                    .map_err(|e| e.to_string())?;
+                processes_named(rows, program)
+            }
+        };
         match found.as_slice() {
             [one] => return Ok(one.pid),
             [] if args.wait_for && Instant::now() < deadline => {
@@ -140,6 +182,18 @@ pub fn attach_pid(args: &AttachArguments) -> Result<Pid, String> {
                 return Err(format!("no process named '{program}' appeared in time"))
             }
             [] => return Err(format!("no process named '{program}' is running")),
+            many if container.is_some() => {
+                let list: Vec<String> = many
+                    .iter()
+                    .map(|r| format!("{} ({})", r.inner_pid().0, r.command()))
+                    .collect();
+                return Err(format!(
+                    "{} processes are named '{program}' in the container; attach by its pid \
+                     in the container to one of: {}",
+                    many.len(),
+                    list.join(", ")
+                ));
+            }
             many => {
                 let list: Vec<String> = many
                     .iter()
@@ -155,6 +209,16 @@ pub fn attach_pid(args: &AttachArguments) -> Result<Pid, String> {
     }
 }
 
+/// The host pid of the process whose pid inside `container` is `inner`.
+fn container_pid(container: &str, inner: Pid) -> Result<Pid, String> {
+    let rows = procman::container_processes(&procman::list_processes(), container)
+        .map_err(|e| e.to_string())?;
+    rows.iter()
+        .find(|r| r.inner_pid() == inner && r.state != 'Z')
+        .map(|r| r.pid)
+        .ok_or_else(|| format!("no process has pid {} in container '{container}'", inner.0))
+}
+
 fn pid_from(n: i64) -> Result<Pid, String> {
     i32::try_from(n)
         .ok()
@@ -165,12 +229,11 @@ fn pid_from(n: i64) -> Result<Pid, String> {
 
 /// Live processes (not tandem itself, not zombies) whose executable, command name or
 /// first argument is `program` (a path, or a file name).
-fn processes_named(program: &str) -> Vec<procman::ProcessRow> {
+fn processes_named(rows: Vec<procman::ProcessRow>, program: &str) -> Vec<procman::ProcessRow> {
     let me = std::process::id() as i32;
     let wanted = Path::new(program);
     let by_path = wanted.components().count() > 1;
-    procman::list_processes()
-        .into_iter()
+    rows.into_iter()
         .filter(|r| r.pid.0 != me && r.state != 'Z')
         .filter(|r| {
             let exe = r.exe.as_deref();

@@ -1,8 +1,16 @@
-//! The process listing as JSON, shared by `tandem ps --json` and the DAP process picker.
+//! The process listing as JSON, shared by `tandem ps --json`, the DAP custom request
+//! `tandem/processes` and the LSP command `tandem.listProcesses`.
 
 use serde_json::{json, Value};
 
-/// One JSON object per process: pid, ppid, uid, user, name, state, command, cmdline, exe.
+use crate::server::Adapter;
+
+/// One JSON object per process: pid, ppid, uid, user, name, state, command, cmdline, exe,
+/// and where it runs: `nsPid` (its pid inside its own pid namespace), `nsPids` (from
+/// ours down to its own), `pidNamespace` and `mountNamespace` (inode numbers),
+/// `otherNamespace` (whether either differs from tandem's), `container` (`{runtime, id,
+/// shortId}` or null) and `hostname` (its /etc/hostname, for processes in another mount
+/// namespace).
 pub fn process_list_json(rows: &[procman::ProcessRow]) -> Value {
     Value::Array(
         rows.iter()
@@ -17,8 +25,30 @@ pub fn process_list_json(rows: &[procman::ProcessRow]) -> Value {
                     "command": r.command(),
                     "cmdline": r.cmdline,
                     "exe": r.exe.as_ref().map(|p| p.display().to_string()),
+                    "nsPid": r.inner_pid().0,
+                    "nsPids": r.ns_pids,
+                    "pidNamespace": r.pid_ns,
+                    "mountNamespace": r.mnt_ns,
+                    "otherNamespace": r.in_other_namespace(),
+                    "container": r.container.as_ref().map(|c| json!({
+                        "runtime": c.runtime.as_str(),
+                        "id": c.id,
+                        "shortId": c.short_id(),
+                    })),
+                    "hostname": r
+                        .in_other_namespace()
+                        .then(|| procman::containers::hostname_of(r.pid))
+                        .flatten(),
                 })
             })
             .collect(),
     )
+}
+
+/// The custom request `tandem/processes`: `{"processes": [...]}` as
+/// [`process_list_json`] describes; arguments are ignored.
+pub(crate) fn processes_request(a: &mut Adapter, req: &wire::dap::Request) {
+    let rows = procman::list_processes();
+    let body = json!({ "processes": process_list_json(&rows) });
+    a.out().success(req.seq, &req.command, body);
 }

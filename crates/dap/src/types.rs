@@ -306,8 +306,17 @@ pub struct LaunchArguments {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AttachArguments {
+    /// The process id; with `container`, the pid inside the container.
     pub pid: Option<PidSpec>,
     pub program: Option<String>,
+    /// A container (id prefix, systemd-nspawn machine name, host name, or `pidns:INODE`):
+    /// `pid` and `program` are then looked for among its processes.
+    pub container: Option<String>,
+    /// Where the sources are on this machine when the compilation directories recorded in
+    /// the binary do not exist here (default: `cwd`).
+    pub local_root: Option<String>,
+    /// The workspace the client debugs from (used as the default `localRoot`).
+    pub cwd: Option<String>,
     #[serde(default)]
     pub wait_for: bool,
     /// How long `waitFor` waits, in seconds (default 60).

@@ -69,6 +69,7 @@ pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, Source
 pub use disasm::Instruction;
 pub use error::{Error, Result};
 pub use ids::{BreakpointId, FrameId, ValueRef};
+pub use session::guess_source_map;
 pub use session::{
     Completion, CompletionKind, ExceptionInfo, ExceptionStop, LaunchOptions, ModuleInfo,
     ReturnValue, ScopeKind, Session, SessionEvent, StepKind, Stop, StopCause,

@@ -1,10 +1,17 @@
 //! The modules (executable and shared objects) mapped into the debuggee, opened lazily
 //! with `symbols` when an address inside them first needs symbols or unwind tables.
+//!
+//! A debuggee in another mount namespace (a container) maps files whose paths mean
+//! nothing on the host, or name a different file. Its modules keep the path the process
+//! sees (for display) and are read through /proc/PID/root/PATH, falling back to
+//! /proc/PID/map_files/START-END (the mapped file itself, even when its path is gone).
+//! When the host has a file at the same path with the same build-id, the host's copy is
+//! used (its separate debug files are found); otherwise the container's.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use symbols::{Binary, FileAddr, LoadBias, RuntimeAddr};
+use symbols::{Binary, FileAddr, LoadBias, OpenOptions, RuntimeAddr};
 use target::Pid;
 
 /// One mapped ELF file.
@@ -21,6 +28,66 @@ pub struct Module {
     /// Whether this is the main executable.
     pub main: bool,
     binary: OnceLock<Option<Arc<Binary>>>,
+    /// Where to read the file when the process runs in another mount namespace.
+    inside: Option<Inside>,
+}
+
+/// How to reach a file mapped by a process in another mount namespace.
+#[derive(Debug, Clone)]
+struct Inside {
+    /// /proc/PID/root (the process's root directory).
+    root: PathBuf,
+    /// /proc/PID/map_files/START-END of one of its mappings.
+    map_file: PathBuf,
+}
+
+impl Inside {
+    /// The file through the process's root, else through its mapping.
+    fn open(&self, path: &Path) -> Option<Binary> {
+        let options = OpenOptions {
+            debug_roots: vec![
+                self.root.join("usr/lib/debug"),
+                PathBuf::from("/usr/lib/debug"),
+            ],
+            ..OpenOptions::default()
+        };
+        let rel = path.strip_prefix("/").unwrap_or(path);
+        let through_root = self.root.join(rel);
+        match Binary::open_with(&through_root, &options) {
+            Ok(b) => return Some(b),
+            Err(e) => tracing::debug!(path = %through_root.display(), "cannot open: {e}"),
+        }
+        match Binary::open_with(&self.map_file, &options) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                tracing::debug!(path = %self.map_file.display(), "cannot open: {e}");
+                None
+            }
+        }
+    }
+}
+
+/// Opens the file a process in another mount namespace maps at `path`: the container's
+/// copy, or the host's file of the same path when its build-id is the same.
+fn open_inside(path: &Path, inside: &Inside) -> Option<Binary> {
+    let theirs = inside.open(path)?;
+    let Some(id) = theirs.info().build_id.clone() else {
+        return Some(theirs);
+    };
+    if path.is_file() {
+        match Binary::open(path) {
+            Ok(ours) if ours.info().build_id.as_ref() == Some(&id) => {
+                tracing::debug!(path = %path.display(), "the host's copy has the same build-id");
+                return Some(ours);
+            }
+            Ok(_) => tracing::info!(
+                path = %path.display(),
+                "the host's file differs from the container's (build-id): using the container's"
+            ),
+            Err(_) => {}
+        }
+    }
+    Some(theirs)
 }
 
 impl Module {
@@ -41,6 +108,7 @@ impl Module {
             bias,
             main: true,
             binary: cell,
+            inside: None,
         }
     }
 
@@ -48,12 +116,15 @@ impl Module {
     /// read (deleted, not ELF), which degrades to frame-pointer unwinding.
     pub fn binary(&self) -> Option<&Arc<Binary>> {
         self.binary
-            .get_or_init(|| match Binary::open(&self.path) {
-                Ok(b) => Some(Arc::new(b)),
-                Err(e) => {
-                    tracing::debug!(path = %self.path.display(), "cannot open module: {e}");
-                    None
-                }
+            .get_or_init(|| match &self.inside {
+                Some(inside) => open_inside(&self.path, inside).map(Arc::new),
+                None => match Binary::open(&self.path) {
+                    Ok(b) => Some(Arc::new(b)),
+                    Err(e) => {
+                        tracing::debug!(path = %self.path.display(), "cannot open module: {e}");
+                        None
+                    }
+                },
             })
             .as_ref()
     }
@@ -117,7 +188,9 @@ impl Modules {
         let Ok(maps) = target::procfs::read_maps(pid) else {
             return;
         };
-        let mut groups: Vec<(String, u64, u64, Option<u64>)> = Vec::new();
+        // (path, start, end, where offset 0 is mapped, one mapping's exact range)
+        type Group = (String, u64, u64, Option<u64>, (u64, u64));
+        let mut groups: Vec<Group> = Vec::new();
         for m in &maps {
             if !m.path.starts_with('/') {
                 continue;
@@ -135,10 +208,12 @@ impl Modules {
                     m.start.0,
                     m.end.0,
                     (m.offset == 0).then_some(m.start.0),
+                    (m.start.0, m.end.0),
                 )),
             }
         }
-        for (path, start, end, base) in groups {
+        let foreign = in_other_mount_namespace(pid);
+        for (path, start, end, base, one) in groups {
             let path = PathBuf::from(path);
             if let Some(main) = self.list.first() {
                 if same_file(&main.path, &path) {
@@ -150,6 +225,13 @@ impl Modules {
             }
             // Shared objects are linked at 0: the bias is where offset 0 is mapped.
             let bias = LoadBias(base.unwrap_or(start));
+            let inside = foreign.then(|| Inside {
+                root: PathBuf::from(format!("/proc/{}/root", pid.0)),
+                map_file: PathBuf::from(format!(
+                    "/proc/{}/map_files/{:x}-{:x}",
+                    pid.0, one.0, one.1
+                )),
+            });
             self.list.push(Arc::new(Module {
                 path,
                 start,
@@ -157,6 +239,7 @@ impl Modules {
                 bias,
                 main: false,
                 binary: OnceLock::new(),
+                inside,
             }));
         }
     }
@@ -186,6 +269,7 @@ impl Modules {
                 bias: main.bias,
                 main: true,
                 binary: OnceLock::new(),
+                inside: main.inside.clone(),
             };
             if let Some(b) = binary {
                 module.binary = OnceLock::from(Some(b));
@@ -193,6 +277,27 @@ impl Modules {
             self.list[0] = Arc::new(module);
         }
     }
+}
+
+/// Whether the process runs in a mount namespace other than tandem's (paths in its maps
+/// then name files of its own file system).
+pub fn in_other_mount_namespace(pid: Pid) -> bool {
+    let ns = |who: &str| std::fs::read_link(format!("/proc/{who}/ns/mnt")).ok();
+    match (ns(&pid.0.to_string()), ns("self")) {
+        (Some(theirs), Some(ours)) => theirs != ours,
+        _ => false,
+    }
+}
+
+/// The file tandem opens for the main executable of a process it attaches to: the path
+/// /proc/PID/exe names when the process shares tandem's mount namespace (so separate
+/// debug files beside it are found), else /proc/PID/exe itself, which is the mapped file
+/// whatever its path.
+pub fn main_executable(pid: Pid, exe: &Path) -> PathBuf {
+    if !in_other_mount_namespace(pid) && exe.is_file() {
+        return exe.to_path_buf();
+    }
+    PathBuf::from(format!("/proc/{}/exe", pid.0))
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -155,6 +155,35 @@ pub enum SessionEvent {
     },
 }
 
+/// Adds to `map` the rules guessed for the sources of `executable` when the map has a
+/// local root (see [`symbols::guess_source_rules`]): a binary built elsewhere whose
+/// compilation directories do not exist here, with the same files under the root. A
+/// front-end that keeps its own copy of the map calls this before starting the session;
+/// the session announces every guessed rule as an output event when it starts.
+pub fn guess_source_map(map: &mut SourceMap, executable: &Path) {
+    if map.local_root().is_none() {
+        return;
+    }
+    match Binary::open(executable) {
+        Ok(binary) => guess_sources_of(&binary, map),
+        Err(e) => tracing::debug!(path = %executable.display(), "no sources to map: {e}"),
+    }
+}
+
+fn guess_sources_of(binary: &Binary, map: &mut SourceMap) {
+    let Some(root) = map.local_root().map(Path::to_path_buf) else {
+        return;
+    };
+    match binary.source_files() {
+        Ok(files) => {
+            for (from, to) in symbols::guess_source_rules(&files, map, &root, Path::is_file) {
+                map.add_guessed(from, to);
+            }
+        }
+        Err(e) => tracing::debug!("no sources to map: {e}"),
+    }
+}
+
 /// A module as front-ends list it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ModuleInfo {
@@ -738,7 +767,8 @@ impl Session {
             stop_at: target::StopAt::Entry,
             ..Default::default()
         };
-        Session::start(program, options.source_map, move |sink| {
+        let open = program.clone();
+        Session::start(program, &open, options.source_map, move |sink| {
             let (handle, launch) = target::spawn_launch(config, sink)?;
             Ok((handle, Some(launch.stdio)))
         })
@@ -746,23 +776,44 @@ impl Session {
 
     /// Attaches to a running process and waits until it is stopped. Ending the
     /// session detaches (breakpoints removed, the process keeps running).
+    /// A process in another mount namespace (a container) is read through /proc/PID/exe
+    /// and /proc/PID/root: nothing needs to be installed in the container.
     pub fn attach(pid: Pid, source_map: SourceMap) -> Result<Session> {
         let program = target::procfs::exe_of(pid)
             .ok_or_else(|| Error::NoExecutable(format!("/proc/{pid}/exe")))?;
-        Session::start(program, source_map, move |sink| {
+        let open = crate::modules::main_executable(pid, &program);
+        Session::start(program, &open, source_map, move |sink| {
             let handle = target::spawn_attach(pid, target::AttachConfig::default(), sink)?;
             Ok((handle, None))
         })
     }
 
+    /// `program` is the executable's path as the process sees it; `open` is where tandem
+    /// reads it.
     fn start(
         program: PathBuf,
+        open: &Path,
         source_map: SourceMap,
         spawn: impl FnOnce(target::EventSink) -> Result<(TracerHandle, Option<target::Stdio>)>,
     ) -> Result<Session> {
-        let main = Arc::new(Binary::open(&program)?);
+        let main = Arc::new(Binary::open(open)?);
         let enums = Arc::new(Enumerators::new(main.clone()));
         let (tx, rx) = crossbeam_channel::unbounded();
+        let mut source_map = source_map;
+        guess_sources_of(&main, &mut source_map);
+        // Said once the first stop has been consumed below, so the front-end sees them.
+        let mut notes: Vec<String> = source_map
+            .guessed()
+            .iter()
+            .map(|(from, to)| {
+                format!(
+                    "mapped {} → {} (the compilation directory does not exist here)\n",
+                    from.display(),
+                    to.display()
+                )
+            })
+            .collect();
+        let notes_tx = tx.clone();
         let core = Arc::new(Mutex::new(Core {
             pid: Pid(0),
             modules: Modules::default(),
@@ -790,6 +841,15 @@ impl Session {
         });
         let (handle, stdio) = spawn(sink)?;
         let pid = handle.pid();
+        // What did not go as asked but did not fail the start (ASLR left on when
+        // personality() is refused, as under a container's seccomp profile).
+        notes.extend(
+            handle
+                .info()
+                .warnings
+                .iter()
+                .map(|w| format!("warning: {w}\n")),
+        );
         let bias = LoadBias(handle.info().load_bias.unwrap_or(0));
         {
             let mut c = lock(&core);
@@ -853,6 +913,9 @@ impl Session {
                 Ok(_) => continue,
                 Err(_) => return Err(Error::Timeout),
             }
+        }
+        for note in notes {
+            let _ = notes_tx.send(SessionEvent::Output(note));
         }
         Ok(session)
     }

@@ -10,6 +10,8 @@ pub mod features;
 pub mod lens;
 /// Live values of a paused debuggee: inline values, hovers, breakpoint hints.
 pub mod live;
+/// The `tandem.listProcesses` command.
+pub mod processes;
 /// The client's parameters, parsed leniently.
 pub mod proto;
 /// The main loop: lifecycle, dispatch, cancellation, document sync.

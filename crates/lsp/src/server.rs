@@ -930,7 +930,9 @@ impl Server {
                 "hoverProvider": true,
                 "inlineValueProvider": true,
                 "codeLensProvider": {},
-                "executeCommandProvider": { "commands": [lens::RUN] },
+                "executeCommandProvider": {
+                    "commands": [lens::RUN, crate::processes::LIST_PROCESSES]
+                },
                 "semanticTokensProvider": {
                     "legend": tokens::legend(),
                     "full": true,
@@ -944,6 +946,9 @@ impl Server {
     /// `workspace/executeCommand`: `tandem.run` starts the program and answers at once; its
     /// output and end arrive as `window/logMessage` and `window/showMessage`.
     fn execute(&self, p: ExecuteCommandParams) -> Result<Value, ResponseError> {
+        if p.command == crate::processes::LIST_PROCESSES {
+            return Ok(crate::processes::list_processes());
+        }
         if p.command != lens::RUN {
             return Err(ResponseError::new(
                 codes::INVALID_PARAMS,

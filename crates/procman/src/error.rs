@@ -19,6 +19,9 @@ pub enum Error {
     /// The signal hook is installed already.
     #[error("the signal hook is already installed")]
     HookInstalled,
+    /// A container selector named no container, or several.
+    #[error("{0}")]
+    Container(String),
 }
 
 /// Result with the crate's [`Error`].

@@ -32,6 +32,7 @@
 //! unaffected and `std::process::Child::wait` keeps working; nothing in tandem may
 //! call `waitpid(-1)` without `__WNOTHREAD`.
 
+pub mod containers;
 pub mod error;
 pub mod hooks;
 pub mod listing;
@@ -40,6 +41,7 @@ pub mod manager;
 /// The process-control layer, re-exported for the types in this crate's API.
 pub use target;
 
+pub use containers::{container_processes, Container, ContainerKey, Runtime};
 pub use error::{Error, Result};
 pub use hooks::{install_panic_hook, install_signal_hook};
 pub use listing::{format_table, list_processes, read_process, ProcessRow};

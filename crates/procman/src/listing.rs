@@ -1,7 +1,10 @@
-//! The process listing behind `tandem ps`: pid, ppid, user, command line, executable.
+//! The process listing behind `tandem ps`: pid, ppid, user, command line, executable,
+//! and for processes in containers their pid inside, their namespaces and the container.
 
 use std::path::PathBuf;
 use target::Pid;
+
+use crate::containers::{self, Container};
 
 /// One process as /proc shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +25,15 @@ pub struct ProcessRow {
     pub exe: Option<PathBuf>,
     /// The state letter (R, S, t, Z, ...).
     pub state: char,
+    /// Its pids from our pid namespace down to its own (NSpid); one entry when it
+    /// shares ours, empty when unreadable.
+    pub ns_pids: Vec<i32>,
+    /// Its pid namespace (the inode of /proc/PID/ns/pid), when readable.
+    pub pid_ns: Option<u64>,
+    /// Its mount namespace (the inode of /proc/PID/ns/mnt), when readable.
+    pub mnt_ns: Option<u64>,
+    /// The container its cgroup names, if any.
+    pub container: Option<Container>,
 }
 
 impl ProcessRow {
@@ -32,6 +44,26 @@ impl ProcessRow {
         } else {
             self.cmdline.join(" ")
         }
+    }
+
+    /// Its pid inside its own pid namespace (the pid itself when it shares ours).
+    pub fn inner_pid(&self) -> Pid {
+        self.ns_pids.last().map_or(self.pid, |p| Pid(*p))
+    }
+
+    /// Whether it runs in a pid or mount namespace other than tandem's.
+    pub fn in_other_namespace(&self) -> bool {
+        let (pid_ns, mnt_ns) = containers::own_namespaces();
+        (self.pid_ns.is_some() && self.pid_ns != pid_ns)
+            || (self.mnt_ns.is_some() && self.mnt_ns != mnt_ns)
+    }
+
+    /// The container column: `docker 4f1b3c2d5e6f`, `pidns:4026532301` for a process in
+    /// its own pid namespace without a runtime, empty otherwise.
+    pub fn container_label(&self) -> String {
+        containers::container_key(self)
+            .map(|k| k.to_string())
+            .unwrap_or_default()
     }
 
     /// The row as (column, value) pairs, in table order: what a front-end needs to
@@ -52,6 +84,29 @@ impl ProcessRow {
                     .unwrap_or_default(),
             ),
             ("command", self.command()),
+            ("nspid", self.inner_pid().0.to_string()),
+            (
+                "pidns",
+                self.pid_ns.map(|n| n.to_string()).unwrap_or_default(),
+            ),
+            (
+                "mntns",
+                self.mnt_ns.map(|n| n.to_string()).unwrap_or_default(),
+            ),
+            (
+                "runtime",
+                self.container
+                    .as_ref()
+                    .map(|c| c.runtime.to_string())
+                    .unwrap_or_default(),
+            ),
+            (
+                "container",
+                self.container
+                    .as_ref()
+                    .map(|c| c.id.clone())
+                    .unwrap_or_default(),
+            ),
         ]
     }
 }
@@ -90,6 +145,12 @@ pub fn read_process(pid: Pid) -> Option<ProcessRow> {
         cmdline,
         exe: std::fs::read_link(format!("{base}/exe")).ok(),
         state,
+        ns_pids: containers::parse_ns_pids(&status),
+        pid_ns: containers::namespace_id(&pid.0.to_string(), "pid"),
+        mnt_ns: containers::namespace_id(&pid.0.to_string(), "mnt"),
+        container: std::fs::read_to_string(format!("{base}/cgroup"))
+            .ok()
+            .and_then(|t| containers::parse_cgroup(&t)),
     })
 }
 
@@ -115,50 +176,70 @@ pub fn list_processes() -> Vec<ProcessRow> {
     rows
 }
 
-/// The rows as an aligned text table with a header, one line per process.
+/// The rows as an aligned text table with a header, one line per process. When any
+/// process runs in another pid or mount namespace, the table also shows each process's
+/// pid inside its namespace, its namespaces and its container.
 pub fn format_table(rows: &[ProcessRow]) -> String {
-    let header = ["PID", "PPID", "USER", "EXE", "COMMAND"];
-    let cells: Vec<[String; 5]> = rows
+    let wide = rows.iter().any(ProcessRow::in_other_namespace);
+    let mut header = vec!["PID", "PPID", "USER"];
+    if wide {
+        header.extend(["NSPID", "PIDNS", "MNTNS", "CONTAINER"]);
+    }
+    header.extend(["EXE", "COMMAND"]);
+    let right_aligned = |i: usize| i < 2 || (wide && i == 3);
+    let opt = |n: Option<u64>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            [
-                r.pid.0.to_string(),
-                r.ppid.0.to_string(),
-                r.user.clone(),
+            let mut c = vec![r.pid.0.to_string(), r.ppid.0.to_string(), r.user.clone()];
+            if wide {
+                let label = r.container_label();
+                c.extend([
+                    r.inner_pid().0.to_string(),
+                    opt(r.pid_ns),
+                    opt(r.mnt_ns),
+                    if label.is_empty() { "-".into() } else { label },
+                ]);
+            }
+            c.extend([
                 r.exe
                     .as_ref()
                     .map(|p| p.display().to_string())
                     .unwrap_or_else(|| "-".to_string()),
                 r.command(),
-            ]
+            ]);
+            c
         })
         .collect();
-    let mut width = header.map(str::len);
+    let mut width: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for c in &cells {
-        for (i, cell) in c.iter().enumerate().take(4) {
-            width[i] = width[i].max(cell.chars().count());
+        for (w, cell) in width.iter_mut().zip(c) {
+            *w = (*w).max(cell.chars().count());
         }
     }
+    let last = header.len() - 1;
     let mut out = String::new();
-    let mut line = |c: [&str; 5]| {
-        let s = format!(
-            "{:>w0$}  {:>w1$}  {:<w2$}  {:<w3$}  {}",
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            w0 = width[0],
-            w1 = width[1],
-            w2 = width[2],
-            w3 = width[3]
-        );
+    let mut line = |c: &[&str]| {
+        let mut s = String::new();
+        for (i, cell) in c.iter().enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if i == last {
+                s.push_str(cell);
+            } else if right_aligned(i) {
+                s.push_str(&format!("{cell:>w$}", w = width[i]));
+            } else {
+                s.push_str(&format!("{cell:<w$}", w = width[i]));
+            }
+        }
         out.push_str(s.trim_end());
         out.push('\n');
     };
-    line(header);
+    line(&header);
     for c in &cells {
-        line([&c[0], &c[1], &c[2], &c[3], &c[4]]);
+        let refs: Vec<&str> = c.iter().map(String::as_str).collect();
+        line(&refs);
     }
     out
 }

@@ -9,6 +9,8 @@
 
 mod binary;
 mod callsites;
+/// Guessing where sources built elsewhere are on this machine.
+pub mod guess;
 mod reader;
 mod units;
 
@@ -44,6 +46,7 @@ pub use eval::{
     RegisterReader,
 };
 pub use functions::{Function, FunctionAt, InlinedCall};
+pub use guess::guess_source_rules;
 pub use index::{SymbolEntry, SymbolIndex, SymbolKind};
 pub use lines::{BreakpointLocation, LineResolution, LineRow, SourceLocation, SourceMap};
 pub use types::{

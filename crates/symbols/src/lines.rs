@@ -148,6 +148,11 @@ pub struct LineRow {
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
     rules: Vec<(PathBuf, PathBuf)>,
+    /// Where to look for sources whose recorded directories do not exist here
+    /// (see [`crate::guess_source_rules`]).
+    local_root: Option<PathBuf>,
+    /// The rules that were guessed rather than given, for announcing them.
+    guessed: Vec<(PathBuf, PathBuf)>,
 }
 
 impl SourceMap {
@@ -162,6 +167,33 @@ impl SourceMap {
             normalize_path(&binary_prefix.into()),
             normalize_path(&local_prefix.into()),
         ));
+    }
+
+    /// Sets the directory (a workspace) under which sources whose recorded directories do
+    /// not exist on this machine are looked for when a session starts.
+    pub fn set_local_root(&mut self, root: impl Into<PathBuf>) {
+        self.local_root = Some(root.into());
+    }
+
+    /// The directory set by [`SourceMap::set_local_root`].
+    pub fn local_root(&self) -> Option<&Path> {
+        self.local_root.as_deref()
+    }
+
+    /// Adds a rule that was guessed (it is also listed by [`SourceMap::guessed`]).
+    pub fn add_guessed(&mut self, binary_prefix: PathBuf, local_prefix: PathBuf) {
+        self.add(binary_prefix.clone(), local_prefix.clone());
+        self.guessed.push((binary_prefix, local_prefix));
+    }
+
+    /// The rules added by [`SourceMap::add_guessed`], in order.
+    pub fn guessed(&self) -> &[(PathBuf, PathBuf)] {
+        &self.guessed
+    }
+
+    /// The rules, in order: (recorded prefix, local prefix).
+    pub fn rules(&self) -> &[(PathBuf, PathBuf)] {
+        &self.rules
     }
 
     /// Maps a path recorded in the binary to the local path (first matching rule wins).

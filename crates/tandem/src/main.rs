@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 mod dap_socket;
 mod debug;
 mod relay;
+mod token;
 mod websocket;
 
 #[derive(Parser, Debug)]
@@ -57,11 +58,17 @@ struct PsArgs {
 
 #[derive(clap::Args, Debug)]
 struct ServeArgs {
-    /// Listen on a loopback address and serve one session per connection, instead of stdio:
-    /// TCP with Content-Length frames (`127.0.0.1:4711`; port 0 picks a free one) or
-    /// WebSocket with one message per text frame (`ws://127.0.0.1:4711`).
+    /// Listen and serve one session per connection, instead of stdio: TCP with
+    /// Content-Length frames (`127.0.0.1:4711`; port 0 picks a free one) or WebSocket with
+    /// one message per text frame (`ws://127.0.0.1:4711`). An address other than loopback
+    /// (`0.0.0.0:4711`, to be reached from outside a container) requires --token.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     listen: Option<Listen>,
+    /// With --listen: every connection's first message must be `initialize` carrying this
+    /// token (DAP: `arguments.tandemToken`; LSP: `initializationOptions.tandem.token`);
+    /// other connections are answered with an error and closed.
+    #[arg(long, value_name = "TOKEN", requires = "listen")]
+    token: Option<String>,
     /// With a WebSocket listener: also accept browser pages from this origin (e.g.
     /// `https://ide.example.com`); loopback origins are always accepted. Repeatable.
     #[arg(long, value_name = "ORIGIN")]
@@ -227,7 +234,7 @@ fn serve(protocol: Protocol, args: ServeArgs, dap_socket: bool) -> Result<i32> {
     };
     let code = match args.listen {
         None => serve_stream(&session, std::io::stdin(), std::io::stdout()),
-        Some(listen_on) => listen(&session, listen_on, &args.allow_origin),
+        Some(listen_on) => listen(&session, listen_on, &args.allow_origin, args.token),
     };
     // `main` leaves through process::exit, which runs no destructors.
     manager.shutdown();
@@ -291,16 +298,24 @@ fn serve_workspace_sockets(roots: &[PathBuf], manager: &Arc<procman::ProcessMana
     }
 }
 
-fn listen(session: &Session, listen_on: Listen, allowed_origins: &[String]) -> Result<i32> {
+fn listen(
+    session: &Session,
+    listen_on: Listen,
+    allowed_origins: &[String],
+    token: Option<String>,
+) -> Result<i32> {
     let (addr, ws) = match listen_on {
         Listen::Tcp(addr) => (addr, false),
         Listen::WebSocket(addr) => (addr, true),
     };
-    if !addr.ip().is_loopback() {
+    let token = token.filter(|t| !t.is_empty());
+    if !addr.ip().is_loopback() && token.is_none() {
         bail!(
-            "refusing to listen on {addr}: only loopback addresses (127.0.0.0/8, ::1) are allowed"
+            "refusing to listen on {addr} without --token: only loopback addresses \
+             (127.0.0.0/8, ::1) may be served without one"
         );
     }
+    let token: Option<Arc<str>> = token.map(Arc::from);
     let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
     let shown = if ws {
@@ -314,7 +329,12 @@ fn listen(session: &Session, listen_on: Listen, allowed_origins: &[String]) -> R
     let allowed: Arc<[String]> = allowed_origins.into();
     for stream in listener.incoming() {
         match stream {
-            Ok(stream) => spawn_connection(session.clone(), stream, ws.then(|| allowed.clone())),
+            Ok(stream) => spawn_connection(
+                session.clone(),
+                stream,
+                ws.then(|| allowed.clone()),
+                token.clone(),
+            ),
             Err(err) => tracing::warn!("accept failed: {err}"),
         }
     }
@@ -322,8 +342,13 @@ fn listen(session: &Session, listen_on: Listen, allowed_origins: &[String]) -> R
 }
 
 /// Serves one connection on its own thread; `websocket` holds the allowed origins when the
-/// connection speaks WebSocket.
-fn spawn_connection(session: Session, stream: TcpStream, websocket: Option<Arc<[String]>>) {
+/// connection speaks WebSocket; `token`, the token its first message must carry.
+fn spawn_connection(
+    session: Session,
+    stream: TcpStream,
+    websocket: Option<Arc<[String]>>,
+    token: Option<Arc<str>>,
+) {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
@@ -332,10 +357,11 @@ fn spawn_connection(session: Session, stream: TcpStream, websocket: Option<Arc<[
         .name(format!("session-{peer}"))
         .spawn(move || {
             let served = match websocket {
-                Some(allowed) => websocket::accept(stream, &allowed)
-                    .and_then(|(input, output)| serve_stream(&session, input, output)),
+                Some(allowed) => websocket::accept(stream, &allowed).and_then(|(input, output)| {
+                    serve_checked(&session, token.as_deref(), input, output)
+                }),
                 None => match stream.try_clone() {
-                    Ok(input) => serve_stream(&session, input, stream),
+                    Ok(input) => serve_checked(&session, token.as_deref(), input, stream),
                     Err(err) => return tracing::warn!(%peer, "cannot use connection: {err}"),
                 },
             };
@@ -346,5 +372,26 @@ fn spawn_connection(session: Session, stream: TcpStream, websocket: Option<Arc<[
         });
     if let Err(err) = spawned {
         tracing::error!("cannot start a session thread: {err}");
+    }
+}
+
+/// Serves one connection, after checking the token of its first message when there is one.
+fn serve_checked<R, W>(
+    session: &Session,
+    token: Option<&str>,
+    input: R,
+    mut output: W,
+) -> Result<i32>
+where
+    R: std::io::Read + Send + 'static,
+    W: std::io::Write + Send + 'static,
+{
+    match token {
+        None => serve_stream(session, input, output),
+        Some(token) => {
+            let input = token::check_first_message(session.protocol, token, input, &mut output)
+                .context("connection refused")?;
+            serve_stream(session, input, output)
+        }
     }
 }
