@@ -332,6 +332,24 @@ impl Drop for Peer {
                 "validated {} messages from tandem against the protocol definition",
                 self.validated
             );
+            record_validated(self.protocol, self.validated);
         }
+    }
+}
+
+/// Adds to the tally scripts/test prints after the suites: one line per peer in
+/// target/tmp/validated-{dap,lsp}.log (appends are atomic at this size).
+fn record_validated(protocol: Protocol, count: usize) {
+    let name = match protocol {
+        Protocol::Dap => "validated-dap.log",
+        Protocol::Lsp => "validated-lsp.log",
+    };
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{count}");
     }
 }
