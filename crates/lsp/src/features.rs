@@ -347,27 +347,56 @@ pub fn workspace_symbol(
     let q = query.trim().to_lowercase();
     let mut hits: Vec<(u8, bool, SymbolEntry, usize)> = Vec::new();
     let mut seen = HashSet::new();
-    for (si, served) in cx.served.iter().enumerate() {
-        for (n, (e, lower)) in served
-            .index
-            .entries()
-            .zip(served.lowercase_names.iter())
-            .enumerate()
-        {
-            if n % 4096 == 0 && cancel.is_cancelled() {
-                return Err(cancelled());
+    let push = |tier: u8, e: &SymbolEntry, si: usize, hits: &mut Vec<_>| {
+        let Some(file) = &e.decl_file else {
+            return;
+        };
+        if e.decl_line.is_none() {
+            return;
+        }
+        let outside = !cx.roots.iter().any(|r| file.starts_with(r));
+        hits.push((tier, outside, e.clone(), si));
+    };
+    // Exact, prefix and substring matches all contain the query: find its occurrences in
+    // the haystack of every name at memory speed, and rank only those entries.
+    let mut substring_hits = 0usize;
+    if !q.is_empty() && !q.contains('\n') {
+        let finder = memchr::memmem::Finder::new(q.as_bytes());
+        for (si, served) in cx.served.iter().enumerate() {
+            let mut last = usize::MAX;
+            for pos in finder.find_iter(served.haystack.as_bytes()) {
+                let n = served.starts.partition_point(|&s| s <= pos) - 1;
+                if n == last {
+                    continue;
+                }
+                last = n;
+                if substring_hits.is_multiple_of(4096) && cancel.is_cancelled() {
+                    return Err(cancelled());
+                }
+                let Some(tier) = rank(&q, &served.lowercase_names[n]) else {
+                    continue;
+                };
+                substring_hits += 1;
+                push(tier, &served.entries[n], si, &mut hits);
             }
-            let Some(tier) = rank(&q, lower) else {
-                continue;
-            };
-            let Some(file) = &e.decl_file else {
-                continue;
-            };
-            if e.decl_line.is_none() {
-                continue;
+        }
+    }
+    // Fuzzy matches (the query's characters in order) only when the others are too few to
+    // fill the answer: that needs a look at every name.
+    if q.is_empty() || hits.len() < MAX_WORKSPACE_SYMBOLS {
+        for (si, served) in cx.served.iter().enumerate() {
+            for (n, lower) in served.lowercase_names.iter().enumerate() {
+                if n % 4096 == 0 && cancel.is_cancelled() {
+                    return Err(cancelled());
+                }
+                let Some(tier) = rank(&q, lower) else {
+                    continue;
+                };
+                if tier < 3 && !q.is_empty() {
+                    continue; // Found above.
+                }
+                push(tier, &served.entries[n], si, &mut hits);
             }
-            let outside = !cx.roots.iter().any(|r| file.starts_with(r));
-            hits.push((tier, outside, e, si));
         }
     }
     // Duplicates (one entry per unit that declares it) are dropped after sorting, among the

@@ -46,6 +46,14 @@ pub struct Served {
     /// The index's names lowercased, in `entries()` order, for case-insensitive matching
     /// without an allocation per entry and query.
     pub lowercase_names: Vec<Box<str>>,
+    /// The index's entries, in `entries()` order (cheap clones: names and paths are
+    /// shared), so a search can pick entries by position.
+    pub entries: Vec<symbols::SymbolEntry>,
+    /// Every lowercased name, each followed by a newline: one haystack a query is
+    /// searched in at memory speed, instead of one comparison per entry.
+    pub haystack: String,
+    /// Where each name starts in `haystack`.
+    pub starts: Vec<usize>,
     /// LSP symbol kinds of named types, computed on first use.
     pub type_kinds: Mutex<HashMap<Arc<str>, u32>>,
     /// The sources its line tables name, normalized.
@@ -271,16 +279,28 @@ impl Workspace {
         let started = Instant::now();
         let index = binary.symbol_index();
         tracing::info!(path = %path.display(), entries = index.len(), elapsed = ?started.elapsed(), "indexed");
-        let lowercase_names = index
-            .entries()
+        let entries: Vec<symbols::SymbolEntry> = index.entries().collect();
+        let lowercase_names: Vec<Box<str>> = entries
+            .iter()
             .map(|e| e.name.to_lowercase().into_boxed_str())
             .collect();
+        let mut haystack = String::with_capacity(lowercase_names.iter().map(|n| n.len() + 1).sum());
+        let mut starts = Vec::with_capacity(lowercase_names.len());
+        for n in &lowercase_names {
+            starts.push(haystack.len());
+            // Names never hold newlines (DWARF names are single-line); replace to be sure.
+            haystack.extend(n.chars().map(|c| if c == '\n' { ' ' } else { c }));
+            haystack.push('\n');
+        }
         Loaded::Served(Box::new(Served {
             path: path.to_path_buf(),
             mtime,
             binary,
             index,
             lowercase_names,
+            entries,
+            haystack,
+            starts,
             type_kinds: Mutex::new(HashMap::new()),
             sources,
         }))
