@@ -1617,36 +1617,24 @@ impl Debugger {
             })
             .0
         };
-        let scopes = vec![
-            Scope {
-                name: "Locals".into(),
-                presentation_hint: Some("locals".into()),
-                variables_reference: scope(&mut self.handles, ScopeKind::Locals),
-                named_variables: None,
-                expensive: false,
-            },
-            Scope {
-                name: "Arguments".into(),
-                presentation_hint: Some("arguments".into()),
-                variables_reference: scope(&mut self.handles, ScopeKind::Arguments),
-                named_variables: None,
-                expensive: false,
-            },
-            Scope {
-                name: "Globals and statics".into(),
-                presentation_hint: Some("globals".into()),
-                variables_reference: scope(&mut self.handles, ScopeKind::Globals),
-                named_variables: None,
-                expensive: true,
-            },
-            Scope {
-                name: "Registers".into(),
-                presentation_hint: Some("registers".into()),
-                variables_reference: scope(&mut self.handles, ScopeKind::Registers),
-                named_variables: Some(17),
-                expensive: true,
-            },
+        // (name, hint, kind, expensive): registers and a unit's statics are fetched
+        // only when the client opens them.
+        const SCOPES: [(&str, &str, ScopeKind, bool); 4] = [
+            ("Locals", "locals", ScopeKind::Locals, false),
+            ("Arguments", "arguments", ScopeKind::Arguments, false),
+            ("Globals and statics", "globals", ScopeKind::Globals, true),
+            ("Registers", "registers", ScopeKind::Registers, true),
         ];
+        let scopes = SCOPES
+            .iter()
+            .map(|&(name, hint, kind, expensive)| Scope {
+                name: name.into(),
+                presentation_hint: Some(hint.into()),
+                variables_reference: scope(&mut self.handles, kind),
+                named_variables: (kind == ScopeKind::Registers).then_some(17),
+                expensive,
+            })
+            .collect();
         Ok(ScopesBody { scopes })
     }
 
