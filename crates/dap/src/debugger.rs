@@ -862,10 +862,15 @@ impl Debugger {
                     .ids
                     .bind(st.id, &BreakpointKey::Line(file.to_path_buf(), line));
                 let bound = st.line.map_or(line, |l| i64::from(l.get()));
+                let message = if u32::try_from(line).map_or(true, |l| l == 0) {
+                    Some(format!("line {} does not exist", self.line_out(line)))
+                } else {
+                    st.message.clone()
+                };
                 Breakpoint {
                     id: Some(id.0),
                     verified: st.verified,
-                    message: st.message.clone(),
+                    message,
                     source: Some(source.clone()),
                     // A line the engine cannot take (past u32) is not echoed back.
                     line: (1..=i64::from(u32::MAX))
@@ -1460,8 +1465,12 @@ impl Debugger {
         self.step(args, StepKind::Out)
     }
 
-    pub(crate) fn pause(&mut self, _: PauseArguments) -> Result<(), Failure> {
+    pub(crate) fn pause(&mut self, args: PauseArguments) -> Result<(), Failure> {
+        let tid = self.thread(args.thread_id)?;
         let d = self.debuggee()?;
+        if !d.session.threads().map_err(fail)?.contains(&tid) {
+            return Err(format!("unknown thread {}", args.thread_id).into());
+        }
         match d.session.pause() {
             Ok(()) => Ok(()),
             // Already stopped: nothing to do, as the specification asks.

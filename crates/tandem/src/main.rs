@@ -360,9 +360,18 @@ fn spawn_connection(
                 Some(allowed) => websocket::accept(stream, &allowed).and_then(|(input, output)| {
                     serve_checked(&session, token.as_deref(), input, output)
                 }),
-                None => match stream.try_clone() {
-                    Ok(input) => serve_checked(&session, token.as_deref(), input, stream),
-                    Err(err) => return tracing::warn!(%peer, "cannot use connection: {err}"),
+                None => match (stream.try_clone(), stream.try_clone()) {
+                    (Ok(input), Ok(closer)) => {
+                        let served = serve_checked(&session, token.as_deref(), input, stream);
+                        // The session is over: close the connection, so a client waiting
+                        // for the end of the stream sees it (the reader thread would
+                        // keep it open until the client closes its side).
+                        let _ = closer.shutdown(std::net::Shutdown::Both);
+                        served
+                    }
+                    (Err(err), _) | (_, Err(err)) => {
+                        return tracing::warn!(%peer, "cannot use connection: {err}")
+                    }
                 },
             };
             match served {

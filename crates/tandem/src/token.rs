@@ -93,6 +93,7 @@ fn refusal(protocol: Protocol, message: &Value, reason: &str) -> Value {
             "command": message["command"].as_str().unwrap_or("initialize"),
             "success": false,
             "message": reason,
+            "body": {"error": {"id": 1, "format": reason, "showUser": true}},
         }),
         Protocol::Lsp => json!({
             "jsonrpc": "2.0",
