@@ -28,8 +28,13 @@ fn frames(data: &[u8], chunk: usize, limits: Limits) -> (Vec<Vec<u8>>, bool) {
 }
 
 fuzz_target!(|input: &[u8]| {
-    let Some((&chunk, data)) = input.split_first() else { return };
-    let limits = Limits { max_header_bytes: 256, max_body_bytes: 4096 };
+    let Some((&chunk, data)) = input.split_first() else {
+        return;
+    };
+    let limits = Limits {
+        max_header_bytes: 256,
+        max_body_bytes: 4096,
+    };
     let whole = frames(data, data.len(), limits);
     let chunked = frames(data, chunk as usize % 17 + 1, limits);
     assert_eq!(whole, chunked);
