@@ -723,6 +723,13 @@ impl Debugger {
         })
     }
 
+    /// Records which engine breakpoint `key` became, and describes it for the client.
+    fn bind_status(&mut self, st: &engine::BreakpointStatus, key: BreakpointKey) -> Breakpoint {
+        self.ids.bind(st.id, &key);
+        self.breakpoint_from_status(st)
+            .unwrap_or_else(|| Breakpoint::unverified(st.message.clone()))
+    }
+
     fn apply_stored_breakpoints(&mut self) {
         let files: Vec<PathBuf> = self.source_bps.keys().cloned().collect();
         let mut changed = Vec::new();
@@ -916,19 +923,7 @@ impl Debugger {
         Ok(statuses
             .iter()
             .zip(&specs)
-            .map(|(st, s)| {
-                self.ids
-                    .bind(st.id, &BreakpointKey::Function(s.name.clone()));
-                self.breakpoint_from_status(st).unwrap_or(Breakpoint {
-                    id: None,
-                    verified: false,
-                    message: st.message.clone(),
-                    source: None,
-                    line: None,
-                    instruction_reference: None,
-                    reason: None,
-                })
-            })
+            .map(|(st, s)| self.bind_status(st, BreakpointKey::Function(s.name.clone())))
             .collect())
     }
 
@@ -964,16 +959,7 @@ impl Debugger {
             .zip(&specs)
             .zip(&addrs)
             .map(|((st, spec), addr)| {
-                self.ids.bind(st.id, &BreakpointKey::Instruction(*addr));
-                let mut bp = self.breakpoint_from_status(st).unwrap_or(Breakpoint {
-                    id: None,
-                    verified: false,
-                    message: None,
-                    source: None,
-                    line: None,
-                    instruction_reference: None,
-                    reason: None,
-                });
+                let mut bp = self.bind_status(st, BreakpointKey::Instruction(*addr));
                 bp.instruction_reference = Some(format!("{addr:#x}"));
                 if spec.condition.is_some() || spec.hit_condition.is_some() {
                     bp.message = Some(
@@ -1007,13 +993,10 @@ impl Debugger {
             .map(|f| {
                 let ok = known.contains(&f.as_str());
                 Breakpoint {
-                    id: None,
                     verified: ok,
-                    message: (!ok).then(|| format!("unknown exception filter '{f}'")),
-                    source: None,
-                    line: None,
-                    instruction_reference: None,
-                    reason: None,
+                    ..Breakpoint::unverified(
+                        (!ok).then(|| format!("unknown exception filter '{f}'")),
+                    )
                 }
             })
             .collect();

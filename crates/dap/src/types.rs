@@ -199,6 +199,21 @@ pub struct Breakpoint {
     pub reason: Option<String>,
 }
 
+impl Breakpoint {
+    /// A breakpoint with no location (yet), and why.
+    pub fn unverified(message: Option<String>) -> Breakpoint {
+        Breakpoint {
+            id: None,
+            verified: false,
+            message,
+            source: None,
+            line: None,
+            instruction_reference: None,
+            reason: None,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StackFrame {
