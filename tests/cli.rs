@@ -299,3 +299,16 @@ fn debug_text_mode_reports_pending_breakpoints_and_exit_codes() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot debug /nonexistent/program"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn allow_remote_requires_a_token() {
+    for sub in ["dap", "lsp"] {
+        let out = Command::new(support::tandem_bin())
+            .args([sub, "--allow-remote", "--listen", "0.0.0.0:0"])
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--token"), "{err}");
+    }
+}

@@ -69,6 +69,10 @@ struct ServeArgs {
     /// other connections are answered with an error and closed.
     #[arg(long, value_name = "TOKEN", requires = "listen")]
     token: Option<String>,
+    /// Say so explicitly when listening beyond loopback; like any non-loopback --listen it
+    /// requires --token (listeners bind loopback otherwise).
+    #[arg(long, requires_all = ["listen", "token"])]
+    allow_remote: bool,
     /// With a WebSocket listener: also accept browser pages from this origin (e.g.
     /// `https://ide.example.com`); loopback origins are always accepted. Repeatable.
     #[arg(long, value_name = "ORIGIN")]
