@@ -1019,6 +1019,20 @@ fn requests_while_running_are_answered_at_once() {
     c.ok("pause", json!({"threadId": tid}));
     let stop = c.event("stopped");
     assert_eq!(stop["body"]["reason"], "pause");
+    // Paused, most likely in libc's sleep: the program's globals are visible from any
+    // frame, as in gdb, and the locals of other frames are not.
+    let f = c.frames(tid);
+    let ticks = c.evaluate(frame_id(&f[0]), "ticks");
+    assert!(
+        ticks["result"].as_str().unwrap().parse::<u64>().unwrap() > 0,
+        "{ticks}"
+    );
+    if f[0]["name"] != "tick" {
+        c.err(
+            "evaluate",
+            json!({"expression": "step", "frameId": frame_id(&f[0]), "context": "watch"}),
+        );
+    }
     // Pausing a stopped program is not an error.
     c.ok("pause", json!({"threadId": tid}));
     c.finish();

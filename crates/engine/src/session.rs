@@ -1598,72 +1598,74 @@ impl Session {
         let parsed = expr::parse(expression, &self.is_type_fn())?;
         let name = expression.to_string();
         let enums = lock(&self.core).enums.clone();
-        let rendered =
-            self.handle
-                .call(move |t: &mut Tracer| -> Result<(Value, Option<Node>)> {
-                    let module = data
-                        .module
-                        .clone()
-                        .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
-                    let binary = module
-                        .binary()
-                        .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
-                    let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
-                    let mem = TracerMemory(t);
-                    let frame_regs = data.registers(t);
-                    let regs: &dyn symbols::RegisterReader = &frame_regs;
-                    let entry = data
-                        .caller
-                        .as_deref()
-                        .and_then(|c| unwind::entry_registers(c, &mem));
-                    let env = Env {
-                        binary,
-                        bias: module.bias,
-                        mem: &mem,
-                        regs,
-                        pc: data.lookup_pc,
-                        cfa: data.frame.cfa,
-                        scope: &scope,
-                        inline_index: data.inline_index,
-                        enums: module.main.then_some(&*enums),
-                        entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
-                    };
-                    let v = env.eval(&parsed)?;
-                    Ok(match (&v.ty, &v.loc) {
-                        (expr::ETy::Dwarf(ty) | expr::ETy::SubArray(ty, _), loc) => {
-                            let dim = match v.ty {
-                                expr::ETy::SubArray(_, d) => d,
-                                _ => 0,
-                            };
-                            let place = match loc {
-                                expr::Loc::Mem(a) => Place::Memory(*a),
-                                expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
-                            };
-                            let bounds = |e: &symbols::LocationExpr| env.eval_bound(e);
-                            let r = Renderer {
-                                binary,
-                                bias: module.bias,
-                                mem: &mem,
-                                bounds: Some(&bounds),
-                            };
-                            r.render(&name, *ty, place, dim)
-                        }
-                        _ => (
-                            Value {
-                                name: name.clone(),
-                                type_name: env.type_name(&v.ty),
-                                rendered: env.text(&v),
-                                children: None,
-                                child_count: None,
-                                indexed: false,
-                                error: false,
-                                address: None,
-                            },
-                            None,
-                        ),
-                    })
-                })??;
+        // In a frame outside the program (libc's usleep), the program's globals are still
+        // visible, as in gdb: a name the frame does not know is looked for there.
+        let main = lock(&self.core).modules.main().cloned();
+        let fallback = main.filter(|m| {
+            !data
+                .module
+                .as_ref()
+                .is_some_and(|f| Arc::ptr_eq(f, m) || f.main)
+        });
+        let rendered = self.handle.call(move |t: &mut Tracer| {
+            let render = |env: &Env<'_>| -> Result<(Value, Option<Node>)> {
+                let v = env.eval(&parsed)?;
+                Ok(render_result(env, &v, &name))
+            };
+            let in_frame = env::with_env(
+                t,
+                &env::Place::Frame(Box::new(data)),
+                Some(&parsed),
+                &enums,
+                render,
+            );
+            match (in_frame, fallback) {
+                (Err(Error::Eval(m)), Some(main)) if m.starts_with("no symbol") => {
+                    env::with_env(t, &env::Place::Globals(main), Some(&parsed), &enums, render)
+                        .map_err(|_| Error::Eval(m))
+                }
+                (other, _) => other,
+            }
+        })??;
         Ok(self.register_nodes(vec![rendered]).remove(0))
+    }
+}
+
+/// The value of an evaluated expression as a front-end shows it: a typed value is rendered
+/// (and may have children), anything else (a computed integer) is its text.
+fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value, Option<Node>) {
+    match (&v.ty, &v.loc) {
+        (expr::ETy::Dwarf(ty) | expr::ETy::SubArray(ty, _), loc) => {
+            let dim = match v.ty {
+                expr::ETy::SubArray(_, d) => d,
+                _ => 0,
+            };
+            let place = match loc {
+                expr::Loc::Mem(a) => Place::Memory(*a),
+                expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
+            };
+            let bounds = |e: &symbols::LocationExpr| env.eval_bound(e);
+            let r = Renderer {
+                binary: env.binary,
+                bias: env.bias,
+                mem: env.mem,
+                bounds: Some(&bounds),
+            };
+            r.render(name, *ty, place, dim)
+        }
+        _ => (
+            Value {
+                name: name.to_string(),
+                type_name: env.type_name(&v.ty),
+                rendered: env.text(v),
+                children: None,
+                child_count: None,
+                indexed: false,
+                error: false,
+                address: None,
+            },
+            None,
+        ),
     }
 }
 
