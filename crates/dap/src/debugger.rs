@@ -565,8 +565,8 @@ impl Debugger {
         if let Some(signo) = signal {
             self.console(format!(
                 "program terminated by signal {} ({})",
-                signal_name(signo),
-                signal_description(signo)
+                engine::signals::signal_name(signo),
+                engine::signals::signal_description(signo)
             ));
         } else {
             self.console(format!("program exited with code {code}"));
@@ -634,11 +634,15 @@ impl Debugger {
                 )
             }
             StopCause::Signal(signo) => {
-                body["text"] = json!(signal_name(*signo));
+                body["text"] = json!(engine::signals::signal_name(*signo));
                 (
                     "exception",
                     Some(stop.description.clone().unwrap_or_else(|| {
-                        format!("{} ({})", signal_name(*signo), signal_description(*signo))
+                        format!(
+                            "{} ({})",
+                            engine::signals::signal_name(*signo),
+                            engine::signals::signal_description(*signo)
+                        )
                     })),
                 )
             }
@@ -1969,7 +1973,7 @@ fn module(m: &engine::ModuleInfo) -> Module {
             |n| n.to_string_lossy().into_owned(),
         ),
         path: m.path.display().to_string(),
-        is_user_code: m.main || !is_system(&m.path),
+        is_user_code: m.main || !engine::modules::is_system(&m.path),
         symbol_status: None,
         symbol_file_path: None,
         address_range: format!("{:#x}-{:#x}", m.start, m.end),
@@ -1978,12 +1982,6 @@ fn module(m: &engine::ModuleInfo) -> Module {
 
 fn module_json(m: &engine::ModuleInfo) -> Value {
     serde_json::to_value(module(m)).unwrap_or(Value::Null)
-}
-
-fn is_system(path: &Path) -> bool {
-    ["/usr/lib", "/lib", "/usr/lib64", "/lib64"]
-        .iter()
-        .any(|p| path.starts_with(p))
 }
 
 fn access_name(a: engine::DataAccess) -> &'static str {
@@ -2044,58 +2042,6 @@ fn wrap(parent: &str) -> String {
     } else {
         format!("({parent})")
     }
-}
-
-const SIGNALS: [(&str, &str); 32] = [
-    ("SIG0", "no signal"),
-    ("SIGHUP", "hangup"),
-    ("SIGINT", "interrupt"),
-    ("SIGQUIT", "quit"),
-    ("SIGILL", "illegal instruction"),
-    ("SIGTRAP", "trace/breakpoint trap"),
-    ("SIGABRT", "aborted"),
-    ("SIGBUS", "bus error"),
-    ("SIGFPE", "arithmetic exception"),
-    ("SIGKILL", "killed"),
-    ("SIGUSR1", "user defined signal 1"),
-    ("SIGSEGV", "segmentation fault"),
-    ("SIGUSR2", "user defined signal 2"),
-    ("SIGPIPE", "broken pipe"),
-    ("SIGALRM", "alarm clock"),
-    ("SIGTERM", "terminated"),
-    ("SIGSTKFLT", "stack fault"),
-    ("SIGCHLD", "child status changed"),
-    ("SIGCONT", "continued"),
-    ("SIGSTOP", "stopped (signal)"),
-    ("SIGTSTP", "stopped"),
-    ("SIGTTIN", "stopped (tty input)"),
-    ("SIGTTOU", "stopped (tty output)"),
-    ("SIGURG", "urgent I/O condition"),
-    ("SIGXCPU", "CPU time limit exceeded"),
-    ("SIGXFSZ", "file size limit exceeded"),
-    ("SIGVTALRM", "virtual timer expired"),
-    ("SIGPROF", "profiling timer expired"),
-    ("SIGWINCH", "window changed"),
-    ("SIGIO", "I/O possible"),
-    ("SIGPWR", "power failure"),
-    ("SIGSYS", "bad system call"),
-];
-
-pub(crate) fn signal_name(signo: i32) -> String {
-    usize::try_from(signo)
-        .ok()
-        .and_then(|i| SIGNALS.get(i))
-        .map_or_else(|| format!("SIG{signo}"), |(n, _)| n.to_string())
-}
-
-pub(crate) fn signal_description(signo: i32) -> String {
-    usize::try_from(signo)
-        .ok()
-        .and_then(|i| SIGNALS.get(i))
-        .map_or_else(
-            || format!("real-time signal {signo}"),
-            |(_, d)| d.to_string(),
-        )
 }
 
 #[cfg(test)]

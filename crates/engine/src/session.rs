@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::expr::{self, Enumerators, Env};
 use crate::ids::{BreakpointId, FrameId, ValueRef};
 use crate::mem::{FrameRegs, LiveRegs, TracerMemory};
-use crate::modules::{Module, Modules};
+use crate::modules::{is_system, Module, Modules};
 use crate::unwind::{self, Frame, FrameData};
 use crate::values::{Node, Place, Renderer, Value};
 
@@ -612,15 +612,6 @@ fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resoluti
     out.addrs.sort_unstable();
     out.addrs.dedup();
     out
-}
-
-/// Libraries of the system (libc, ld.so): searched last when a breakpoint is set, and
-/// for functions by ELF symbol only, so a breakpoint in the user's code does not open
-/// libc's DWARF.
-fn is_system(path: &Path) -> bool {
-    ["/usr/lib", "/lib", "/usr/lib64", "/lib64"]
-        .iter()
-        .any(|p| path.starts_with(p))
 }
 
 /// Builds the expression environment of frame 0 at a breakpoint and runs `f` in it.

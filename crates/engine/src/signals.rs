@@ -66,6 +66,47 @@ pub fn signal_name(signo: i32) -> String {
     name.to_string()
 }
 
+/// What a signal means, in a few words (`segmentation fault` for SIGSEGV), for
+/// messages such as "program terminated by signal SIGSEGV (segmentation fault)".
+pub fn signal_description(signo: i32) -> String {
+    let text = match signo {
+        0 => "no signal",
+        libc::SIGHUP => "hangup",
+        libc::SIGINT => "interrupt",
+        libc::SIGQUIT => "quit",
+        libc::SIGILL => "illegal instruction",
+        libc::SIGTRAP => "trace/breakpoint trap",
+        libc::SIGABRT => "aborted",
+        libc::SIGBUS => "bus error",
+        libc::SIGFPE => "arithmetic exception",
+        libc::SIGKILL => "killed",
+        libc::SIGUSR1 => "user defined signal 1",
+        libc::SIGSEGV => "segmentation fault",
+        libc::SIGUSR2 => "user defined signal 2",
+        libc::SIGPIPE => "broken pipe",
+        libc::SIGALRM => "alarm clock",
+        libc::SIGTERM => "terminated",
+        libc::SIGSTKFLT => "stack fault",
+        libc::SIGCHLD => "child status changed",
+        libc::SIGCONT => "continued",
+        libc::SIGSTOP => "stopped (signal)",
+        libc::SIGTSTP => "stopped",
+        libc::SIGTTIN => "stopped (tty input)",
+        libc::SIGTTOU => "stopped (tty output)",
+        libc::SIGURG => "urgent I/O condition",
+        libc::SIGXCPU => "CPU time limit exceeded",
+        libc::SIGXFSZ => "file size limit exceeded",
+        libc::SIGVTALRM => "virtual timer expired",
+        libc::SIGPROF => "profiling timer expired",
+        libc::SIGWINCH => "window changed",
+        libc::SIGIO => "I/O possible",
+        libc::SIGPWR => "power failure",
+        libc::SIGSYS => "bad system call",
+        n => return format!("real-time signal {n}"),
+    };
+    text.to_string()
+}
+
 /// Why the signal was sent, from `si_code`, in the words of `siginfo(3)`.
 fn reason(signo: i32, code: i32) -> Option<&'static str> {
     let specific = match (signo, code) {
