@@ -80,6 +80,9 @@ pub enum Error {
     /// A hardware watchpoint that the debug registers cannot express.
     #[error("invalid watchpoint: {0}")]
     InvalidWatchpoint(String),
+    /// Code could not be placed in the debuggee (a jump patch falls back to an int3).
+    #[error("cannot place code in the debuggee: {0}")]
+    Placement(String),
     /// The tracer thread has ended (the session is over).
     #[error("the tracer thread is gone")]
     TracerGone,

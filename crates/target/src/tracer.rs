@@ -15,6 +15,10 @@ use std::marker::PhantomData;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
+mod patch;
+
+pub use patch::{PatchSpec, JUMP_LEN};
+
 const INT3: u8 = 0xcc;
 const TRAP_BRKPT: i32 = 1;
 const TRAP_HWBKPT: i32 = 4;
@@ -322,6 +326,10 @@ pub struct Tracer {
     /// /proc/PID/task/PID/stat kept open: stop_all checks the main thread's state
     /// on every multithreaded stop, with one pread instead of open+read+close.
     leader_stat: Option<File>,
+    /// Jump patches by site (each also an entry of `breakpoints`).
+    patches: BTreeMap<u64, patch::Patch>,
+    /// Memory mapped into the debuggee for placed code.
+    regions: Vec<patch::Region>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -436,6 +444,8 @@ impl Tracer {
             watch: DebugRegisters::default(),
             handed_over: Vec::new(),
             leader_stat: File::open(format!("/proc/{}/task/{}/stat", pid.0, pid.0)).ok(),
+            patches: BTreeMap::new(),
+            regions: Vec::new(),
             _not_send: PhantomData,
         }
     }
@@ -717,12 +727,15 @@ impl Tracer {
     pub fn step(&mut self, tid: Tid) -> Result<()> {
         self.require_stopped()?;
         let pc = self.regs(tid)?.pc();
+        // A pc inside a patch's bytes (stepped there) steps with the original bytes.
         let addr = if self.breakpoints.contains_key(&pc) {
-            self.write_bp_byte(pc, false)?;
             Some(pc)
         } else {
-            None
+            self.active_patch_inside(pc)
         };
+        if let Some(a) = addr {
+            self.write_bp_byte(a, false)?;
+        }
         self.phase = Phase::SteppingOver {
             tid,
             addr,
@@ -766,6 +779,7 @@ impl Tracer {
             self.queue.push_back(Event::Stopped { tid, reason });
             return Ok(());
         }
+        self.leave_patch_sites();
         // Step threads off breakpoints one at a time, the others stopped.
         let on_bp: Option<(Tid, u64)> = self.threads.iter().find_map(|(tid, t)| {
             let addr = t.at_bp?;
@@ -808,6 +822,14 @@ impl Tracer {
     }
 
     fn write_bp_byte(&mut self, addr: u64, insert: bool) -> Result<()> {
+        if let Some(p) = self.patches.get(&addr).filter(|p| p.active) {
+            let bytes = if insert {
+                p.jump_bytes()
+            } else {
+                p.saved.clone()
+            };
+            return self.write_raw(addr, &bytes);
+        }
         let byte = if insert {
             INT3
         } else {
@@ -972,6 +994,7 @@ impl Tracer {
                 }
             }
         }
+        self.evacuate_patches();
         Ok(true)
     }
 
@@ -1060,6 +1083,8 @@ impl Tracer {
                         // The old image and its breakpoints are gone; the kernel
                         // cleared the debug registers too.
                         self.breakpoints.clear();
+                        self.patches.clear();
+                        self.regions.clear();
                         self.watch = DebugRegisters::default();
                         self.deferred.clear();
                         self.refresh_image();
@@ -1159,6 +1184,24 @@ impl Tracer {
                         tid,
                         StopReason::Breakpoint {
                             addr: RuntimeAddr(addr),
+                        },
+                    ));
+                }
+                // The trap of a patch's placed code: its condition held at the site.
+                if let Some(site) = self.patch_of_trap(addr) {
+                    let mut regs = regs;
+                    regs.rip = site;
+                    sys::set_regs(tid, &regs)
+                        .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.regs = Some(regs);
+                        t.at_bp = Some(site);
+                        t.stepping = false;
+                    }
+                    return Ok(Outcome::Report(
+                        tid,
+                        StopReason::Breakpoint {
+                            addr: RuntimeAddr(site),
                         },
                     ));
                 }
@@ -1337,22 +1380,18 @@ impl Tracer {
         if !matches!(sys::decode(first.status), Status::Stopped(..)) {
             return;
         }
-        let saved: Vec<(u64, u8)> = self
-            .breakpoints
-            .iter()
-            .map(|(a, b)| (*a, b.saved))
-            .collect();
+        let saved: Vec<(u64, Vec<u8>)> = self.original_bytes();
         if vfork {
             // Parent and child share memory until the child execs or exits: take the
             // breakpoints out until the vfork-done event.
             for (a, b) in &saved {
-                let _ = self.write_raw(*a, &[*b]);
+                let _ = self.write_raw(*a, b);
             }
             self.vfork_bps_removed = !saved.is_empty();
         } else if !saved.is_empty() {
             if let Some(mem) = open_mem(child) {
                 for (a, b) in &saved {
-                    let _ = mem.write_at(&[*b], *a);
+                    let _ = mem.write_at(b, *a);
                 }
             }
         }
@@ -1457,6 +1496,16 @@ impl Tracer {
             }
         }
         self.watch = *regs;
+        // Placed code reads variables: with watchpoints armed those reads would
+        // trigger them, which the int3 path's reads through ptrace never do.
+        let sites: Vec<u64> = self.patches.keys().copied().collect();
+        for site in sites {
+            if self.watch.is_empty() {
+                self.activate_patch(site);
+            } else {
+                self.deactivate_patch(site);
+            }
+        }
         Ok(())
     }
 
@@ -1488,6 +1537,7 @@ impl Tracer {
         for (a, bp) in self.breakpoints.range(addr.0..end) {
             buf[(a - addr.0) as usize] = bp.saved;
         }
+        self.overlay_patches(addr.0, &mut buf[..n]);
         Ok(n)
     }
 
@@ -1536,6 +1586,7 @@ impl Tracer {
             return Ok(());
         }
         let end = addr.0.saturating_add(data.len() as u64);
+        self.patches_before_write(addr.0, end);
         let mut data = data.to_vec();
         for (a, bp) in self.breakpoints.range_mut(addr.0..end) {
             let i = (a - addr.0) as usize;
@@ -1583,6 +1634,11 @@ impl Tracer {
 
     /// Inserts an int3 at `addr`, or counts one more user of an existing one.
     pub fn insert_breakpoint(&mut self, addr: RuntimeAddr) -> Result<()> {
+        // Another user of a patched site, or an int3 inside its bytes: every hit must
+        // trap again.
+        if let Some(site) = self.patch_covering(addr.0) {
+            self.deactivate_patch(site);
+        }
         if let Some(bp) = self.breakpoints.get_mut(&addr.0) {
             bp.refs += 1;
             return Ok(());
@@ -1608,11 +1664,27 @@ impl Tracer {
             .ok_or(Error::NoBreakpoint(addr))?;
         bp.refs -= 1;
         if bp.refs > 0 {
+            if bp.refs == 1 {
+                self.activate_patch(addr.0);
+            }
             return Ok(());
         }
         let saved = bp.saved;
+        if let Some(p) = self.patches.get(&addr.0) {
+            let active = p.active;
+            self.deactivate_patch(addr.0);
+            self.patches.remove(&addr.0);
+            if active {
+                self.breakpoints.remove(&addr.0);
+                return self.write_raw(addr.0, &[saved]);
+            }
+        }
         self.breakpoints.remove(&addr.0);
-        self.write_raw(addr.0, &[saved])
+        self.write_raw(addr.0, &[saved])?;
+        if let Some(site) = self.patch_covering(addr.0) {
+            self.activate_patch(site);
+        }
+        Ok(())
     }
 
     /// Addresses with an inserted breakpoint, and how many users each has.
@@ -1695,6 +1767,8 @@ impl Tracer {
         self.release_handed_over();
         self.threads.clear();
         self.breakpoints.clear();
+        self.patches.clear();
+        self.regions.clear();
         self.phase = Phase::Exited;
         self.mem = None;
     }
@@ -1719,6 +1793,9 @@ impl Tracer {
             self.pause_requested = false;
             self.phase = Phase::Stopped;
         }
+        let traps: Vec<(u64, u64)> = self.patch_traps();
+        self.remove_all_patches();
+        self.unmap_regions();
         let removed: Vec<(u64, u8)> = self
             .breakpoints
             .iter()
@@ -1736,7 +1813,7 @@ impl Tracer {
                 let _ = sys::poke_debugreg(tid, 7, 0);
             }
             if !removed.is_empty() && procfs::thread_has_pending_sigtrap(self.pid, tid) {
-                self.drain_sigtrap(tid, &removed);
+                self.drain_sigtrap(tid, &removed, &traps);
             }
         }
         for &tid in &tids {
@@ -1752,7 +1829,7 @@ impl Tracer {
     /// A thread that hit an int3 just before being stopped has SIGTRAP pending; on
     /// detach it would kill the process. Let the thread take it under our eyes,
     /// move its pc back onto the restored instruction and drop the signal.
-    fn drain_sigtrap(&mut self, tid: Tid, removed: &[(u64, u8)]) {
+    fn drain_sigtrap(&mut self, tid: Tid, removed: &[(u64, u8)], traps: &[(u64, u64)]) {
         for _ in 0..4 {
             if sys::cont(tid, 0).is_err() {
                 return;
@@ -1770,6 +1847,9 @@ impl Tracer {
                         let addr = regs.rip.wrapping_sub(1);
                         if removed.iter().any(|(a, _)| *a == addr) {
                             regs.rip = addr;
+                            let _ = sys::set_regs(tid, &regs);
+                        } else if let Some((_, site)) = traps.iter().find(|(t, _)| *t == addr) {
+                            regs.rip = *site;
                             let _ = sys::set_regs(tid, &regs);
                         }
                     }

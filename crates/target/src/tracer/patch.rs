@@ -1,0 +1,599 @@
+//! Jump patches: a breakpoint site rewritten as a jump to code placed in the debuggee
+//! (a compiled condition) that traps only when the condition holds.
+//!
+//! A patch accelerates an int3 breakpoint and never replaces it: the site stays in the
+//! tracer's breakpoint table, and whenever the patch cannot be in place (another user of
+//! the site, an int3 inside the bytes it covers, a write over them, watchpoints armed) the
+//! site holds its int3 again and every hit comes to the tracer as before. Threads never
+//! stay in the placed code while the process is stopped: they are moved out (stepped
+//! out, or mapped from a displaced instruction's copy back to the original) by
+//! [`Tracer::evacuate_patches`], so stack traces, stepping and detach see original pcs.
+
+use super::*;
+
+/// Bytes of a `jmp rel32`.
+pub const JUMP_LEN: usize = 5;
+/// Size of one region of placed code (more are mapped when one is full).
+const REGION_LEN: u64 = 64 * 1024;
+/// Placed code must be reachable from the site by a rel32 jump, with a margin.
+const MAX_DISTANCE: u64 = 1 << 30;
+/// Steps allowed to leave placed code (the longest condition is far shorter).
+const MAX_EVACUATION_STEPS: usize = 4096;
+const SYS_MMAP: u64 = 9;
+const SYS_MUNMAP: u64 = 11;
+const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+
+/// What [`Tracer::install_patch`] is given: the site, the code placed for it, and where
+/// in that code the displaced instructions run.
+#[derive(Clone, Debug)]
+pub struct PatchSpec {
+    /// The breakpoint address (an inserted breakpoint).
+    pub site: RuntimeAddr,
+    /// How many bytes of whole instructions the jump replaces (at least [`JUMP_LEN`]).
+    pub len: usize,
+    /// Where `code` goes (from [`Tracer::alloc_code`]).
+    pub code_addr: RuntimeAddr,
+    /// The placed code.
+    pub code: Vec<u8>,
+    /// Each displaced instruction's copy in `code` and its original address, in order,
+    /// then the jump back and `site + len`.
+    pub copies: Vec<(RuntimeAddr, RuntimeAddr)>,
+    /// First byte after the copies and the jump back.
+    pub copies_end: RuntimeAddr,
+    /// The int3 the code reaches when the condition holds.
+    pub trap: RuntimeAddr,
+}
+
+#[derive(Debug)]
+pub(super) struct Patch {
+    spec: PatchSpec,
+    pub(super) saved: Vec<u8>,
+    pub(super) active: bool,
+    /// Memory under it was written: its copies are out of date, it stays an int3.
+    stale: bool,
+}
+
+impl Patch {
+    fn site(&self) -> u64 {
+        self.spec.site.0
+    }
+
+    fn end(&self) -> u64 {
+        self.site() + self.spec.len as u64
+    }
+
+    fn overlaps(&self, start: u64, end: u64) -> bool {
+        self.site() < end && start < self.end()
+    }
+
+    pub(super) fn jump_bytes(&self) -> Vec<u8> {
+        let rel = self
+            .spec
+            .code_addr
+            .0
+            .wrapping_sub(self.site() + JUMP_LEN as u64) as i64;
+        let mut b = vec![0xe9];
+        b.extend_from_slice(&(rel as i32).to_le_bytes());
+        b.resize(self.spec.len, INT3);
+        b
+    }
+
+    fn in_code(&self, pc: u64) -> bool {
+        let start = self.spec.code_addr.0;
+        start <= pc && pc < start + self.spec.code.len() as u64
+    }
+
+    fn in_copies(&self, pc: u64) -> bool {
+        self.spec.copies.first().is_some_and(|c| c.0 .0 <= pc) && pc < self.spec.copies_end.0
+    }
+
+    fn original_of(&self, copy: u64) -> Option<u64> {
+        self.spec
+            .copies
+            .iter()
+            .find(|(c, _)| c.0 == copy)
+            .map(|(_, o)| o.0)
+    }
+
+    fn copy_of(&self, original: u64) -> Option<u64> {
+        self.spec
+            .copies
+            .iter()
+            .find(|(_, o)| o.0 == original)
+            .map(|(c, _)| c.0)
+    }
+}
+
+/// Mapped memory for placed code.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Region {
+    start: u64,
+    len: u64,
+    used: u64,
+}
+
+impl Tracer {
+    /// Reserves `len` bytes of executable memory within jump range of `near`, mapping a
+    /// region into the debuggee (an injected mmap) when none has room. The process must
+    /// be stopped.
+    pub fn alloc_code(&mut self, near: RuntimeAddr, len: usize) -> Result<RuntimeAddr> {
+        self.require_stopped()?;
+        let len = (len as u64 + 15) & !15;
+        let reachable = |r: &Region| {
+            near.0.abs_diff(r.start) < MAX_DISTANCE
+                && near.0.abs_diff(r.start + r.len) < MAX_DISTANCE
+        };
+        if let Some(r) = self
+            .regions
+            .iter_mut()
+            .find(|r| reachable(r) && r.used + len <= r.len)
+        {
+            let at = r.start + r.used;
+            r.used += len;
+            return Ok(RuntimeAddr(at));
+        }
+        let size = REGION_LEN.max(len.next_multiple_of(4096));
+        let start = self.map_region(near.0, size)?;
+        self.regions.push(Region {
+            start,
+            len: size,
+            used: len,
+        });
+        Ok(RuntimeAddr(start))
+    }
+
+    /// Places a patch's code and, when nothing stands in the way, its jump. Returns
+    /// whether the jump is in place (otherwise the site keeps its int3).
+    pub fn install_patch(&mut self, spec: PatchSpec) -> Result<bool> {
+        self.require_stopped()?;
+        let site = spec.site.0;
+        if !self.breakpoints.contains_key(&site) {
+            return Err(Error::NoBreakpoint(spec.site));
+        }
+        if spec.len < JUMP_LEN
+            || self
+                .patches
+                .values()
+                .any(|p| p.overlaps(site, site + spec.len as u64))
+        {
+            return Ok(false);
+        }
+        let mut saved = vec![0u8; spec.len];
+        self.read_memory(spec.site, &mut saved)?;
+        self.write_raw(spec.code_addr.0, &spec.code)?;
+        self.patches.insert(
+            site,
+            Patch {
+                spec,
+                saved,
+                active: false,
+                stale: false,
+            },
+        );
+        Ok(self.activate_patch(site))
+    }
+
+    /// Whether a patch's jump is in place at `site`.
+    pub fn patch_active(&self, site: RuntimeAddr) -> bool {
+        self.patches.get(&site.0).is_some_and(|p| p.active)
+    }
+
+    /// Puts the jump in place if nothing stands in the way: the site has one user, no
+    /// other breakpoint and no thread's pc lies inside the bytes it covers, and no
+    /// watchpoint is armed (the placed code's reads would trigger read watchpoints).
+    pub(super) fn activate_patch(&mut self, site: u64) -> bool {
+        let Some(p) = self.patches.get(&site) else {
+            return false;
+        };
+        if p.active {
+            return true;
+        }
+        let (start, end) = (p.site(), p.end());
+        let single_user = self.breakpoints.get(&site).is_some_and(|b| b.refs == 1);
+        let others = self.breakpoints.range(start + 1..end).next().is_some();
+        let pc_inside = self.threads.iter().any(|(tid, t)| {
+            let rip = t
+                .regs
+                .map(|r| r.rip)
+                .or_else(|| sys::get_regs(*tid).ok().map(|r| r.rip));
+            rip.is_some_and(|pc| start < pc && pc < end)
+        });
+        if p.stale || !single_user || others || pc_inside || !self.watch.is_empty() {
+            return false;
+        }
+        let bytes = p.jump_bytes();
+        if let Err(e) = self.write_raw(site, &bytes) {
+            tracing::warn!(site, "placing a jump patch failed: {e}");
+            return false;
+        }
+        if let Some(p) = self.patches.get_mut(&site) {
+            p.active = true;
+        }
+        true
+    }
+
+    /// Takes a patch's jump out: the original bytes, and the int3s of every breakpoint
+    /// inside them.
+    pub(super) fn deactivate_patch(&mut self, site: u64) {
+        let Some(p) = self.patches.get_mut(&site) else {
+            return;
+        };
+        if !p.active {
+            return;
+        }
+        p.active = false;
+        let (start, end, saved) = (p.site(), p.end(), p.saved.clone());
+        if let Err(e) = self.write_raw(start, &saved) {
+            tracing::warn!(site, "restoring under a jump patch failed: {e}");
+        }
+        let inside: Vec<u64> = self
+            .breakpoints
+            .range(start..end)
+            .map(|(a, _)| *a)
+            .collect();
+        for a in inside {
+            let _ = self.write_raw(a, &[INT3]);
+        }
+    }
+
+    /// The patch whose bytes contain `addr`.
+    pub(super) fn patch_covering(&self, addr: u64) -> Option<u64> {
+        self.patches
+            .range(..=addr)
+            .next_back()
+            .filter(|(_, p)| addr < p.end())
+            .map(|(s, _)| *s)
+    }
+
+    /// An active patch whose bytes strictly contain `pc` (past the site).
+    pub(super) fn active_patch_inside(&self, pc: u64) -> Option<u64> {
+        self.patch_covering(pc)
+            .filter(|s| *s != pc && self.patches.get(s).is_some_and(|p| p.active))
+    }
+
+    /// The site whose placed code's trap is at `addr`.
+    pub(super) fn patch_of_trap(&self, addr: u64) -> Option<u64> {
+        self.patches
+            .values()
+            .find(|p| p.spec.trap.0 == addr)
+            .map(|p| p.site())
+    }
+
+    /// Patches bytes a write covers go back to int3s for good.
+    pub(super) fn patches_before_write(&mut self, start: u64, end: u64) {
+        let hit: Vec<u64> = self
+            .patches
+            .values()
+            .filter(|p| p.overlaps(start, end))
+            .map(|p| p.site())
+            .collect();
+        for site in hit {
+            self.deactivate_patch(site);
+            if let Some(p) = self.patches.get_mut(&site) {
+                p.stale = true;
+            }
+        }
+    }
+
+    /// Shows original bytes under active patches.
+    pub(super) fn overlay_patches(&self, addr: u64, buf: &mut [u8]) {
+        let end = addr + buf.len() as u64;
+        for p in self
+            .patches
+            .values()
+            .filter(|p| p.active && p.overlaps(addr, end))
+        {
+            for (i, b) in p.saved.iter().enumerate() {
+                let a = p.site() + i as u64;
+                if (addr..end).contains(&a) {
+                    buf[(a - addr) as usize] = *b;
+                }
+            }
+        }
+    }
+
+    /// Before a stopped thread runs on: one that sits on an active patch's site after
+    /// reporting its hit runs the displaced instructions' copy (the condition held once
+    /// already); one inside the covered bytes (stepped there) runs the rest of the copy.
+    pub(super) fn leave_patch_sites(&mut self) {
+        if self.patches.is_empty() {
+            return;
+        }
+        let tids: Vec<Tid> = self.threads.keys().copied().collect();
+        for tid in tids {
+            let Some(t) = self.threads.get(&tid) else {
+                continue;
+            };
+            if t.running || t.new {
+                continue;
+            }
+            let Some(mut regs) = t.regs.or_else(|| sys::get_regs(tid).ok()) else {
+                continue;
+            };
+            let pc = regs.rip;
+            let target = match self.patches.get(&pc) {
+                Some(p) if p.active && t.at_bp == Some(pc) => p.copy_of(pc),
+                _ => self
+                    .active_patch_inside(pc)
+                    .and_then(|s| self.patches.get(&s))
+                    .and_then(|p| p.copy_of(pc)),
+            };
+            let Some(target) = target else { continue };
+            regs.rip = target;
+            if sys::set_regs(tid, &regs).is_ok() {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.regs = Some(regs);
+                    t.at_bp = None;
+                }
+            }
+        }
+    }
+
+    /// Moves every stopped thread out of placed code: a copy of a displaced instruction
+    /// maps back to the original; elsewhere the thread is stepped until it reaches a copy
+    /// (condition false) or the trap (condition true: a hit, reported later like any
+    /// collected stop).
+    pub(super) fn evacuate_patches(&mut self) {
+        if self.patches.is_empty() {
+            return;
+        }
+        let tids: Vec<Tid> = self.threads.keys().copied().collect();
+        for tid in tids {
+            if let Err(e) = self.evacuate_thread(tid) {
+                tracing::warn!(tid = tid.0, "moving a thread out of placed code: {e}");
+            }
+        }
+    }
+
+    fn evacuate_thread(&mut self, tid: Tid) -> Result<()> {
+        let Some(t) = self.threads.get(&tid) else {
+            return Ok(());
+        };
+        if t.running || t.new {
+            return Ok(());
+        }
+        let mut regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+        // Just past the trap, not stepped there: its SIGTRAP is still pending and
+        // reports the hit when the thread runs on.
+        let Some(site) = self
+            .patches
+            .values()
+            .find(|p| p.in_code(regs.rip) && p.spec.trap.0 + 1 != regs.rip)
+            .map(|p| p.site())
+        else {
+            return Ok(());
+        };
+        for _ in 0..MAX_EVACUATION_STEPS {
+            let Some(p) = self.patches.get(&site) else {
+                return Ok(());
+            };
+            let pc = regs.rip;
+            if pc == p.spec.trap.0 + 1 {
+                regs.rip = site;
+                sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.regs = Some(regs);
+                    t.at_bp = Some(site);
+                }
+                self.deferred.push_back((
+                    tid,
+                    StopReason::Breakpoint {
+                        addr: RuntimeAddr(site),
+                    },
+                ));
+                return Ok(());
+            }
+            if p.in_copies(pc) {
+                if let Some(original) = p.original_of(pc) {
+                    regs.rip = original;
+                    sys::set_regs(tid, &regs)
+                        .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.regs = Some(regs);
+                        // At the site the condition was just found false: running on
+                        // goes through the copy, not through the condition again.
+                        t.at_bp = (original == site).then_some(site);
+                    }
+                    return Ok(());
+                }
+            }
+            if !p.in_code(pc) {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.regs = Some(regs);
+                }
+                return Ok(());
+            }
+            sys::singlestep(tid, 0).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
+            let w = loop {
+                match sys::wait(tid.0, false, false) {
+                    Ok(Some(w)) => break w,
+                    Ok(None) => continue,
+                    Err(e) => return Err(Error::ptrace("waitpid", tid, e)),
+                }
+            };
+            match sys::decode(w.status) {
+                Status::Stopped(libc::SIGTRAP, _) => {}
+                Status::Stopped(sig, 0) => {
+                    // A signal arrived first: deliver it when the thread runs on.
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.deliver = sig;
+                    }
+                }
+                Status::Stopped(..) | Status::Other => {}
+                Status::Exited(_) | Status::Signaled(..) => {
+                    stash_push(w);
+                    return Ok(());
+                }
+            }
+            regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+        }
+        Err(Error::Placement(
+            "a thread did not leave placed code".into(),
+        ))
+    }
+
+    /// (trap, site) of every patch.
+    pub(super) fn patch_traps(&self) -> Vec<(u64, u64)> {
+        self.patches
+            .values()
+            .map(|p| (p.spec.trap.0, p.site()))
+            .collect()
+    }
+
+    /// What every breakpoint and active patch covers, as the original bytes.
+    pub(super) fn original_bytes(&self) -> Vec<(u64, Vec<u8>)> {
+        let mut out: Vec<(u64, Vec<u8>)> = self
+            .breakpoints
+            .iter()
+            .map(|(a, b)| (*a, vec![b.saved]))
+            .collect();
+        out.extend(
+            self.patches
+                .values()
+                .filter(|p| p.active)
+                .map(|p| (p.site(), p.saved.clone())),
+        );
+        out
+    }
+
+    /// Removes every patch's jump (before a detach, exec or kill).
+    pub(super) fn remove_all_patches(&mut self) {
+        let sites: Vec<u64> = self.patches.keys().copied().collect();
+        for site in sites {
+            self.deactivate_patch(site);
+        }
+        self.patches.clear();
+    }
+
+    /// Unmaps every region of placed code (before a detach: nothing is left behind).
+    pub(super) fn unmap_regions(&mut self) {
+        let regions = std::mem::take(&mut self.regions);
+        let Some(at) = self.breakpoints.keys().next().copied().or_else(|| {
+            let tid = self.injection_thread()?;
+            self.threads.get(&tid)?.regs.map(|r| r.rip)
+        }) else {
+            return;
+        };
+        for r in regions {
+            if let Err(e) = self.inject_syscall(at, SYS_MUNMAP, [r.start, r.len, 0, 0, 0, 0]) {
+                tracing::warn!("unmapping placed code: {e}");
+            }
+        }
+    }
+
+    /// Maps `len` bytes read+execute near `near`: the first free gap below a mapping,
+    /// nearest to `near`, that leaves a guard page (never right above the heap).
+    fn map_region(&mut self, near: u64, len: u64) -> Result<u64> {
+        let maps = procfs::read_maps(self.pid)?;
+        let mut candidates: Vec<u64> = Vec::new();
+        for (i, m) in maps.iter().enumerate() {
+            let Some(at) = m.start.0.checked_sub(len + 4096) else {
+                continue;
+            };
+            let below = if i == 0 {
+                0x10_0000
+            } else {
+                maps[i - 1].end.0 + 4096
+            };
+            if at >= below
+                && near.abs_diff(at) < MAX_DISTANCE
+                && near.abs_diff(at + len) < MAX_DISTANCE
+            {
+                candidates.push(at & !0xfff);
+            }
+        }
+        candidates.sort_by_key(|a| a.abs_diff(near));
+        const PROT_READ_EXEC: u64 = (libc::PROT_READ | libc::PROT_EXEC) as u64;
+        let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64 | MAP_FIXED_NOREPLACE;
+        for at in candidates.into_iter().take(8) {
+            let r = self.inject_syscall(
+                near,
+                SYS_MMAP,
+                [at, len, PROT_READ_EXEC, flags, u64::MAX, 0],
+            )?;
+            if r == at {
+                return Ok(at);
+            }
+            if (r as i64) >= 0 {
+                // An old kernel that took the flag for a hint: give it back.
+                let _ = self.inject_syscall(near, SYS_MUNMAP, [r, len, 0, 0, 0, 0]);
+            }
+        }
+        Err(Error::Placement(
+            "no free address range near the code".into(),
+        ))
+    }
+
+    fn injection_thread(&self) -> Option<Tid> {
+        let leader = Tid(self.pid.0);
+        let usable = |t: &Thread| !t.running && !t.new && !t.group_stop && !t.listening;
+        if self.threads.get(&leader).is_some_and(usable) {
+            return Some(leader);
+        }
+        self.threads
+            .iter()
+            .find(|(_, t)| usable(t))
+            .map(|(tid, _)| *tid)
+    }
+
+    /// Runs one system call in the debuggee: a stopped thread executes a `syscall`
+    /// written over `at` for one step; its registers and the bytes come back after.
+    fn inject_syscall(&mut self, at: u64, nr: u64, args: [u64; 6]) -> Result<u64> {
+        let tid = self
+            .injection_thread()
+            .ok_or_else(|| Error::Placement("no stopped thread to run a system call".into()))?;
+        let saved = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+        let mut text = [0u8; 2];
+        if self.read_raw(at, &mut text)? < 2 {
+            return Err(Error::Placement("no code to run a system call at".into()));
+        }
+        let mut regs = saved;
+        regs.rip = at;
+        regs.rax = nr;
+        // No syscall restart may apply to the injected call.
+        regs.orig_rax = u64::MAX;
+        [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9] = args;
+        self.write_raw(at, &[0x0f, 0x05])?;
+        let result = (|| {
+            sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+            for _ in 0..16 {
+                sys::singlestep(tid, 0).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
+                let w = loop {
+                    match sys::wait(tid.0, false, false) {
+                        Ok(Some(w)) => break w,
+                        Ok(None) => continue,
+                        Err(e) => return Err(Error::ptrace("waitpid", tid, e)),
+                    }
+                };
+                match sys::decode(w.status) {
+                    Status::Stopped(libc::SIGTRAP, _) => {
+                        let after = sys::get_regs(tid)
+                            .map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+                        if after.rip == at + 2 {
+                            return Ok(after.rax);
+                        }
+                    }
+                    Status::Stopped(sig, 0) => {
+                        if let Some(t) = self.threads.get_mut(&tid) {
+                            t.deliver = sig;
+                        }
+                    }
+                    Status::Stopped(..) | Status::Other => {}
+                    Status::Exited(_) | Status::Signaled(..) => {
+                        stash_push(w);
+                        return Err(Error::Exited);
+                    }
+                }
+            }
+            Err(Error::Placement(
+                "the injected system call did not complete".into(),
+            ))
+        })();
+        let _ = self.write_raw(at, &text);
+        let _ = sys::set_regs(tid, &saved);
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(saved);
+        }
+        result
+    }
+}
