@@ -82,7 +82,7 @@ pub fn elf_text(path: &Path) -> (u64, Vec<u8>) {
 }
 
 /// The load bias of `program` in process `pid` (the start of its mapping at offset 0).
-fn load_bias(pid: i64, program: &Path) -> u64 {
+pub fn load_bias(pid: i64, program: &Path) -> u64 {
     let canonical = program.canonicalize().unwrap();
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
     for line in maps.lines() {

@@ -48,6 +48,9 @@
 //!   itself does not stop, as in gdb.
 //! - A false condition costs no allocation for registers, parses no DIE (types are
 //!   cached in `symbols`) and runs no DWARF evaluator for `DW_OP_fbreg` variables.
+//! - Where a condition lowers to integer operations on frame slots and statics, it
+//!   runs in the debuggee (`jit`): the site jumps to placed code that traps only when
+//!   the condition holds, and every trap is evaluated again the ordinary way.
 
 pub mod breakpoints;
 mod cpp;
@@ -55,6 +58,7 @@ pub mod disasm;
 pub mod error;
 pub mod expr;
 pub mod ids;
+mod jit;
 mod mem;
 pub mod modules;
 mod retval;

@@ -255,6 +255,8 @@ struct Core {
     last_signal: Option<(Tid, crate::signals::SignalInfo)>,
     /// Exception events that stop, their internal breakpoints, the last one.
     exceptions: exceptions::ExceptionTable,
+    /// Whether conditions may run in the debuggee (see `crate::jit`).
+    jit: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -614,6 +616,68 @@ fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resoluti
     out
 }
 
+/// What a condition needs at breakpoint address `addr`, computed once and kept.
+fn hit_site(
+    module: &Module,
+    binary: &Binary,
+    addr: u64,
+    scopes: &mut HashMap<u64, Arc<HitSite>>,
+) -> Result<Arc<HitSite>> {
+    if let Some(s) = scopes.get(&addr) {
+        return Ok(s.clone());
+    }
+    let file_pc = module.to_file(addr);
+    let s = Arc::new(HitSite {
+        scope: binary.scope_at(file_pc)?,
+        inline_index: binary
+            .function_at(file_pc)
+            .ok()
+            .flatten()
+            .map_or(0, |f| f.inlined.len() as u32),
+        row: binary.unwind_row(file_pc).ok().flatten(),
+    });
+    scopes.insert(addr, s.clone());
+    Ok(s)
+}
+
+/// Moves a breakpoint's condition into the debuggee at each of its addresses where it
+/// can run there (see `crate::jit`); elsewhere the int3 stays.
+fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
+    let Core {
+        bps,
+        modules,
+        enums,
+        jit,
+        ..
+    } = c;
+    let Some(bp) = bps.get_mut(&id) else { return };
+    let Some(cond) = bp.condition.as_ref() else {
+        return;
+    };
+    if !*jit || !bp.enabled || bp.hit_condition.is_some() || bp.log.is_some() {
+        return;
+    }
+    for &addr in &bp.addrs {
+        let site = modules
+            .find(addr)
+            .and_then(|m| Some((m.clone(), m.binary()?.clone())))
+            .map(|(m, b)| hit_site(&m, &b, addr, &mut bp.scopes));
+        let outcome = match site {
+            Some(Ok(site)) => crate::jit::accelerate(t, modules, enums, &site, addr, cond),
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err("no symbols at the site".into()),
+        };
+        match outcome {
+            Ok(true) => tracing::debug!(addr, "breakpoint {id}: condition runs in the debuggee"),
+            Ok(false) => tracing::debug!(addr, "breakpoint {id}: the jump cannot go in yet"),
+            Err(why) => tracing::debug!(
+                addr,
+                "breakpoint {id}: condition stays with the debugger: {why}"
+            ),
+        }
+    }
+}
+
 /// Builds the expression environment of frame 0 at a breakpoint and runs `f` in it.
 fn with_frame0<R>(
     t: &mut Tracer,
@@ -630,23 +694,7 @@ fn with_frame0<R>(
     let binary = module
         .binary()
         .ok_or_else(|| Error::Eval("no symbols at the breakpoint".into()))?;
-    let site = match scopes.get(&addr) {
-        Some(s) => s.clone(),
-        None => {
-            let file_pc = module.to_file(addr);
-            let s = Arc::new(HitSite {
-                scope: binary.scope_at(file_pc)?,
-                inline_index: binary
-                    .function_at(file_pc)
-                    .ok()
-                    .flatten()
-                    .map_or(0, |f| f.inlined.len() as u32),
-                row: binary.unwind_row(file_pc).ok().flatten(),
-            });
-            scopes.insert(addr, s.clone());
-            s
-        }
-    };
+    let site = hit_site(&module, binary, addr, scopes)?;
     let general = FrameRegs::from_registers(&t.regs(tid)?);
     let cfa = site.row.as_ref().and_then(|r| r.cfa(&general).ok());
     let regs = LiveRegs {
@@ -825,6 +873,9 @@ impl Session {
             signal_stops: crate::signals::SignalSet::of(&crate::signals::DEFAULT_STOPS),
             last_signal: None,
             exceptions: exceptions::ExceptionTable::default(),
+            // TANDEM_CONDITIONS_IN_DEBUGGEE=0 keeps every condition on the int3 path
+            // (for comparisons; a front-end can also set it per session).
+            jit: std::env::var_os("TANDEM_CONDITIONS_IN_DEBUGGEE").is_none_or(|v| v != "0"),
         }));
         let sink_core = core.clone();
         let sink: target::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
@@ -1244,6 +1295,9 @@ impl Session {
                     }
                 }
                 c.by_addr = by_addr;
+                for id in &ids {
+                    accelerate(t, &mut c, *id);
+                }
                 ids
             })
             .map_err(Error::from)

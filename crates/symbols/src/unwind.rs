@@ -204,6 +204,15 @@ impl Binary {
         Ok(row)
     }
 
+    /// Whether the function at `pc` has exception landing pads (its FDE names a
+    /// language-specific data area): code there is also entered by the unwinder.
+    pub fn has_landing_pads(&self, pc: FileAddr) -> bool {
+        let Some(eh) = &self.cfi.eh_frame else {
+            return false;
+        };
+        self.eh_fde(eh, pc.0).is_ok_and(|fde| fde.lsda().is_some())
+    }
+
     fn unwind_row_uncached(&self, pc: FileAddr) -> Result<Option<UnwindRow>> {
         let cfi = &self.cfi;
         let mut ctx = Box::new(gimli::UnwindContext::<usize>::new());

@@ -1,0 +1,552 @@
+//! Conditions evaluated inside the debuggee: a breakpoint site becomes a jump to code
+//! placed in the debuggee's memory that computes the lowered condition and traps only
+//! when it holds, so a false hit costs nanoseconds instead of a ptrace round trip.
+//!
+//! The placed code, at an address within jump range of the site:
+//!
+//! ```text
+//!   lea rsp, [rsp-128]          ; step over the red zone
+//!   push rax, rcx, rdx, r11     ; the registers it uses
+//!   pushfq
+//!   lea r11, [rsp+168]          ; the site's rsp: frame slots and saved registers
+//!   <condition into rax>        ; anything undecidable here (a division by zero, a
+//!   test rax, rax               ;  shift past the width) counts as true
+//!   jnz true
+//!   <restore>                   ; condition false:
+//!   <displaced instructions>    ; the instructions the jump covers, relocated
+//!   jmp site+len                ; back to the program
+//! true:
+//!   <restore>
+//!   int3                        ; the tracer maps this trap to the site
+//! ```
+//!
+//! On a trap the engine evaluates the condition again the ordinary way, so the placed
+//! code only ever filters out false hits: the stops are the int3 path's stops. Sites
+//! are refused (and keep their int3) when the jump would cover a branch target, a
+//! branch, a call or more than the function; when the function has an indirect jump
+//! (a switch table may land anywhere) or exception landing pads; when the condition
+//! needs anything [`crate::expr::lower_condition`] refuses.
+
+use std::collections::HashSet;
+
+use iced_x86::code_asm::{al, ax, cl, eax, ecx, edx};
+use iced_x86::code_asm::{
+    byte_ptr, dword_ptr, ptr, qword_ptr, r10, r11, r12, r13, r14, r15, r8, r9, rax, rbp, rbx, rcx,
+    rdi, rdx, rsi, rsp, word_ptr, AsmMemoryOperand, AsmRegister64, CodeAssembler, CodeLabel,
+};
+use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, FlowControl, Instruction};
+use symbols::CfaRule;
+
+use crate::breakpoints::HitSite;
+use crate::expr::{lower_condition, BinOp, Enumerators, Expr, IntTy, Node, Slot};
+use crate::modules::Modules;
+use target::{PatchSpec, RuntimeAddr, Tracer};
+
+/// Bytes below rsp a leaf function may use without moving rsp (System V red zone).
+const RED_ZONE: i32 = 128;
+/// What the placed code pushes: rax, rcx, rdx, r11 and the flags.
+const SAVED: i32 = 5 * 8;
+/// Longest function decoded to look for branch targets.
+const MAX_FUNCTION: u64 = 1 << 20;
+
+/// Why a site keeps its int3.
+pub(crate) type Refusal = String;
+
+/// Slack allocated beyond the size assembled at the site's own address (the jump back
+/// may take a longer form at the placed address).
+const SLACK: usize = 64;
+
+/// Runs breakpoint `addr`'s condition in the debuggee when it can. The breakpoint is
+/// inserted; on a refusal it simply stays an int3.
+pub(crate) fn accelerate(
+    t: &mut Tracer,
+    modules: &Modules,
+    enums: &Enumerators,
+    site: &HitSite,
+    addr: u64,
+    cond: &Expr,
+) -> Result<bool, Refusal> {
+    let module = modules.find(addr).ok_or("no module at the site")?;
+    let binary = module.binary().ok_or("no symbols at the site")?;
+    let file_pc = module.to_file(addr);
+    if site.inline_index != 0 {
+        return Err("the site is in inlined code".into());
+    }
+    let cfa = Cfa::from_rule(
+        &site
+            .row
+            .as_ref()
+            .ok_or("no unwind information at the site")?
+            .cfa,
+    )?;
+    if binary.has_landing_pads(file_pc) {
+        return Err("the function has exception landing pads".into());
+    }
+    let node = lower_condition(
+        binary,
+        module.bias,
+        addr,
+        &site.scope,
+        0,
+        module.main.then_some(enums),
+        cond,
+    )
+    .ok_or("the condition needs the debugger")?;
+    let function = binary
+        .function_at(file_pc)
+        .ok()
+        .flatten()
+        .ok_or("no function at the site")?;
+    let range = function
+        .function
+        .ranges
+        .iter()
+        .find(|r| r.start <= file_pc && file_pc < r.end)
+        .ok_or("no function range at the site")?;
+    let (start, end) = (module.to_runtime(range.start), module.to_runtime(range.end));
+    let mut code = vec![0u8; end.saturating_sub(start).min(MAX_FUNCTION + 1) as usize];
+    let n = t
+        .read_memory(RuntimeAddr(start), &mut code)
+        .map_err(|e| format!("reading the function: {e}"))?;
+    code.truncate(n);
+    let displaced = displaced(&code, start, addr)?;
+    let size = assemble(&node, cfa, addr, &displaced, addr)?.code.len() + SLACK;
+    let at = t
+        .alloc_code(RuntimeAddr(addr), size)
+        .map_err(|e| e.to_string())?;
+    let placed = assemble(&node, cfa, addr, &displaced, at.0)?;
+    if placed.code.len() > size {
+        return Err("the placed code grew past its room".into());
+    }
+    let spec = PatchSpec {
+        site: RuntimeAddr(addr),
+        len: displaced.len,
+        code_addr: at,
+        code: placed.code,
+        copies: placed
+            .copies
+            .iter()
+            .map(|(c, o)| (RuntimeAddr(*c), RuntimeAddr(*o)))
+            .collect(),
+        copies_end: RuntimeAddr(placed.copies_end),
+        trap: RuntimeAddr(placed.trap),
+    };
+    t.install_patch(spec).map_err(|e| e.to_string())
+}
+
+/// The site's instructions the jump displaces, checked against the function's code.
+pub(crate) struct Displaced {
+    /// The displaced instructions (decoded at their runtime addresses).
+    pub instructions: Vec<Instruction>,
+    /// How many bytes they span.
+    pub len: usize,
+}
+
+/// Decodes the function `code` (at runtime address `start`) and picks the instructions
+/// a jump at `site` would cover.
+pub(crate) fn displaced(code: &[u8], start: u64, site: u64) -> Result<Displaced, Refusal> {
+    if code.len() as u64 > MAX_FUNCTION {
+        return Err("the function is too long to check".into());
+    }
+    let mut decoder = Decoder::with_ip(64, code, start, DecoderOptions::NONE);
+    let mut all = Vec::new();
+    let mut targets = HashSet::new();
+    for ins in decoder.iter() {
+        if ins.is_invalid() {
+            return Err("the function does not decode".into());
+        }
+        match ins.flow_control() {
+            FlowControl::IndirectBranch => {
+                return Err("the function has an indirect jump".into());
+            }
+            FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch => {
+                targets.insert(ins.near_branch_target());
+            }
+            _ => {}
+        }
+        all.push(ins);
+    }
+    let first = all
+        .iter()
+        .position(|i| i.ip() == site)
+        .ok_or("the site is not an instruction boundary")?;
+    let mut instructions = Vec::new();
+    let mut len = 0usize;
+    for ins in &all[first..] {
+        if len >= target::JUMP_LEN {
+            break;
+        }
+        if ins.flow_control() != FlowControl::Next {
+            return Err("the jump would cover a branch or call".into());
+        }
+        if len > 0 && targets.contains(&ins.ip()) {
+            return Err("the jump would cover a branch target".into());
+        }
+        len += ins.len();
+        instructions.push(*ins);
+    }
+    if len < target::JUMP_LEN {
+        return Err("the function ends too close to the site".into());
+    }
+    Ok(Displaced { instructions, len })
+}
+
+/// How the site's CFA is found from the registers the placed code sees.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Cfa {
+    register: u16,
+    offset: i64,
+}
+
+impl Cfa {
+    pub(crate) fn from_rule(rule: &CfaRule) -> Result<Cfa, Refusal> {
+        match rule {
+            CfaRule::RegisterOffset { register, offset } if *register <= 15 => Ok(Cfa {
+                register: *register,
+                offset: *offset,
+            }),
+            _ => Err("the frame's CFA is not a register plus an offset".into()),
+        }
+    }
+}
+
+/// The placed code for one site, assembled at `at`.
+pub(crate) struct Assembled {
+    pub code: Vec<u8>,
+    pub copies: Vec<(u64, u64)>,
+    pub copies_end: u64,
+    pub trap: u64,
+}
+
+/// Assembles the placed code for `cond` at `at`.
+pub(crate) fn assemble(
+    cond: &Node,
+    cfa: Cfa,
+    site: u64,
+    displaced: &Displaced,
+    at: u64,
+) -> Result<Assembled, Refusal> {
+    let mut a = CodeAssembler::new(64).map_err(asm_error)?;
+    let bail = a.create_label();
+    let mut e = Emitter {
+        a: &mut a,
+        cfa,
+        bail,
+    };
+    e.prologue().map_err(asm_error)?;
+    e.node(cond, 0)?;
+    let (copy_labels, trap) = e.tail(site, displaced).map_err(asm_error)?;
+    let bail = e.bail;
+    let result = a
+        .assemble_options(at, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)
+        .map_err(asm_error)?;
+    let mut copies = Vec::new();
+    for (label, original) in &copy_labels {
+        copies.push((result.label_ip(label).map_err(asm_error)?, *original));
+    }
+    Ok(Assembled {
+        copies,
+        // The true path's epilogue starts right after the jump back.
+        copies_end: result.label_ip(&bail).map_err(asm_error)?,
+        trap: result.label_ip(&trap).map_err(asm_error)?,
+        code: result.inner.code_buffer,
+    })
+}
+
+fn asm_error(e: iced_x86::IcedError) -> Refusal {
+    format!("assembling the condition: {e}")
+}
+
+struct Emitter<'a> {
+    a: &'a mut CodeAssembler,
+    cfa: Cfa,
+    /// Where the condition counts as true (also for what cannot be decided here).
+    bail: CodeLabel,
+}
+
+type Asm = Result<(), iced_x86::IcedError>;
+
+impl Emitter<'_> {
+    fn prologue(&mut self) -> Asm {
+        self.a.lea(rsp, ptr(rsp - RED_ZONE))?;
+        self.a.push(rax)?;
+        self.a.push(rcx)?;
+        self.a.push(rdx)?;
+        self.a.push(r11)?;
+        self.a.pushfq()?;
+        self.a.lea(r11, ptr(rsp + (SAVED + RED_ZONE)))
+    }
+
+    /// The decision, the false path (the displaced instructions' copies and the jump
+    /// back, each labelled with its original address) and the true path to the trap.
+    fn tail(
+        &mut self,
+        site: u64,
+        displaced: &Displaced,
+    ) -> Result<(Vec<(CodeLabel, u64)>, CodeLabel), iced_x86::IcedError> {
+        self.a.test(rax, rax)?;
+        self.a.jnz(self.bail)?;
+        self.epilogue()?;
+        let mut labels = Vec::new();
+        for ins in &displaced.instructions {
+            let mut l = self.a.create_label();
+            self.a.set_label(&mut l)?;
+            self.a.add_instruction(*ins)?;
+            labels.push((l, ins.ip()));
+        }
+        let back = site + displaced.len as u64;
+        let mut l = self.a.create_label();
+        self.a.set_label(&mut l)?;
+        self.a.jmp(back)?;
+        labels.push((l, back));
+        self.a.set_label(&mut self.bail)?;
+        self.epilogue()?;
+        let mut trap = self.a.create_label();
+        self.a.set_label(&mut trap)?;
+        self.a.int3()?;
+        Ok((labels, trap))
+    }
+
+    fn epilogue(&mut self) -> Asm {
+        self.a.lea(rsp, ptr(r11 - (SAVED + RED_ZONE)))?;
+        self.a.popfq()?;
+        self.a.pop(r11)?;
+        self.a.pop(rdx)?;
+        self.a.pop(rcx)?;
+        self.a.pop(rax)?;
+        self.a.lea(rsp, ptr(rsp + RED_ZONE))
+    }
+
+    /// The site's value of DWARF register `n` as an address base: the registers the
+    /// placed code changed come from where it saved them (into rcx).
+    fn base(&mut self, n: u16) -> Result<AsmRegister64, iced_x86::IcedError> {
+        let saved_at = |slot: i32| -(RED_ZONE + 8 * slot);
+        Ok(match n {
+            0 => {
+                self.a.mov(rcx, qword_ptr(r11 + saved_at(1)))?;
+                rcx
+            }
+            2 => {
+                self.a.mov(rcx, qword_ptr(r11 + saved_at(2)))?;
+                rcx
+            }
+            1 => {
+                self.a.mov(rcx, qword_ptr(r11 + saved_at(3)))?;
+                rcx
+            }
+            11 => {
+                self.a.mov(rcx, qword_ptr(r11 + saved_at(4)))?;
+                rcx
+            }
+            3 => rbx,
+            4 => rsi,
+            5 => rdi,
+            6 => rbp,
+            7 => r11,
+            8 => r8,
+            9 => r9,
+            10 => r10,
+            12 => r12,
+            13 => r13,
+            14 => r14,
+            _ => r15,
+        })
+    }
+
+    /// Loads an integer of type `ty` at `mem` into rax, extended to 64 bits.
+    fn load(&mut self, mem: AsmMemoryOperand, ty: IntTy) -> Asm {
+        match (ty.size, ty.signed) {
+            (1, true) => self.a.movsx(rax, byte_ptr(mem)),
+            (1, false) => self.a.movzx(eax, byte_ptr(mem)),
+            (2, true) => self.a.movsx(rax, word_ptr(mem)),
+            (2, false) => self.a.movzx(eax, word_ptr(mem)),
+            (4, true) => self.a.movsxd(rax, dword_ptr(mem)),
+            (4, false) => self.a.mov(eax, dword_ptr(mem)),
+            _ => self.a.mov(rax, qword_ptr(mem)),
+        }
+    }
+
+    /// Truncates rax to `ty` and extends it back.
+    fn wrap(&mut self, ty: IntTy) -> Asm {
+        match (ty.size, ty.signed) {
+            (1, true) => self.a.movsx(rax, al),
+            (1, false) => self.a.movzx(eax, al),
+            (2, true) => self.a.movsx(rax, ax),
+            (2, false) => self.a.movzx(eax, ax),
+            (4, true) => self.a.movsxd(rax, eax),
+            (4, false) => self.a.mov(eax, eax),
+            _ => Ok(()),
+        }
+    }
+
+    /// Emits code leaving the node's value in rax (rcx, rdx and the stack as scratch).
+    fn node(&mut self, n: &Node, depth: u32) -> Result<(), Refusal> {
+        if depth > 64 {
+            return Err("the condition is nested too deeply".into());
+        }
+        let d = depth + 1;
+        let fail = asm_error;
+        match n {
+            Node::Const(v) => self.a.mov(rax, *v).map_err(fail)?,
+            Node::Load(Slot::Frame(offset), ty) => {
+                let disp = self
+                    .cfa
+                    .offset
+                    .checked_add(*offset)
+                    .and_then(|d| i32::try_from(d).ok())
+                    .ok_or("a frame slot is out of reach")?;
+                let base = self.base(self.cfa.register).map_err(fail)?;
+                self.load(base + disp, *ty).map_err(fail)?;
+            }
+            Node::Load(Slot::Static(addr), ty) => {
+                self.a.mov(rcx, *addr).map_err(fail)?;
+                self.load(rcx + 0, *ty).map_err(fail)?;
+            }
+            Node::Wrap(x, ty) => {
+                self.node(x, d)?;
+                self.wrap(*ty).map_err(fail)?;
+            }
+            Node::Neg(x, ty) => {
+                self.node(x, d)?;
+                self.a.neg(rax).map_err(fail)?;
+                self.wrap(*ty).map_err(fail)?;
+            }
+            Node::BitNot(x, ty) => {
+                self.node(x, d)?;
+                self.a.not(rax).map_err(fail)?;
+                self.wrap(*ty).map_err(fail)?;
+            }
+            Node::Not(x) => {
+                self.node(x, d)?;
+                (|| {
+                    self.a.test(rax, rax)?;
+                    self.a.sete(al)?;
+                    self.a.movzx(eax, al)
+                })()
+                .map_err(fail)?;
+            }
+            Node::And(x, y) | Node::Or(x, y) => {
+                let and = matches!(n, Node::And(..));
+                let mut decided = self.a.create_label();
+                let mut end = self.a.create_label();
+                self.node(x, d)?;
+                (|| {
+                    self.a.test(rax, rax)?;
+                    if and {
+                        self.a.jz(decided)
+                    } else {
+                        self.a.jnz(decided)
+                    }
+                })()
+                .map_err(fail)?;
+                self.node(y, d)?;
+                (|| {
+                    self.a.test(rax, rax)?;
+                    if and {
+                        self.a.jz(decided)?;
+                    } else {
+                        self.a.jnz(decided)?;
+                    }
+                    self.a.mov(eax, i32::from(and))?;
+                    self.a.jmp(end)?;
+                    self.a.set_label(&mut decided)?;
+                    self.a.mov(eax, i32::from(!and))?;
+                    self.a.set_label(&mut end)?;
+                    self.a.nop()
+                })()
+                .map_err(fail)?;
+            }
+            Node::Cmp(op, x, y, signed) => {
+                self.operands(x, y, d)?;
+                let signed = *signed;
+                (|| {
+                    self.a.cmp(rax, rcx)?;
+                    match (op, signed) {
+                        (BinOp::Eq, _) => self.a.sete(al)?,
+                        (BinOp::Ne, _) => self.a.setne(al)?,
+                        (BinOp::Lt, true) => self.a.setl(al)?,
+                        (BinOp::Le, true) => self.a.setle(al)?,
+                        (BinOp::Gt, true) => self.a.setg(al)?,
+                        (BinOp::Ge, true) => self.a.setge(al)?,
+                        (BinOp::Lt, false) => self.a.setb(al)?,
+                        (BinOp::Le, false) => self.a.setbe(al)?,
+                        (BinOp::Gt, false) => self.a.seta(al)?,
+                        _ => self.a.setae(al)?,
+                    }
+                    self.a.movzx(eax, al)
+                })()
+                .map_err(fail)?;
+            }
+            Node::Arith(op, x, y, ty) => {
+                if matches!(
+                    op,
+                    BinOp::And
+                        | BinOp::Or
+                        | BinOp::Lt
+                        | BinOp::Le
+                        | BinOp::Gt
+                        | BinOp::Ge
+                        | BinOp::Eq
+                        | BinOp::Ne
+                ) {
+                    return Err("not an arithmetic operator".into());
+                }
+                self.operands(x, y, d)?;
+                let bail = self.bail;
+                (|| {
+                    match op {
+                        BinOp::Add => self.a.add(rax, rcx)?,
+                        BinOp::Sub => self.a.sub(rax, rcx)?,
+                        BinOp::Mul => self.a.imul_2(rax, rcx)?,
+                        BinOp::BitAnd => self.a.and(rax, rcx)?,
+                        BinOp::BitOr => self.a.or(rax, rcx)?,
+                        BinOp::Div | BinOp::Rem => {
+                            // A zero divisor is an error, and -1 may overflow: the
+                            // int3 path decides those.
+                            self.a.test(rcx, rcx)?;
+                            self.a.jz(bail)?;
+                            if ty.signed {
+                                self.a.cmp(rcx, -1)?;
+                                self.a.je(bail)?;
+                                self.a.cqo()?;
+                                self.a.idiv(rcx)?;
+                            } else {
+                                self.a.xor(edx, edx)?;
+                                self.a.div(rcx)?;
+                            }
+                            if *op == BinOp::Rem {
+                                self.a.mov(rax, rdx)?;
+                            }
+                        }
+                        BinOp::Shl | BinOp::Shr => {
+                            // The evaluator shifts a 128-bit value by the count's low
+                            // seven bits: past 63 the int3 path decides.
+                            self.a.and(ecx, 127)?;
+                            self.a.cmp(ecx, 63)?;
+                            self.a.ja(bail)?;
+                            match (op, ty.signed) {
+                                (BinOp::Shl, _) => self.a.shl(rax, cl)?,
+                                (_, true) => self.a.sar(rax, cl)?,
+                                (_, false) => self.a.shr(rax, cl)?,
+                            }
+                        }
+                        _ => self.a.xor(rax, rcx)?,
+                    }
+                    self.wrap(*ty)
+                })()
+                .map_err(fail)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates `x` into rax and `y` into rcx.
+    fn operands(&mut self, x: &Node, y: &Node, d: u32) -> Result<(), Refusal> {
+        let fail = asm_error;
+        self.node(x, d)?;
+        self.a.push(rax).map_err(fail)?;
+        self.node(y, d)?;
+        self.a.mov(rcx, rax).map_err(fail)?;
+        self.a.pop(rax).map_err(fail)
+    }
+}
