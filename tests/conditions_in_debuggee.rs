@@ -411,9 +411,14 @@ fn stepping_trace(jit: bool) -> Vec<String> {
     c.ok("configurationDone", json!({}));
     let mut trace = Vec::new();
     let mut stop = c.event("stopped");
-    for step in [
-        "next", "next", "next", "next", "next", "stepIn", "next", "stepOut", "next", "continue",
-    ] {
+    // Out of `work` into main's loop, to the call, into `work` again and over its lines
+    // onto the patched site (condition false there), past it, out, and on to the next
+    // true hit.
+    let mut steps = vec!["next"; 10];
+    steps.push("stepIn");
+    steps.extend(["next"; 5]);
+    steps.extend(["stepOut", "continue"]);
+    for step in steps {
         let thread = stop["body"]["threadId"].as_i64().unwrap();
         let top = c.frames(thread)[0].clone();
         let i = c.evaluate(top["id"].as_i64().unwrap(), "i")["result"].clone();
@@ -442,4 +447,19 @@ fn stepping_through_a_patched_site_goes_where_the_int3_path_goes() {
     assert_eq!(fast, slow);
     assert!(fast[0].contains("i=\"10\""), "{fast:?}");
     assert!(fast.last().unwrap().contains("i=\"110\""), "{fast:?}");
+    // `next` from work's closing brace returns to the start of the caller's next line,
+    // where gdb stops too.
+    let after = format!(
+        "\"main\" {} i=\"10\" \"step\"",
+        line_of(&source(), "LINE_AFTER_CALL")
+    );
+    assert_eq!(fast[3], after, "{fast:?}");
+    let landed = format!(
+        "\"work\" {} i=\"11\" \"step\"",
+        line_of(&source(), "LINE_WORK")
+    );
+    assert!(
+        fast.contains(&landed),
+        "stepping into work stops on the patched line: {fast:?}"
+    );
 }

@@ -1016,6 +1016,8 @@ fn requests_while_running_are_answered_at_once() {
         json!({"source": {"path": src}, "breakpoints": []}),
     );
     c.ok("continue", json!({"threadId": tid}));
+    // Let the hit's own tick land (a pause at once may stop it just before the add).
+    std::thread::sleep(std::time::Duration::from_millis(30));
     c.ok("pause", json!({"threadId": tid}));
     let stop = c.event("stopped");
     assert_eq!(stop["body"]["reason"], "pause");

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
         s.color = (enum color)(i % 3);
         s.values[2] = i / 3;
         work(i, &s);
-        if (i % 500 == 0)
+        if (i % 500 == 0) /* LINE_AFTER_CALL */
             rare(i);
     }
     pthread_t t[4];

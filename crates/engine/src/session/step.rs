@@ -246,6 +246,15 @@ impl Core {
         let returned = plan.frame_cfa.is_some_and(|cfa| sp >= cfa);
         let row = module.as_ref().and_then(|m| line_start_at(m, pc));
         let here = module.as_ref().and_then(|m| current_line(m, pc));
+        if returned && row.is_some() {
+            // Returned to the start of a line (the call ended the previous one): a new
+            // line, where gdb stops too.
+            self.step = None;
+            if !self.report_breakpoint_at_pc(t, tid) {
+                self.stopped(tid, StopCause::Step, false, None);
+            }
+            return;
+        }
         if returned {
             // Back in the caller, in the middle of its line: finish that line.
             plan.frame_cfa = None;
