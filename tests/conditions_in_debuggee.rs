@@ -335,7 +335,7 @@ fn detach_removes_every_jump_and_the_placed_code() {
             .unwrap(),
     );
     let pid = target.pid();
-    let mut c = DapClient::new();
+    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[("TANDEM_LOG", "target=debug,engine=debug")]));
     c.initialize();
     c.ok("attach", json!({"pid": pid}));
     let line = line_of(&source(), "LINE_WORK");
@@ -361,7 +361,12 @@ fn detach_removes_every_jump_and_the_placed_code() {
         sink_before,
         "the program runs through the site"
     );
+    let log = c.peer.stderr();
     c.finish();
+    let mut target = target;
+    if let Ok(Some(status)) = target.0.try_wait() {
+        panic!("the attached program ended: {status}; tandem's log:\n{log}");
+    }
     assert!(
         wait_until(Duration::from_secs(10), || tracer_of(pid) == 0),
         "still traced"
@@ -462,4 +467,52 @@ fn stepping_through_a_patched_site_goes_where_the_int3_path_goes() {
         fast.contains(&landed),
         "stepping into work stops on the patched line: {fast:?}"
     );
+}
+
+#[test]
+fn a_condition_set_while_running_moves_into_the_debuggee_at_its_first_hit() {
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program(), "args": ["2000000000"]}),
+    );
+    c.ok("configurationDone", json!({}));
+    std::thread::sleep(Duration::from_millis(100));
+    let pid = c.debuggee_pid.unwrap();
+    assert!(anonymous_code(pid).is_empty());
+    let line = line_of(&source(), "LINE_WORK");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source()},
+               "breakpoints": [{"line": line, "condition": "i % 3000000 == 2999999"}]}),
+    );
+    let stop = c.event("stopped");
+    let thread = stop["body"]["threadId"].as_i64().unwrap();
+    let top = c.frames(thread)[0].clone();
+    let i: i64 = c.evaluate(top["id"].as_i64().unwrap(), "i")["result"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(i % 3_000_000, 2_999_999);
+    assert!(
+        !anonymous_code(pid).is_empty(),
+        "the condition runs in the debuggee"
+    );
+    assert_eq!(
+        byte_at(
+            pid,
+            u64::from_str_radix(
+                top["instructionPointerReference"]
+                    .as_str()
+                    .unwrap()
+                    .trim_start_matches("0x"),
+                16
+            )
+            .unwrap()
+        ),
+        0xe9
+    );
+    c.finish();
 }

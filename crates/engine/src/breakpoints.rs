@@ -172,6 +172,8 @@ pub(crate) struct Bp {
     /// The scope at each address, looked up on the first hit there and kept, so later
     /// hits evaluate the condition without walking DWARF again.
     pub scopes: HashMap<u64, Arc<HitSite>>,
+    /// Whether moving its condition into the debuggee was tried (see `crate::jit`).
+    pub jit_tried: bool,
 }
 
 /// What a condition needs at one breakpoint address, computed on its first hit.

@@ -257,6 +257,9 @@ struct Core {
     exceptions: exceptions::ExceptionTable,
     /// Whether conditions may run in the debuggee (see `crate::jit`).
     jit: bool,
+    /// Breakpoints were planted while the process ran (or in a new image or library):
+    /// their conditions move into the debuggee at the next false hit.
+    jit_pending: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -400,6 +403,7 @@ impl Core {
             exe.display()
         )));
         let all: Vec<Arc<Module>> = self.modules.all().to_vec();
+        self.jit_pending = true;
         let Core {
             bps,
             by_addr,
@@ -410,6 +414,7 @@ impl Core {
         for bp in bps.values_mut() {
             bp.addrs.clear();
             bp.scopes.clear();
+            bp.jit_tried = false;
             if matches!(bp.key, BpKey::Address(_)) {
                 // An address in the old image means nothing in the new one.
                 continue;
@@ -466,6 +471,17 @@ impl Core {
                 }
             }
         }
+        if std::mem::take(&mut self.jit_pending) {
+            let ids: Vec<BreakpointId> = self
+                .bps
+                .values()
+                .filter(|b| !b.jit_tried && b.condition.is_some())
+                .map(|b| b.id)
+                .collect();
+            for id in ids {
+                accelerate(t, self, id);
+            }
+        }
         self.resume(t);
     }
 
@@ -484,6 +500,7 @@ impl Core {
             by_addr,
             source_map,
             events,
+            jit_pending,
             ..
         } = self;
         for bp in bps.values_mut().filter(|b| b.addrs.is_empty()) {
@@ -498,6 +515,8 @@ impl Core {
                 }
             }
             if !bp.addrs.is_empty() {
+                bp.jit_tried = false;
+                *jit_pending = true;
                 let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
                     id: bp.id,
                     verified: true,
@@ -657,6 +676,7 @@ fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
     if !*jit || !bp.enabled || bp.hit_condition.is_some() || bp.log.is_some() {
         return;
     }
+    bp.jit_tried = true;
     for &addr in &bp.addrs {
         let site = modules
             .find(addr)
@@ -876,6 +896,7 @@ impl Session {
             // TANDEM_CONDITIONS_IN_DEBUGGEE=0 keeps every condition on the int3 path
             // (for comparisons; a front-end can also set it per session).
             jit: std::env::var_os("TANDEM_CONDITIONS_IN_DEBUGGEE").is_none_or(|v| v != "0"),
+            jit_pending: false,
         }));
         let sink_core = core.clone();
         let sink: target::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
@@ -1284,6 +1305,7 @@ impl Session {
                             hits,
                             enabled,
                             scopes: HashMap::new(),
+                            jit_tried: false,
                         },
                     );
                     ids.push(id);
@@ -1295,8 +1317,13 @@ impl Session {
                     }
                 }
                 c.by_addr = by_addr;
-                for id in &ids {
-                    accelerate(t, &mut c, *id);
+                if t.is_running() {
+                    // Placing code needs a stopped process: the first hit stops it.
+                    c.jit_pending = true;
+                } else {
+                    for id in &ids {
+                        accelerate(t, &mut c, *id);
+                    }
                 }
                 ids
             })

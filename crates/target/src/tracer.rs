@@ -1815,6 +1815,9 @@ impl Tracer {
             if !removed.is_empty() && procfs::thread_has_pending_sigtrap(self.pid, tid) {
                 self.drain_sigtrap(tid, &removed, &traps);
             }
+            if !traps.is_empty() {
+                self.clear_trap_flag(tid);
+            }
         }
         for &tid in &tids {
             let sig = self.threads.get(&tid).map(|t| t.deliver).unwrap_or(0);

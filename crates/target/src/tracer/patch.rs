@@ -22,6 +22,9 @@ const MAX_EVACUATION_STEPS: usize = 4096;
 const SYS_MMAP: u64 = 9;
 const SYS_MUNMAP: u64 = 11;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
+const PUSHFQ: u8 = 0x9c;
+/// EFLAGS.TF.
+const TRAP_FLAG: u64 = 1 << 8;
 
 /// What [`Tracer::install_patch`] is given: the site, the code placed for it, and where
 /// in that code the displaced instructions run.
@@ -363,11 +366,19 @@ impl Tracer {
         else {
             return Ok(());
         };
+        tracing::debug!(
+            tid = tid.0,
+            pc = regs.rip,
+            "moving a thread out of placed code"
+        );
         for _ in 0..MAX_EVACUATION_STEPS {
             let Some(p) = self.patches.get(&site) else {
                 return Ok(());
             };
             let pc = regs.rip;
+            // Stepping may leave the trap flag visible in the registers read back;
+            // writing it would make it the program's own.
+            regs.eflags &= !TRAP_FLAG;
             if pc == p.spec.trap.0 + 1 {
                 regs.rip = site;
                 sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
@@ -401,8 +412,11 @@ impl Tracer {
                 if let Some(t) = self.threads.get_mut(&tid) {
                     t.regs = Some(regs);
                 }
+                self.clear_trap_flag(tid);
                 return Ok(());
             }
+            let mut op = [0u8; 1];
+            let pushes_flags = self.read_raw(pc, &mut op).is_ok() && op[0] == PUSHFQ;
             sys::singlestep(tid, 0).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
             let w = loop {
                 match sys::wait(tid.0, false, false) {
@@ -412,7 +426,20 @@ impl Tracer {
                 }
             };
             match sys::decode(w.status) {
-                Status::Stopped(libc::SIGTRAP, _) => {}
+                Status::Stopped(libc::SIGTRAP, _) => {
+                    // pushfq under single-step saved the trap flag the step set: the
+                    // popfq after the condition would leave the thread stepping for
+                    // good. Clear it in the saved image.
+                    let after =
+                        sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+                    if pushes_flags && after.rip == pc + 1 {
+                        let mut saved = [0u8; 8];
+                        if self.read_raw(after.rsp, &mut saved).is_ok() {
+                            let flags = u64::from_le_bytes(saved) & !TRAP_FLAG;
+                            self.write_raw(after.rsp, &flags.to_le_bytes())?;
+                        }
+                    }
+                }
                 Status::Stopped(sig, 0) => {
                     // A signal arrived first: deliver it when the thread runs on.
                     if let Some(t) = self.threads.get_mut(&tid) {
@@ -454,6 +481,24 @@ impl Tracer {
                 .map(|p| (p.site(), p.saved.clone())),
         );
         out
+    }
+
+    /// A single-step the kernel did not finish (a stop came first) over an instruction
+    /// that sets the flags leaves the trap flag as the program's own: drop it, or the
+    /// thread traps after every instruction (and dies of SIGTRAP once detached).
+    pub(super) fn clear_trap_flag(&mut self, tid: Tid) {
+        let Ok(mut regs) = sys::get_regs(tid) else {
+            return;
+        };
+        if regs.eflags & TRAP_FLAG != 0 {
+            tracing::debug!(tid = tid.0, pc = regs.rip, "clearing a leftover trap flag");
+            regs.eflags &= !TRAP_FLAG;
+            if sys::set_regs(tid, &regs).is_ok() {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.regs = Some(regs);
+                }
+            }
+        }
     }
 
     /// Removes every patch's jump (before a detach, exec or kill).
