@@ -87,17 +87,33 @@ pub struct Metric {
     /// Whether a ratio between debuggers means something (not for differences of a few
     /// pages, where it would divide noise by noise).
     pub ratio: bool,
+    /// For a figure only tandem reports (a second way tandem runs the same scenario): the
+    /// figure whose peers' values it is compared with.
+    pub peers_from: Option<&'static str>,
 }
 
 pub const METRICS: &[Metric] = &[
     Metric {
         id: "p1.hits_per_s",
         scenario: Scenario::P1,
-        title: "P1 false conditional breakpoint",
+        title: "P1 false conditional breakpoint, condition in the debuggee",
+        unit: "hits/s",
+        better: Better::Higher,
+        target: Some(1_000_000.0),
+        ratio: true,
+        peers_from: None,
+    },
+    Metric {
+        id: "p1_int3.hits_per_s",
+        scenario: Scenario::P1,
+        title: "P1 false conditional breakpoint, int3 path",
         unit: "hits/s",
         better: Better::Higher,
         target: Some(20_000.0),
         ratio: true,
+        // gdb and lldb-dap have one way to run P1; tandem's int3 path is measured
+        // against the same runs.
+        peers_from: Some("p1.hits_per_s"),
     },
     Metric {
         id: "p2.time_s",
@@ -107,6 +123,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: Some(0.4),
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p2.peak_mib",
@@ -116,6 +133,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: Some(100.0),
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p2.peak_1s_mib",
@@ -125,6 +143,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: Some(100.0),
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p3.median_ms",
@@ -134,6 +153,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: Some(0.5),
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p3.p95_ms",
@@ -143,6 +163,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: None,
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p3.step_ms",
@@ -152,6 +173,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: None,
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p3.trace_ms",
@@ -161,6 +183,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: None,
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p3.floor_ms",
@@ -170,6 +193,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: None,
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p5.page_ms",
@@ -179,6 +203,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: Some(20.0),
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p5.locals_ms",
@@ -188,6 +213,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: None,
         ratio: true,
+        peers_from: None,
     },
     Metric {
         id: "p5.rss_growth_mib",
@@ -197,6 +223,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: None,
         ratio: false,
+        peers_from: None,
     },
     Metric {
         id: "p5.rss_mib",
@@ -206,6 +233,7 @@ pub const METRICS: &[Metric] = &[
         better: Better::Lower,
         target: None,
         ratio: true,
+        peers_from: None,
     },
 ];
 
@@ -218,8 +246,11 @@ pub struct Bench {
     pub tools: Tools,
     pub work: PathBuf,
     pub timeout: Duration,
-    /// P1: false hits for tandem and gdb, and for lldb-dap (much slower per hit).
+    /// P1: hits for tandem on the int3 path and for gdb, for tandem with the condition in
+    /// the debuggee (millions are needed before its time stands out of the noise), and
+    /// for lldb-dap (much slower per hit).
     pub hits: u32,
+    pub jit_hits: u32,
     pub lldb_hits: u32,
     /// P3: steps per run.
     pub steps: u32,
@@ -230,6 +261,22 @@ pub struct Bench {
     /// Counts runs, to name their logs.
     pub run_no: std::cell::Cell<u32>,
 }
+
+/// Where tandem evaluates a breakpoint's condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conditions {
+    /// In code placed in the debuggee where the condition allows (tandem's default).
+    InDebuggee,
+    /// Always in tandem, after an int3 trap (`TANDEM_CONDITIONS_IN_DEBUGGEE=0`).
+    Int3,
+}
+
+/// The switch tandem reads at launch.
+const CONDITIONS_VAR: &str = "TANDEM_CONDITIONS_IN_DEBUGGEE";
+
+/// P1: below this difference between the N-hit and the one-hit run, start-up noise is
+/// as large as the hits being timed.
+const P1_MIN_DIFFERENCE_S: f64 = 0.05;
 
 /// P5's page: 100 elements from the middle of the array.
 const PAGE_START: u32 = 500_000;
@@ -261,23 +308,48 @@ impl Bench {
 
     // ---- P1 ------------------------------------------------------------------------------
 
-    /// False hits per second: the time from resuming the program to the stop, with N hits
-    /// minus the same with one hit (start-up and the true hit cancel out).
+    /// False hits per second. tandem runs twice: with the condition in the debuggee (its
+    /// default) and on the int3 path; gdb and lldb-dap once.
     fn p1(&self, tool: Tool) -> Result<Figures> {
-        let hits = if tool == Tool::LldbDap {
-            self.lldb_hits
-        } else {
-            self.hits
-        };
-        let one = self.p1_once(tool, 1)?;
-        let many = self.p1_once(tool, hits)?;
-        let false_hits = f64::from(hits - 1);
-        let rate = false_hits / (many - one).max(1e-9);
-        Ok(vec![("p1.hits_per_s", rate)])
+        Ok(match tool {
+            Tool::Tandem => vec![
+                (
+                    "p1.hits_per_s",
+                    self.p1_rate(tool, self.jit_hits, Conditions::InDebuggee)?,
+                ),
+                (
+                    "p1_int3.hits_per_s",
+                    self.p1_rate(tool, self.hits, Conditions::Int3)?,
+                ),
+            ],
+            Tool::Gdb => vec![(
+                "p1.hits_per_s",
+                self.p1_rate(tool, self.hits, Conditions::Int3)?,
+            )],
+            Tool::LldbDap => vec![(
+                "p1.hits_per_s",
+                self.p1_rate(tool, self.lldb_hits, Conditions::Int3)?,
+            )],
+        })
+    }
+
+    /// The time from resuming the program to the stop, with `hits` hits minus the same
+    /// with one hit (start-up and the true hit cancel out), as false hits per second.
+    fn p1_rate(&self, tool: Tool, hits: u32, conditions: Conditions) -> Result<f64> {
+        let one = self.p1_once(tool, 1, conditions)?;
+        let many = self.p1_once(tool, hits, conditions)?;
+        let difference = many - one;
+        ensure!(
+            difference >= P1_MIN_DIFFERENCE_S,
+            "{} hits took {difference:.4} s more than one hit ({many:.4} s vs {one:.4} s): \
+             too few to time, raise --hits / --jit-hits / --lldb-hits",
+            hits
+        );
+        Ok(f64::from(hits - 1) / difference)
     }
 
     /// Seconds from resuming to the stop where `i == hits - 1`.
-    fn p1_once(&self, tool: Tool, hits: u32) -> Result<f64> {
+    fn p1_once(&self, tool: Tool, hits: u32, conditions: Conditions) -> Result<f64> {
         let last = hits - 1;
         let sample = &self.cond;
         let args = [hits.to_string()];
@@ -291,7 +363,11 @@ impl Bench {
             return number(&out, "elapsed");
         }
         let condition = format!("i == {last}");
-        let mut s = self.launch(tool, "p1", sample, &args, Some(&condition))?;
+        let what = match conditions {
+            Conditions::InDebuggee => "p1",
+            Conditions::Int3 => "p1-int3",
+        };
+        let mut s = self.launch(tool, what, sample, &args, Some(&condition), conditions)?;
         let (stopped_at, thread) = s.stopped()?;
         let elapsed = stopped_at.duration_since(s.configured).as_secs_f64();
         let frame = s.top_frame(thread)?;
@@ -334,7 +410,7 @@ impl Bench {
                 ("p2.peak_mib", peak / 1048576.0),
             ]);
         }
-        let mut s = self.launch(tool, "p2", sample, &args, None)?;
+        let mut s = self.launch(tool, "p2", sample, &args, None, Conditions::InDebuggee)?;
         let (stopped_at, thread) = s.stopped()?;
         let elapsed = stopped_at.duration_since(s.spawned).as_secs_f64();
         let debuggee = s.debuggee();
@@ -384,7 +460,7 @@ impl Bench {
                 })
                 .collect::<Result<_>>()?
         } else {
-            let mut s = self.launch(tool, "p3", sample, &args, None)?;
+            let mut s = self.launch(tool, "p3", sample, &args, None, Conditions::InDebuggee)?;
             let (_, thread) = s.stopped()?;
             s.client.request(
                 "setBreakpoints",
@@ -468,7 +544,7 @@ impl Bench {
                 ("p5.rss_mib", after / 1048576.0),
             ]);
         }
-        let mut s = self.launch(tool, "p5", sample, &[], None)?;
+        let mut s = self.launch(tool, "p5", sample, &[], None, Conditions::InDebuggee)?;
         let (_, thread) = s.stopped()?;
         let debuggee = s.debuggee();
         let frame = s.top_frame(thread)?;
@@ -530,6 +606,7 @@ impl Bench {
 
     /// Starts a DAP session the way VS Code does: initialize; launch; on `initialized`,
     /// setBreakpoints and configurationDone. Returns once configurationDone is answered.
+    /// `conditions` applies to tandem only.
     fn launch(
         &self,
         tool: Tool,
@@ -537,11 +614,17 @@ impl Bench {
         sample: &Sample,
         args: &[String],
         condition: Option<&str>,
+        conditions: Conditions,
     ) -> Result<Session> {
         let mut command = match tool {
             Tool::Tandem => {
                 let mut c = Command::new(&self.tools.tandem);
                 c.arg("dap");
+                // Set or cleared either way, so that the caller's environment decides nothing.
+                match conditions {
+                    Conditions::InDebuggee => c.env_remove(CONDITIONS_VAR),
+                    Conditions::Int3 => c.env(CONDITIONS_VAR, "0"),
+                };
                 c
             }
             Tool::LldbDap => Command::new(self.tools.lldb_dap.as_ref().context("no lldb-dap")?),
