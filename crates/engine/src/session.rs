@@ -1530,16 +1530,25 @@ impl Session {
             .handle
             .call(move |t: &mut Tracer| -> Result<Vec<FrameData>> {
                 let mut c = lock(&core);
-                c.modules.refresh(pid);
                 let regs = t.regs(tid)?;
                 let mem = TracerMemory(t);
-                let mut frames = unwind::frames(
-                    FrameRegs::from_registers(&regs),
-                    &c.modules,
-                    &mem,
-                    unwind::MAX_FRAMES,
-                    first,
-                );
+                let unwind = |modules: &Modules| {
+                    unwind::frames(
+                        FrameRegs::from_registers(&regs),
+                        modules,
+                        &mem,
+                        unwind::MAX_FRAMES,
+                        first,
+                    )
+                };
+                // Libraries loaded through the dynamic linker's hook are known already;
+                // re-reading /proc/PID/maps (a third of a stack trace's time) is only
+                // for code in a module not seen yet.
+                let mut frames = unwind(&c.modules);
+                if frames.iter().any(|f| f.module.is_none()) {
+                    c.modules.refresh(pid);
+                    frames = unwind(&c.modules);
+                }
                 for f in &mut frames {
                     f.tid = Some(tid);
                 }
