@@ -36,6 +36,16 @@ fn stops(jit: bool, breakpoints: &[(i64, &str)]) -> (Vec<Stop>, Vec<String>) {
 
 /// Like [`stops`], also returning tandem's debug log (which says where each condition runs).
 fn stops_logged(jit: bool, breakpoints: &[(i64, &str)]) -> (Vec<Stop>, Vec<String>, String) {
+    stops_in(&program(), &source(), jit, breakpoints)
+}
+
+/// Like [`stops_logged`], for any program built from `source` taking an iteration count.
+fn stops_in(
+    program: &std::path::Path,
+    source: &std::path::Path,
+    jit: bool,
+    breakpoints: &[(i64, &str)],
+) -> (Vec<Stop>, Vec<String>, String) {
     let envs: &[(&str, &str)] = if jit {
         &[("TANDEM_LOG", "engine=debug")]
     } else {
@@ -45,7 +55,7 @@ fn stops_logged(jit: bool, breakpoints: &[(i64, &str)]) -> (Vec<Stop>, Vec<Strin
     c.initialize();
     c.ok(
         "launch",
-        json!({"program": program(), "args": ["3000"], "cwd": std::env::temp_dir()}),
+        json!({"program": program, "args": ["3000"], "cwd": std::env::temp_dir()}),
     );
     let bps: Vec<Value> = breakpoints
         .iter()
@@ -53,7 +63,7 @@ fn stops_logged(jit: bool, breakpoints: &[(i64, &str)]) -> (Vec<Stop>, Vec<Strin
         .collect();
     let body = c.ok(
         "setBreakpoints",
-        json!({"source": {"path": source()}, "breakpoints": bps}),
+        json!({"source": {"path": source}, "breakpoints": bps}),
     );
     for bp in body["breakpoints"].as_array().unwrap() {
         assert_eq!(bp["verified"], true, "{bp}");
@@ -335,7 +345,11 @@ fn detach_removes_every_jump_and_the_placed_code() {
             .unwrap(),
     );
     let pid = target.pid();
-    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[("TANDEM_LOG", "target=debug,engine=debug")]));
+    let mut c = DapClient::with_peer(Peer::spawn(
+        Protocol::Dap,
+        &[],
+        &[("TANDEM_LOG", "target=debug,engine=debug")],
+    ));
     c.initialize();
     c.ok("attach", json!({"pid": pid}));
     let line = line_of(&source(), "LINE_WORK");
@@ -515,4 +529,51 @@ fn a_condition_set_while_running_moves_into_the_debuggee_at_its_first_hit() {
         0xe9
     );
     c.finish();
+}
+
+#[test]
+fn rust_conditions_stop_at_the_same_hits_in_the_debuggee_and_on_the_int3_path() {
+    let program = build("rust/jit_cond.rs", "rustc", &["-g", "-Copt-level=0"]);
+    let source = sample_path("rust/jit_cond.rs");
+    let line = line_of(&source, "LINE_RUST_WORK");
+    let expect = |f: &dyn Fn(i64) -> bool| -> Vec<i64> { (0..3000).filter(|i| f(*i)).collect() };
+    let cases: Vec<(&str, Option<Vec<i64>>)> = vec![
+        ("i == 2999", Some(vec![2999])),
+        ("i % 1000 == 999", Some(expect(&|i| i % 1000 == 999))),
+        (
+            "small == 200 && i > 2000",
+            Some(expect(&|i| i % 256 == 200 && i > 2000)),
+        ),
+        ("signed < -1490", Some(expect(&|i| i - 1500 < -1490))),
+        (
+            "big > 8000000000000 && big < 8100000000000",
+            Some(expect(&|i| {
+                i * 3_000_000_000 > 8_000_000_000_000 && i * 3_000_000_000 < 8_100_000_000_000
+            })),
+        ),
+        ("doubled + 3 == 4003", Some(vec![2000])),
+        ("signed - 10 < -1508", Some(expect(&|i| i - 1510 < -1508))),
+        ("i >> 2 == 700", Some(expect(&|i| i >> 2 == 700))),
+        ("i > 2997 && i - 2998 == 0", Some(vec![2998])),
+        // Overflow is an error, which stops: u8 arithmetic past 255.
+        (
+            "i > 2995 && small * 2 > 300",
+            Some(vec![2996, 2997, 2998, 2999]),
+        ),
+    ];
+    for (condition, expected) in &cases {
+        let (fast, fast_errors, log) = stops_in(&program, &source, true, &[(line, condition)]);
+        assert!(
+            log.contains("condition runs in the debuggee"),
+            "`{condition}` should run in the debuggee:\n{log}"
+        );
+        let (slow, slow_errors, _) = stops_in(&program, &source, false, &[(line, condition)]);
+        let values = |s: &[Stop]| -> Vec<String> { s.iter().map(|(_, _, i)| i.clone()).collect() };
+        assert_eq!(values(&fast), values(&slow), "`{condition}`");
+        assert_eq!(fast_errors.len(), slow_errors.len(), "`{condition}`");
+        if let Some(expected) = expected {
+            let want: Vec<String> = expected.iter().map(|i| i.to_string()).collect();
+            assert_eq!(values(&fast), want, "`{condition}`");
+        }
+    }
 }

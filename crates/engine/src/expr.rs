@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 mod lower;
 use crate::mem::dwarf_register;
 use crate::values::{int_value, le_u64, resolve};
-pub(crate) use lower::{lower_condition, Node, Slot};
+pub(crate) use lower::{lower_condition, Checked, Node, Slot};
 
 /// Deepest nesting accepted (a hostile expression must not overflow the stack).
 const MAX_DEPTH: u32 = 64;

@@ -38,7 +38,7 @@ use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, FlowControl, Instru
 use symbols::CfaRule;
 
 use crate::breakpoints::HitSite;
-use crate::expr::{lower_condition, BinOp, Enumerators, Expr, IntTy, Node, Slot};
+use crate::expr::{lower_condition, BinOp, Checked, Enumerators, Expr, IntTy, Node, Slot};
 use crate::modules::Modules;
 use target::{PatchSpec, RuntimeAddr, Tracer};
 
@@ -398,6 +398,11 @@ impl Emitter<'_> {
                 let base = self.base(self.cfa.register).map_err(fail)?;
                 self.load(base + disp, *ty).map_err(fail)?;
             }
+            Node::Load(Slot::Reg(n, offset), ty) => {
+                let disp = i32::try_from(*offset).map_err(|_| "a slot is out of reach")?;
+                let base = self.base(*n).map_err(fail)?;
+                self.load(base + disp, *ty).map_err(fail)?;
+            }
             Node::Load(Slot::Static(addr), ty) => {
                 self.a.mov(rcx, *addr).map_err(fail)?;
                 self.load(rcx + 0, *ty).map_err(fail)?;
@@ -477,6 +482,23 @@ impl Emitter<'_> {
                 })()
                 .map_err(fail)?;
             }
+            Node::Checked(op, x, y, c) => {
+                if matches!(
+                    op,
+                    BinOp::And
+                        | BinOp::Or
+                        | BinOp::Lt
+                        | BinOp::Le
+                        | BinOp::Gt
+                        | BinOp::Ge
+                        | BinOp::Eq
+                        | BinOp::Ne
+                ) {
+                    return Err("not an arithmetic operator".into());
+                }
+                self.operands(x, y, d)?;
+                self.checked(*op, *c).map_err(fail)?;
+            }
             Node::Arith(op, x, y, ty) => {
                 if matches!(
                     op,
@@ -536,6 +558,102 @@ impl Emitter<'_> {
                 })()
                 .map_err(fail)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Rust's checked arithmetic on rax and rcx: out of range (an error for the
+    /// debugger's evaluator) goes to the trap.
+    fn checked(&mut self, op: BinOp, c: Checked) -> Asm {
+        let bail = self.bail;
+        let ty = c.ty;
+        match op {
+            BinOp::Add | BinOp::Sub => {
+                if op == BinOp::Add {
+                    self.a.add(rax, rcx)?;
+                } else {
+                    self.a.sub(rax, rcx)?;
+                }
+                if c.unsigned {
+                    self.a.jc(bail)?;
+                } else {
+                    self.a.jo(bail)?;
+                }
+            }
+            BinOp::Mul => {
+                if c.unsigned {
+                    self.a.mul(rcx)?;
+                } else {
+                    self.a.imul_2(rax, rcx)?;
+                }
+                self.a.jo(bail)?;
+            }
+            BinOp::Div | BinOp::Rem => {
+                self.a.test(rcx, rcx)?;
+                self.a.jz(bail)?;
+                if c.unsigned {
+                    self.a.xor(edx, edx)?;
+                    self.a.div(rcx)?;
+                } else {
+                    self.a.cmp(rcx, -1)?;
+                    self.a.je(bail)?;
+                    self.a.cqo()?;
+                    self.a.idiv(rcx)?;
+                }
+                if op == BinOp::Rem {
+                    self.a.mov(rax, rdx)?;
+                }
+            }
+            BinOp::Shl | BinOp::Shr => {
+                // A negative count or one past the width is an error.
+                self.a.cmp(rcx, i32::from(ty.size) * 8)?;
+                self.a.jae(bail)?;
+                match op {
+                    BinOp::Shl => self.a.shl(rax, cl)?,
+                    _ if c.lhs_signed && !c.unsigned => self.a.sar(rax, cl)?,
+                    _ => self.a.shr(rax, cl)?,
+                }
+                return self.wrap(ty);
+            }
+            BinOp::BitAnd => {
+                self.a.and(rax, rcx)?;
+                return self.wrap(ty);
+            }
+            BinOp::BitOr => {
+                self.a.or(rax, rcx)?;
+                return self.wrap(ty);
+            }
+            _ => {
+                self.a.xor(rax, rcx)?;
+                return self.wrap(ty);
+            }
+        }
+        // The exact result must lie in the type's range.
+        let bits = u32::from(ty.size) * 8;
+        if c.unsigned {
+            if ty.signed || bits < 64 {
+                let max = if ty.signed {
+                    (1u64 << (bits - 1)) - 1
+                } else {
+                    (1u64 << bits) - 1
+                };
+                self.a.mov(rdx, max)?;
+                self.a.cmp(rax, rdx)?;
+                self.a.ja(bail)?;
+            }
+        } else if !ty.signed {
+            self.a.test(rax, rax)?;
+            self.a.js(bail)?;
+            if bits < 64 {
+                self.a.mov(rdx, (1u64 << bits) - 1)?;
+                self.a.cmp(rax, rdx)?;
+                self.a.ja(bail)?;
+            }
+        } else if bits < 64 {
+            self.a.mov(rdx, rax)?;
+            self.wrap(ty)?;
+            self.a.cmp(rax, rdx)?;
+            self.a.jne(bail)?;
         }
         Ok(())
     }
