@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 mod lower;
 use crate::mem::dwarf_register;
 use crate::values::{int_value, le_u64, resolve};
-pub(crate) use lower::{lower_condition, Checked, Node, Slot};
+pub(crate) use lower::{is_comparison, lower_condition, Checked, Node, Slot};
 
 /// Deepest nesting accepted (a hostile expression must not overflow the stack).
 const MAX_DEPTH: u32 = 64;
@@ -1943,26 +1943,32 @@ fn usual(a: Num, b: Num) -> (Num, Num) {
     match (a, b) {
         (Num::F(_), _) | (_, Num::F(_)) => (to_f(a), to_f(b)),
         (Num::I(i, s), Num::I(j, t)) => {
-            let common = if s.signed == t.signed {
-                if s.size >= t.size {
-                    s
-                } else {
-                    t
-                }
-            } else {
-                let (u, sg) = if s.signed { (t, s) } else { (s, t) };
-                if u.size >= sg.size {
-                    u
-                } else {
-                    sg
-                }
-            };
+            let common = common_int(s, t);
             (
                 Num::I(wrap(i, common), common),
                 Num::I(wrap(j, common), common),
             )
         }
         other => other,
+    }
+}
+
+/// The common type of two promoted integer types under the usual arithmetic
+/// conversions: the wider, and the unsigned one when it is at least as wide.
+fn common_int(s: IntTy, t: IntTy) -> IntTy {
+    if s.signed == t.signed {
+        if s.size >= t.size {
+            s
+        } else {
+            t
+        }
+    } else {
+        let (u, sg) = if s.signed { (t, s) } else { (s, t) };
+        if u.size >= sg.size {
+            u
+        } else {
+            sg
+        }
     }
 }
 

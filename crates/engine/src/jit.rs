@@ -38,7 +38,9 @@ use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, FlowControl, Instru
 use symbols::CfaRule;
 
 use crate::breakpoints::HitSite;
-use crate::expr::{lower_condition, BinOp, Checked, Enumerators, Expr, IntTy, Node, Slot};
+use crate::expr::{
+    is_comparison, lower_condition, BinOp, Checked, Enumerators, Expr, IntTy, Node, Slot,
+};
 use crate::modules::Modules;
 use target::{PatchSpec, RuntimeAddr, Tracer};
 
@@ -251,6 +253,14 @@ pub(crate) fn assemble(
         trap: result.label_ip(&trap).map_err(asm_error)?,
         code: result.inner.code_buffer,
     })
+}
+
+/// Arithmetic nodes carry arithmetic operators only (the lowering guarantees it).
+fn arithmetic(op: BinOp) -> Result<(), Refusal> {
+    if is_comparison(op) || matches!(op, BinOp::And | BinOp::Or) {
+        return Err("not an arithmetic operator".into());
+    }
+    Ok(())
 }
 
 fn asm_error(e: iced_x86::IcedError) -> Refusal {
@@ -483,36 +493,12 @@ impl Emitter<'_> {
                 .map_err(fail)?;
             }
             Node::Checked(op, x, y, c) => {
-                if matches!(
-                    op,
-                    BinOp::And
-                        | BinOp::Or
-                        | BinOp::Lt
-                        | BinOp::Le
-                        | BinOp::Gt
-                        | BinOp::Ge
-                        | BinOp::Eq
-                        | BinOp::Ne
-                ) {
-                    return Err("not an arithmetic operator".into());
-                }
+                arithmetic(*op)?;
                 self.operands(x, y, d)?;
                 self.checked(*op, *c).map_err(fail)?;
             }
             Node::Arith(op, x, y, ty) => {
-                if matches!(
-                    op,
-                    BinOp::And
-                        | BinOp::Or
-                        | BinOp::Lt
-                        | BinOp::Le
-                        | BinOp::Gt
-                        | BinOp::Ge
-                        | BinOp::Eq
-                        | BinOp::Ne
-                ) {
-                    return Err("not an arithmetic operator".into());
-                }
+                arithmetic(*op)?;
                 self.operands(x, y, d)?;
                 let bail = self.bail;
                 (|| {

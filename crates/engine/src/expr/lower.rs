@@ -203,7 +203,7 @@ impl Lowerer<'_> {
                 if s.rust || t.rust {
                     return rust_binary(*op, x, s, y, t);
                 }
-                let common = usual_ty(promote_ty(s.int), promote_ty(t.int));
+                let common = common_int(promote_ty(s.int), promote_ty(t.int));
                 let x = Box::new(Node::Wrap(Box::new(x), common));
                 let y = Box::new(Node::Wrap(Box::new(y), common));
                 if is_comparison(*op) {
@@ -272,7 +272,7 @@ impl Lowerer<'_> {
     }
 }
 
-fn is_comparison(op: BinOp) -> bool {
+pub(crate) fn is_comparison(op: BinOp) -> bool {
     matches!(
         op,
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
@@ -318,23 +318,5 @@ fn promote_ty(t: IntTy) -> IntTy {
         INT
     } else {
         t
-    }
-}
-
-/// The common type of [`usual`], for promoted integer operands.
-fn usual_ty(s: IntTy, t: IntTy) -> IntTy {
-    if s.signed == t.signed {
-        if s.size >= t.size {
-            s
-        } else {
-            t
-        }
-    } else {
-        let (u, sg) = if s.signed { (t, s) } else { (s, t) };
-        if u.size >= sg.size {
-            u
-        } else {
-            sg
-        }
     }
 }

@@ -26,6 +26,18 @@ const PUSHFQ: u8 = 0x9c;
 /// EFLAGS.TF.
 const TRAP_FLAG: u64 = 1 << 8;
 
+/// Single-steps one thread (the others stay stopped) and waits for its next stop.
+fn step_and_wait(tid: Tid) -> Result<sys::WaitResult> {
+    sys::singlestep(tid, 0).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
+    loop {
+        match sys::wait(tid.0, false, false) {
+            Ok(Some(w)) => return Ok(w),
+            Ok(None) => continue,
+            Err(e) => return Err(Error::ptrace("waitpid", tid, e)),
+        }
+    }
+}
+
 /// What [`Tracer::install_patch`] is given: the site, the code placed for it, and where
 /// in that code the displaced instructions run.
 #[derive(Clone, Debug)]
@@ -417,14 +429,7 @@ impl Tracer {
             }
             let mut op = [0u8; 1];
             let pushes_flags = self.read_raw(pc, &mut op).is_ok() && op[0] == PUSHFQ;
-            sys::singlestep(tid, 0).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
-            let w = loop {
-                match sys::wait(tid.0, false, false) {
-                    Ok(Some(w)) => break w,
-                    Ok(None) => continue,
-                    Err(e) => return Err(Error::ptrace("waitpid", tid, e)),
-                }
-            };
+            let w = step_and_wait(tid)?;
             match sys::decode(w.status) {
                 Status::Stopped(libc::SIGTRAP, _) => {
                     // pushfq under single-step saved the trap flag the step set: the
@@ -602,14 +607,7 @@ impl Tracer {
         let result = (|| {
             sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
             for _ in 0..16 {
-                sys::singlestep(tid, 0).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
-                let w = loop {
-                    match sys::wait(tid.0, false, false) {
-                        Ok(Some(w)) => break w,
-                        Ok(None) => continue,
-                        Err(e) => return Err(Error::ptrace("waitpid", tid, e)),
-                    }
-                };
+                let w = step_and_wait(tid)?;
                 match sys::decode(w.status) {
                     Status::Stopped(libc::SIGTRAP, _) => {
                         let after = sys::get_regs(tid)
