@@ -11,7 +11,7 @@ use symbols::{
 
 use crate::ids::FrameId;
 use crate::mem::{read_u64, FrameRegisters, FrameRegs, LiveRegs};
-use crate::modules::{Module, Modules};
+use crate::modules::{is_system, Module, Modules};
 
 /// Frames deeper than this are not unwound (a corrupt stack must not loop for long).
 pub const MAX_FRAMES: usize = 512;
@@ -282,11 +282,27 @@ pub(crate) fn frames(
     let mut out = Vec::new();
     let mut next_id = first_id;
     let physical = physical_frames(regs, modules, mem, max);
+    // The start-up frames past `main` in system libraries (libc's
+    // `__libc_start_call_main`, `_start`) are named by ELF symbol: their DWARF — libc's
+    // separate debug file, hundreds of milliseconds to load — would only add lines of
+    // sources that are not on disk, and gdb does not even show these frames.
+    let mut past_main = false;
+    let mut light = vec![false; physical.len()];
     let funcs: Vec<Option<symbols::FunctionAt>> = physical
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
             let m = p.module.as_ref()?;
-            m.binary()?.function_at(m.to_file(p.lookup_pc)).ok()?
+            let binary = m.binary()?;
+            let file_pc = m.to_file(p.lookup_pc);
+            let f = if past_main && !m.main && is_system(&m.path) {
+                light[i] = true;
+                binary.function_at_by_symbol(file_pc)
+            } else {
+                binary.function_at(file_pc).ok()?
+            };
+            past_main |= m.main && f.as_ref().is_some_and(|f| f.function.name == "main");
+            f
         })
         .collect();
     // callers[i]: the caller of physical frame i, built outermost first so each
@@ -316,7 +332,7 @@ pub(crate) fn frames(
         let binary = p.module.as_ref().and_then(|m| m.binary().cloned());
         let file_pc = p.module.as_ref().map(|m| m.to_file(p.lookup_pc));
         let loc = match (&binary, file_pc) {
-            (Some(b), Some(fpc)) => b.frame_location_for_addr(fpc).ok().flatten(),
+            (Some(b), Some(fpc)) if !light[index] => b.frame_location_for_addr(fpc).ok().flatten(),
             _ => None,
         };
         let mut push = |function: Option<String>,

@@ -615,15 +615,21 @@ impl Binary {
                 }));
             }
         }
+        Ok(self.function_at_by_symbol(addr))
+    }
+
+    /// The function containing `addr` by ELF symbol alone (the debug file's symbol table
+    /// included), without reading DWARF: a name, no lines or variables.
+    pub fn function_at_by_symbol(&self, addr: FileAddr) -> Option<FunctionAt> {
         let syms = self.elf_symbols();
         let pos = syms.partition_point(|s| s.addr <= addr.0);
         let found = syms[..pos].iter().rev().take(8).find(|s| {
             s.kind == SymbolKind::Function && addr.0 < s.addr.saturating_add(s.size.max(1))
         });
-        Ok(found.map(|s| FunctionAt {
+        found.map(|s| FunctionAt {
             function: Self::function_from_symbol(s),
             inlined: Vec::new(),
-        }))
+        })
     }
 
     /// The return type of the out-of-line function containing `addr` (the function
