@@ -2,6 +2,7 @@
 //! breakpoints stop at exactly the same hits as on the int3 path (tandem run with
 //! TANDEM_CONDITIONS_IN_DEBUGGEE=0), with several threads hitting one site, and an
 //! attached process is left with its original code and without the placed code.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 #[path = "reliability_util.rs"]
 mod reliability_util;
@@ -70,8 +71,7 @@ fn stops_in(
     }
     c.ok("configurationDone", json!({}));
     let mut seen = Vec::new();
-    loop {
-        let Some(stop) = next_stop(&mut c) else { break };
+    while let Some(stop) = next_stop(&mut c) {
         let thread = stop["body"]["threadId"].as_i64().unwrap();
         let frames = c.frames(thread);
         let top = &frames[0];
