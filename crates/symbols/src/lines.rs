@@ -612,7 +612,37 @@ impl Binary {
         else {
             return Ok(None);
         };
-        let mut chosen: Vec<&Candidate> = candidates.iter().filter(|c| c.line == best).collect();
+        let chosen: Vec<&Candidate> = candidates.iter().filter(|c| c.line == best).collect();
+        self.resolve_chosen(chosen, best, line, map).map(Some)
+    }
+
+    /// What [`Binary::resolve_line`] answers for each line of `file` that has code, sorted
+    /// by line. The line tables are read once for the whole file, for callers that ask about
+    /// many lines of one file (a language server's hovers): `resolve_line(file, n)` is the
+    /// first resolution whose `line` is at least `n`, with `requested` set to `n`.
+    pub fn resolve_file_lines(&self, file: &Path, map: &SourceMap) -> Result<Vec<LineResolution>> {
+        let mut candidates = self.candidates(file, map)?;
+        // Stable: within a line, candidates keep the order `resolve_line` sees them in.
+        candidates.sort_by_key(|c| c.line);
+        let mut out = Vec::new();
+        for group in candidates.chunk_by(|a, b| a.line == b.line) {
+            let Some(first) = group.first() else { continue };
+            let Some(line) = Line::new(first.line) else {
+                continue;
+            };
+            out.push(self.resolve_chosen(group.iter().collect(), first.line, line, map)?);
+        }
+        Ok(out)
+    }
+
+    /// Resolves the candidates `chosen` of line `best` (the line with code for `requested`).
+    fn resolve_chosen(
+        &self,
+        mut chosen: Vec<&Candidate>,
+        best: u32,
+        line: Line,
+        map: &SourceMap,
+    ) -> Result<LineResolution> {
         // Like gdb, keep one location per innermost block (function, lexical block or
         // inlined copy): later rows of the same line in the same block are cleanup or
         // loop-back code. Only units with several candidates need their DIEs for this.
@@ -651,11 +681,11 @@ impl Binary {
         }
         locations.sort_by_key(|l| l.line_addr);
         locations.dedup_by_key(|l| l.addr);
-        Ok(Some(LineResolution {
+        Ok(LineResolution {
             requested: line,
             line: Line::new(best).unwrap_or(line),
             locations,
-        }))
+        })
     }
 
     /// If `addr` is the entry of a function in `unit`, the first address past its

@@ -131,6 +131,12 @@ pub fn name_matches(query: &str, candidate: &str) -> bool {
     normalized_matches(&normalize(query), candidate)
 }
 
+/// [`name_matches`] for a query already passed through [`normalize`], for callers that
+/// match one query against many names.
+pub fn suffix_matches(normalized_query: &str, candidate: &str) -> bool {
+    normalized_matches(normalized_query, candidate)
+}
+
 /// [`name_matches`] for a query that is already normalized (hot loops).
 pub(crate) fn normalized_matches(query: &str, candidate: &str) -> bool {
     if query.is_empty() {

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use symbols::{Binary, FileAddr, Line, SourceMap};
+use symbols::{Binary, FileAddr, Line, LineResolution, SourceMap};
 
 /// Every row of every line table maps to the same file:line as addr2line says.
 fn check_addr2line(bin: &Path, fixture: &str) {
@@ -242,6 +242,49 @@ fn breakpoints_agree_with_gdb_break() {
         } else {
             // gcc -O2 functions are frameless: gdb does not skip anything there.
             assert_eq!(skipped, 0, "{fixture}");
+        }
+    }
+}
+
+/// Resolving a whole file at once answers what `resolve_line` answers for each line, C at
+/// every optimisation level (inlined copies, several blocks per line) and Rust.
+#[test]
+fn whole_file_resolution_agrees_with_resolve_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut builds: Vec<(std::path::PathBuf, &str)> = common::c_matrix()
+        .into_iter()
+        .map(|(fixture, flags)| {
+            let mut all = vec!["-g"];
+            all.extend(flags);
+            (
+                common::build_c(dir.path(), "c/sym_lines.c", &all, fixture),
+                "c/sym_lines.c",
+            )
+        })
+        .collect();
+    builds.push((
+        common::build_rust(dir.path(), "rust/sym_rust.rs", &[], "rustc-g"),
+        "rust/sym_rust.rs",
+    ));
+    let none = SourceMap::new();
+    for (bin, sample) in builds {
+        let binary = Binary::open(&bin).unwrap();
+        let file = Path::new(sample);
+        let all = binary.resolve_file_lines(file, &none).unwrap();
+        assert!(all.len() > 10, "{sample}: only {} lines", all.len());
+        assert!(all.windows(2).all(|w| w[0].line < w[1].line));
+        let count = std::fs::read_to_string(common::samples().join(sample))
+            .unwrap()
+            .lines()
+            .count() as u32;
+        for n in 1..=count + 1 {
+            let line = Line::new(n).unwrap();
+            let one = binary.resolve_line(file, line, &none).unwrap();
+            let from_all = all.iter().find(|r| r.line >= line).map(|r| LineResolution {
+                requested: line,
+                ..r.clone()
+            });
+            assert_eq!(one, from_all, "{}:{n}", bin.display());
         }
     }
 }
