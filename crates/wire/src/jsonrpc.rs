@@ -209,48 +209,49 @@ fn invalid(id: Option<Id>, reason: &str) -> DecodeError {
 
 /// Serialises a message as a JSON-RPC 2.0 body.
 pub fn encode(message: &Message) -> Vec<u8> {
-    let value = match message {
-        Message::Request(r) => {
-            let mut o = envelope();
-            o.insert("id".into(), id_value(&r.id));
-            o.insert("method".into(), Value::String(r.method.clone()));
-            if let Some(p) = &r.params {
-                o.insert("params".into(), p.clone());
-            }
-            o
-        }
-        Message::Notification(n) => {
-            let mut o = envelope();
-            o.insert("method".into(), Value::String(n.method.clone()));
-            if let Some(p) = &n.params {
-                o.insert("params".into(), p.clone());
-            }
-            o
-        }
-        Message::Response(r) => {
-            let mut o = envelope();
-            o.insert("id".into(), r.id.as_ref().map_or(Value::Null, id_value));
-            match &r.outcome {
-                Ok(result) => o.insert("result".into(), result.clone()),
-                Err(error) => o.insert("error".into(), error_value(error)),
-            };
-            o
-        }
-    };
-    // Serialising a `Value` cannot fail: its keys are strings.
-    serde_json::to_vec(&Value::Object(value)).unwrap_or_default()
+    // Serialising cannot fail: every key is a string.
+    serde_json::to_vec(&Envelope(message)).unwrap_or_default()
 }
 
-fn envelope() -> Map<String, Value> {
-    let mut o = Map::new();
-    o.insert("jsonrpc".into(), Value::String("2.0".into()));
-    o
-}
+/// A message as its JSON object, serialised from borrowed parts: params and results (which
+/// may hold thousands of values) are written where they are, never copied. Keys come in
+/// sorted order, as a `serde_json::Map` of the envelope writes them.
+struct Envelope<'a>(&'a Message);
 
-fn id_value(id: &Id) -> Value {
-    match id {
-        Id::Number(n) => Value::Number(n.clone()),
-        Id::String(s) => Value::String(s.clone()),
+impl Serialize for Envelope<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        match self.0 {
+            Message::Request(r) => {
+                map.serialize_entry("id", &r.id)?;
+                map.serialize_entry("jsonrpc", "2.0")?;
+                map.serialize_entry("method", &r.method)?;
+                if let Some(p) = &r.params {
+                    map.serialize_entry("params", p)?;
+                }
+            }
+            Message::Notification(n) => {
+                map.serialize_entry("jsonrpc", "2.0")?;
+                map.serialize_entry("method", &n.method)?;
+                if let Some(p) = &n.params {
+                    map.serialize_entry("params", p)?;
+                }
+            }
+            Message::Response(r) => match &r.outcome {
+                Ok(result) => {
+                    map.serialize_entry("id", &r.id)?;
+                    map.serialize_entry("jsonrpc", "2.0")?;
+                    map.serialize_entry("result", result)?;
+                }
+                Err(error) => {
+                    map.serialize_entry("error", &error_value(error))?;
+                    map.serialize_entry("id", &r.id)?;
+                    map.serialize_entry("jsonrpc", "2.0")?;
+                }
+            },
+        }
+        map.end()
     }
 }
 

@@ -166,3 +166,60 @@ fn dap_envelopes_round_trip_and_keep_what_they_can() {
         json!({"seq":1,"type":"response","request_seq":4,"success":true,"command":"initialize"})
     );
 }
+
+/// Every kind of message is written as the JSON object of its parts, with the keys sorted
+/// (the bytes a `serde_json::Value` of the same object gives).
+#[test]
+fn messages_are_encoded_as_their_objects() {
+    let params = json!({"b": [1, 2.5, "x"], "a": {"z": null, "y": true}});
+    let cases = [
+        (
+            Message::Request(jsonrpc::Request {
+                id: Id::from(7),
+                method: "m".into(),
+                params: Some(params.clone()),
+            }),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "m", "params": params}),
+        ),
+        (
+            Message::Request(jsonrpc::Request {
+                id: Id::from("s"),
+                method: "m".into(),
+                params: None,
+            }),
+            json!({"jsonrpc": "2.0", "id": "s", "method": "m"}),
+        ),
+        (
+            Message::Notification(jsonrpc::Notification {
+                method: "n".into(),
+                params: Some(params.clone()),
+            }),
+            json!({"jsonrpc": "2.0", "method": "n", "params": params}),
+        ),
+        (
+            Message::Response(jsonrpc::Response::ok(Id::from(-3), params.clone())),
+            json!({"jsonrpc": "2.0", "id": -3, "result": params}),
+        ),
+        (
+            Message::Response(jsonrpc::Response {
+                id: None,
+                outcome: Ok(json!(null)),
+            }),
+            json!({"jsonrpc": "2.0", "id": null, "result": null}),
+        ),
+        (
+            Message::Response(jsonrpc::Response::err(
+                Some(Id::from(1)),
+                codes::INVALID_PARAMS,
+                "bad",
+            )),
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad"}}),
+        ),
+    ];
+    for (message, object) in cases {
+        assert_eq!(
+            String::from_utf8(jsonrpc::encode(&message)).unwrap(),
+            serde_json::to_string(&object).unwrap()
+        );
+    }
+}
