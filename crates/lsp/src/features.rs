@@ -8,18 +8,20 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 use symbols::lines::normalize_path;
 use symbols::{
-    Binary, CompositeKind, Line, Member, SourceMap, SymbolEntry, SymbolKind, Type, TypeKind,
-    TypeRef, Variable, VariableKind,
+    Binary, CompositeKind, Line, Member, SymbolEntry, SymbolKind, Type, TypeKind, TypeRef,
+    Variable, VariableKind,
 };
 use wire::jsonrpc::{codes, ResponseError};
 
+use crate::names::{last_component, EntryId, FileId, NameId, NameIndex, NameMap};
 use crate::server::CancelToken;
 use crate::text::{line_bounds, position_in, LineMap, PositionEncoding, WirePosition};
 use crate::uri;
@@ -61,18 +63,128 @@ impl std::ops::Deref for SourceText {
     }
 }
 
-/// Source texts: open documents first, then files on disk (read once per request).
+/// What a file on disk was when it was read: a file whose length, modification time or
+/// inode changed since is read again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            inode: meta.ino(),
+        })
+    }
+}
+
+/// Above this many bytes of text, the files read from disk are all dropped.
+const MAX_DISK_TEXT_BYTES: usize = 64 << 20;
+
+/// Source files read from disk and line maps of open documents, shared by the requests of a
+/// workspace. A request checks a file's metadata the first time it uses the file and reads
+/// it again when it changed, so a file saved since is never answered from an old copy.
+#[derive(Default)]
+pub struct DiskTexts {
+    files: Mutex<DiskFiles>,
+    /// Per open document: the file on disk and the buffer its line map was computed for.
+    maps: Mutex<HashMap<PathBuf, CachedLineMap>>,
+}
+
+#[derive(Default)]
+struct DiskFiles {
+    /// By the path's bytes (hashing a `Path` walks its components).
+    texts: HashMap<OsString, (Option<Stamp>, Option<Arc<SourceText>>)>,
+    bytes: usize,
+}
+
+/// A line map and the two texts it maps between.
+struct CachedLineMap {
+    disk: Arc<SourceText>,
+    current: Arc<str>,
+    map: Option<Arc<LineMap>>,
+}
+
+impl DiskTexts {
+    /// The text of `path` on disk, `None` when it cannot be read.
+    pub fn get(&self, path: &Path) -> Option<Arc<SourceText>> {
+        // Metadata first, then the contents: a change in between is seen by the next check.
+        let stamp = Stamp::of(path);
+        if let Some((known, text)) = self.files().texts.get(path.as_os_str()) {
+            if *known == stamp {
+                return text.clone();
+            }
+        }
+        let text = stamp
+            .and_then(|_| std::fs::read_to_string(path).ok())
+            .map(|t| Arc::new(SourceText::new(Arc::from(t))));
+        let mut files = self.files();
+        if files.bytes > MAX_DISK_TEXT_BYTES {
+            files.texts.clear();
+            files.bytes = 0;
+        }
+        files.bytes += text.as_ref().map_or(0, |t| t.len());
+        files
+            .texts
+            .insert(path.as_os_str().to_owned(), (stamp, text.clone()));
+        text
+    }
+
+    fn files(&self) -> std::sync::MutexGuard<'_, DiskFiles> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How the lines of `disk` moved in `current` (`None`: the same text), computed once per
+    /// pair of texts.
+    fn line_map(
+        &self,
+        path: &Path,
+        disk: &Arc<SourceText>,
+        current: &Arc<str>,
+    ) -> Option<Arc<LineMap>> {
+        let mut maps = self.maps.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = maps.get(path) {
+            if Arc::ptr_eq(&c.disk, disk) && *c.current == **current {
+                return c.map.clone();
+            }
+        }
+        let map = (***disk != **current).then(|| Arc::new(LineMap::new(disk, current)));
+        if maps.len() >= 64 {
+            maps.clear();
+        }
+        maps.insert(
+            path.to_path_buf(),
+            CachedLineMap {
+                disk: disk.clone(),
+                current: current.clone(),
+                map: map.clone(),
+            },
+        );
+        map
+    }
+}
+
+/// Source texts: open documents first, then files on disk (checked once per request).
 pub struct Sources {
     open: HashMap<PathBuf, Arc<str>>,
-    loaded: HashMap<PathBuf, Option<Arc<SourceText>>>,
+    disk: Arc<DiskTexts>,
+    /// By the path's bytes (hashing a `Path` walks its components).
+    loaded: HashMap<OsString, Option<Arc<SourceText>>>,
     /// Line maps between the file on disk and the open document; `None`: the same lines.
     maps: RefCell<HashMap<PathBuf, Option<Arc<LineMap>>>>,
 }
 
 impl Sources {
-    pub fn new(open: HashMap<PathBuf, Arc<str>>) -> Sources {
+    pub fn new(open: HashMap<PathBuf, Arc<str>>, disk: Arc<DiskTexts>) -> Sources {
         Sources {
             open,
+            disk,
             loaded: HashMap::new(),
             maps: RefCell::new(HashMap::new()),
         }
@@ -80,14 +192,14 @@ impl Sources {
 
     /// How the lines of the file on disk (what the binary was built from, when it is not
     /// newer than the binary) moved in the open document.
-    fn line_map(&self, path: &Path) -> Option<Arc<LineMap>> {
+    pub(crate) fn line_map(&self, path: &Path) -> Option<Arc<LineMap>> {
         let current = self.open.get(path)?;
         self.maps
             .borrow_mut()
             .entry(path.to_path_buf())
             .or_insert_with(|| {
-                let disk = std::fs::read_to_string(path).ok()?;
-                (disk.as_str() != &**current).then(|| Arc::new(LineMap::new(&disk, current)))
+                let disk = self.disk.get(path)?;
+                self.disk.line_map(path, &disk, current)
             })
             .clone()
     }
@@ -104,17 +216,16 @@ impl Sources {
     }
 
     pub fn text(&mut self, path: &Path) -> Option<Arc<SourceText>> {
-        let open = &self.open;
+        if let Some(known) = self.loaded.get(path.as_os_str()) {
+            return known.clone();
+        }
+        let text = match self.open.get(path) {
+            Some(t) => Some(Arc::new(SourceText::new(t.clone()))),
+            None => self.disk.get(path),
+        };
         self.loaded
-            .entry(path.to_path_buf())
-            .or_insert_with(|| {
-                let text = match open.get(path) {
-                    Some(t) => t.clone(),
-                    None => Arc::from(std::fs::read_to_string(path).ok()?),
-                };
-                Some(Arc::new(SourceText::new(text)))
-            })
-            .clone()
+            .insert(path.as_os_str().to_owned(), text.clone());
+        text
     }
 }
 
@@ -137,12 +248,23 @@ pub(crate) fn cancelled() -> ResponseError {
     ResponseError::new(codes::REQUEST_CANCELLED, "request cancelled")
 }
 
+/// A JSON object of `fields`, moved in. (`json!` would serialize each `Value` field anew:
+/// a deep copy per level, which answers of hundreds of symbols notice.)
+pub(crate) fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    // Inserted one by one: collecting would sort the fields first, slower for a few.
+    let mut map = serde_json::Map::new();
+    for (k, v) in fields {
+        map.insert(k.to_owned(), v);
+    }
+    Value::Object(map)
+}
+
 pub(crate) fn pos_json(p: WirePosition) -> Value {
-    json!({ "line": p.line, "character": p.column })
+    object([("line", p.line.into()), ("character", p.column.into())])
 }
 
 pub(crate) fn range_json(start: WirePosition, end: WirePosition) -> Value {
-    json!({ "start": pos_json(start), "end": pos_json(end) })
+    object([("start", pos_json(start)), ("end", pos_json(end))])
 }
 
 pub(crate) fn is_ident_byte(b: u8) -> bool {
@@ -230,6 +352,28 @@ pub(crate) fn decl_end(text: &SourceText, line: u32) -> Option<usize> {
     None
 }
 
+/// Where `name` is on the 0-based line `line0` of `text`: its byte range, and its range
+/// on the wire (the start of the line when it is not found there, or the text is unknown).
+fn selection_range(
+    text: Option<&SourceText>,
+    line0: u32,
+    name: &str,
+    enc: PositionEncoding,
+) -> (Option<(usize, usize)>, Value) {
+    let at_line = WirePosition {
+        line: line0,
+        column: 0,
+    };
+    let found = text.and_then(|text| Some((text, find_word(text, line0, name)?)));
+    match found {
+        Some((text, (s, e))) => (
+            Some((s, e)),
+            range_json(pos(text, s, enc), pos(text, e, enc)),
+        ),
+        None => (None, range_json(at_line, at_line)),
+    }
+}
+
 /// Where a declaration of `name` on 1-based line `line` of `file` is: (range, selection range).
 fn decl_ranges(
     cx: &mut Context,
@@ -240,18 +384,10 @@ fn decl_ranges(
 ) -> (Value, Value) {
     let line0 = line.zero_based();
     let enc = cx.encoding;
-    let at_line = WirePosition {
-        line: line0,
-        column: 0,
-    };
-    let Some(text) = cx.sources.text(file) else {
-        let r = range_json(at_line, at_line);
-        return (r.clone(), r);
-    };
-    let sel = find_word(&text, line0, name);
-    let selection = match sel {
-        Some((s, e)) => range_json(pos(&text, s, enc), pos(&text, e, enc)),
-        None => range_json(at_line, at_line),
+    let text = cx.sources.text(file);
+    let (sel, selection) = selection_range(text.as_deref(), line0, name, enc);
+    let Some(text) = text else {
+        return (selection.clone(), selection);
     };
     if !whole {
         return (selection.clone(), selection);
@@ -280,7 +416,7 @@ fn location(cx: &mut Context, file: &Path, line: Line, name: &str) -> Value {
 /// The location of `name` on line `line` of the current text of `file`.
 fn location_current(cx: &mut Context, file: &Path, line: Line, name: &str) -> Value {
     let (_, selection) = decl_ranges(cx, file, line, name, false);
-    json!({ "uri": uri::from_path(file), "range": selection })
+    object([("uri", uri::from_path(file).into()), ("range", selection)])
 }
 
 pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
@@ -308,12 +444,9 @@ fn entry_kind(served: &Served, e: &SymbolEntry) -> u32 {
     match e.kind {
         SymbolKind::Function => SK_FUNCTION,
         SymbolKind::Variable => SK_VARIABLE,
-        SymbolKind::Type => {
-            let mut cache = served.type_kinds.lock().unwrap_or_else(|p| p.into_inner());
-            *cache
-                .entry(e.name.clone())
-                .or_insert_with(|| type_symbol_kind(&served.binary, &e.name))
-        }
+        SymbolKind::Type => served
+            .facts
+            .type_kind(&e.name, || type_symbol_kind(&served.binary, &e.name)),
         _ => SK_VARIABLE,
     }
 }
@@ -324,7 +457,7 @@ fn rank(query: &str, name: &str) -> Option<u8> {
     if query.is_empty() {
         return Some(0);
     }
-    let short = name.rsplit("::").next().unwrap_or(name);
+    let short = last_component(name);
     if short == query || name == query {
         Some(0)
     } else if short.starts_with(query) || name.starts_with(query) {
@@ -332,108 +465,387 @@ fn rank(query: &str, name: &str) -> Option<u8> {
     } else if name.contains(query) {
         Some(2)
     } else {
+        is_subsequence(query, name).then_some(3)
+    }
+}
+
+/// Whether the characters of `query` appear in `name` in order.
+fn is_subsequence(query: &str, name: &str) -> bool {
+    if query.is_ascii() {
+        is_byte_subsequence(query.as_bytes(), name.as_bytes())
+    } else {
         let mut chars = name.chars();
-        query.chars().all(|q| chars.any(|c| c == q)).then_some(3)
+        query.chars().all(|q| chars.any(|c| c == q))
+    }
+}
+
+/// Whether the bytes of `query` appear in `name` in order: for an ASCII query, the same as
+/// [`is_subsequence`] (an ASCII byte only ever stands for itself in UTF-8).
+fn is_byte_subsequence(query: &[u8], name: &[u8]) -> bool {
+    let mut rest = name;
+    query.iter().all(|&q| match memchr::memchr(q, rest) {
+        Some(i) => {
+            rest = &rest[i + 1..];
+            true
+        }
+        None => false,
+    })
+}
+
+/// An entry that matched a `workspace/symbol` query.
+struct Hit {
+    tier: u8,
+    /// Which binary (index into `Context::served`).
+    served: usize,
+    entry: EntryId,
+    /// Where the entry is in its binary's ranking, when that is built.
+    position: Option<u32>,
+}
+
+/// The order of results within a tier: symbols under a root first, then shorter names, then
+/// by name, then where they are declared, then by binary and position in its index.
+fn rank_order(
+    served: &[Arc<Served>],
+    a: (usize, EntryId),
+    b: (usize, EntryId),
+) -> std::cmp::Ordering {
+    let ka = (served[a.0].names.rank_key(a.1), a);
+    let kb = (served[b.0].names.rank_key(b.1), b);
+    ka.cmp(&kb)
+}
+
+/// Which names of a request's binaries can be passed over: every declaration of theirs is
+/// under a directory that was missing when the binary was indexed and is still missing now
+/// (looked at once per request), so the editor could open none of them.
+struct Unopenable {
+    /// Per binary, per missing directory: still missing (`None`: not looked at yet).
+    roots: Vec<Vec<Option<bool>>>,
+}
+
+impl Unopenable {
+    fn new(served: &[Arc<Served>]) -> Self {
+        Unopenable {
+            roots: vec![Vec::new(); served.len()],
+        }
+    }
+
+    /// Whether no declaration of name `n` of binary `si` can be opened.
+    fn name(&mut self, names: &NameIndex, si: usize, n: NameId) -> bool {
+        let Some((r, dir)) = names.absent_root(n) else {
+            return false;
+        };
+        let roots = &mut self.roots[si];
+        if roots.len() <= r as usize {
+            roots.resize(names.absent_root_count().max(r as usize + 1), None);
+        }
+        *roots[r as usize].get_or_insert_with(|| {
+            std::fs::metadata(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        })
+    }
+}
+
+/// The fuzzy matches of a query (tier 3: its characters in order, not as a substring), or
+/// every entry for an empty query, in ranking order: each binary's entries are walked in
+/// its precomputed order, a run of one name at a time, and the binaries merged, so a query
+/// stops looking once the answer is full.
+struct FuzzyMatches<'a> {
+    served: &'a [Arc<Served>],
+    query: &'a str,
+    mask: u64,
+    walks: Vec<Walk>,
+    unopenable: Unopenable,
+    steps: usize,
+}
+
+/// Where the walk through one binary's ranking is.
+struct Walk {
+    /// The current run, and the next entry in it.
+    run: usize,
+    offset: u32,
+    /// What is known of each name (`NAME_*`).
+    names: Vec<u8>,
+}
+
+const NAME_UNKNOWN: u8 = 0;
+const NAME_SKIPPED: u8 = 1;
+const NAME_MATCHES: u8 = 2;
+
+impl<'a> FuzzyMatches<'a> {
+    /// `substring[i]` lists the names of binary `i` already ranked as substring matches.
+    fn new(
+        served: &'a [Arc<Served>],
+        query: &'a str,
+        substring: Vec<Vec<NameId>>,
+        unopenable: Unopenable,
+    ) -> Self {
+        let walks = served
+            .iter()
+            .zip(substring)
+            .map(|(s, found)| {
+                let mut names = vec![NAME_UNKNOWN; s.names.name_count()];
+                for n in found {
+                    names[n.index()] = NAME_SKIPPED;
+                }
+                Walk {
+                    run: 0,
+                    offset: 0,
+                    names,
+                }
+            })
+            .collect();
+        FuzzyMatches {
+            served,
+            query,
+            mask: crate::names::byte_mask(query.as_bytes()),
+            walks,
+            unopenable,
+            steps: 0,
+        }
+    }
+
+    /// Whether name `n` of `names` is a fuzzy match.
+    fn matches(&self, names: &NameIndex, n: NameId) -> bool {
+        if self.query.is_empty() {
+            return true;
+        }
+        if names.mask(n) & self.mask != self.mask {
+            return false;
+        }
+        if self.query.is_ascii() {
+            is_byte_subsequence(self.query.as_bytes(), names.name_bytes(n))
+        } else {
+            is_subsequence(self.query, names.name(n))
+        }
+    }
+
+    /// The next entry of binary `si` that matches, without consuming it.
+    fn peek(&mut self, si: usize, cancel: &CancelToken) -> Result<Option<EntryId>, ResponseError> {
+        let names = &self.served[si].names;
+        let (order, runs) = (names.ranked_order(), names.ranked_runs());
+        loop {
+            let Some(run) = runs.get(self.walks[si].run) else {
+                return Ok(None);
+            };
+            self.steps += 1;
+            if self.steps.is_multiple_of(4096) && cancel.is_cancelled() {
+                return Err(cancelled());
+            }
+            let n = run.name;
+            if self.walks[si].names[n.index()] == NAME_UNKNOWN {
+                // Names the editor could open no declaration of would be dropped from the
+                // answer: not worth matching.
+                let state = if !self.unopenable.name(names, si, n) && self.matches(names, n) {
+                    NAME_MATCHES
+                } else {
+                    NAME_SKIPPED
+                };
+                self.walks[si].names[n.index()] = state;
+            }
+            let walk = &mut self.walks[si];
+            if walk.names[n.index()] == NAME_MATCHES && walk.offset < run.len {
+                return Ok(order.get((run.start + walk.offset) as usize).copied());
+            }
+            walk.run += 1;
+            walk.offset = 0;
+        }
+    }
+
+    /// The next match over all binaries, in ranking order.
+    fn next(&mut self, cancel: &CancelToken) -> Result<Option<(usize, EntryId)>, ResponseError> {
+        let mut best: Option<(usize, EntryId)> = None;
+        for si in 0..self.served.len() {
+            let Some(e) = self.peek(si, cancel)? else {
+                continue;
+            };
+            if best.is_none_or(|b| rank_order(self.served, (si, e), b).is_lt()) {
+                best = Some((si, e));
+            }
+        }
+        if let Some((si, _)) = best {
+            self.walks[si].offset += 1;
+        }
+        Ok(best)
+    }
+}
+
+/// The declaration files of one answer's symbols, each looked at once (equal paths of
+/// different binaries are one file).
+struct ResultFiles {
+    /// Per binary, per file of its names: the index in `files`.
+    of: Vec<Vec<Option<usize>>>,
+    by_path: HashMap<PathBuf, usize>,
+    files: Vec<ResultFile>,
+}
+
+/// What a result needs of its file.
+struct ResultFile {
+    /// `None`: the editor could not open it.
+    text: Option<Arc<SourceText>>,
+    /// How its lines moved in the open document.
+    map: Option<Arc<LineMap>>,
+    /// Its URI, made for the first result there.
+    uri: Option<String>,
+}
+
+impl ResultFiles {
+    fn new(served: &[Arc<Served>]) -> Self {
+        ResultFiles {
+            of: served
+                .iter()
+                .map(|s| vec![None; s.names.file_count()])
+                .collect(),
+            by_path: HashMap::new(),
+            files: Vec::new(),
+        }
+    }
+
+    /// The index in `files` of file `file` of binary `si`.
+    fn get(&mut self, cx: &mut Context, si: usize, file: FileId) -> usize {
+        if let Some(f) = self.of[si][file.index()] {
+            return f;
+        }
+        let path = cx.served[si].names.file(file);
+        let known = if self.of.len() > 1 {
+            self.by_path.get(&**path).copied()
+        } else {
+            None // One binary's files are distinct already.
+        };
+        let f = known.unwrap_or_else(|| {
+            self.files.push(ResultFile {
+                text: cx.sources.text(path),
+                map: cx.sources.line_map(path),
+                uri: None,
+            });
+            if self.of.len() > 1 {
+                self.by_path
+                    .insert(path.to_path_buf(), self.files.len() - 1);
+            }
+            self.files.len() - 1
+        });
+        self.of[si][file.index()] = Some(f);
+        f
     }
 }
 
 /// `workspace/symbol`: ranked exact > prefix > substring > fuzzy, then symbols declared under
-/// a workspace root, then shorter names; capped at [`MAX_WORKSPACE_SYMBOLS`].
+/// a workspace root, then shorter names, then by name and declaration; capped at
+/// [`MAX_WORKSPACE_SYMBOLS`]. Fuzzy matches are looked for only when the others are too few
+/// to fill the answer.
 pub fn workspace_symbol(
     cx: &mut Context,
     query: &str,
     cancel: &CancelToken,
 ) -> Result<Value, ResponseError> {
     let q = query.trim().to_lowercase();
-    let mut hits: Vec<(u8, bool, SymbolEntry, usize)> = Vec::new();
-    let mut seen = HashSet::new();
-    let push = |tier: u8, e: &SymbolEntry, si: usize, hits: &mut Vec<_>| {
-        let Some(file) = &e.decl_file else {
-            return;
-        };
-        if e.decl_line.is_none() {
-            return;
-        }
-        let outside = !cx.roots.iter().any(|r| file.starts_with(r));
-        hits.push((tier, outside, e.clone(), si));
-    };
+    if q.contains('\n') {
+        return Ok(Value::Array(Vec::new())); // No name holds a newline.
+    }
     // Exact, prefix and substring matches all contain the query: find its occurrences in
-    // the haystack of every name at memory speed, and rank only those entries.
-    let mut substring_hits = 0usize;
-    if !q.is_empty() && !q.contains('\n') {
+    // the haystack of every distinct name at memory speed, and rank only those names.
+    let mut hits: Vec<Hit> = Vec::new();
+    let mut substring: Vec<Vec<NameId>> = vec![Vec::new(); cx.served.len()];
+    if !q.is_empty() {
         let finder = memchr::memmem::Finder::new(q.as_bytes());
         for (si, served) in cx.served.iter().enumerate() {
-            let mut last = usize::MAX;
-            for pos in finder.find_iter(served.haystack.as_bytes()) {
-                let n = served.starts.partition_point(|&s| s <= pos) - 1;
-                if n == last {
+            let names = &served.names;
+            let mut last = None;
+            for pos in finder.find_iter(names.haystack().as_bytes()) {
+                let n = names.name_at(pos);
+                if last == Some(n) {
                     continue;
                 }
-                last = n;
-                if substring_hits.is_multiple_of(4096) && cancel.is_cancelled() {
+                last = Some(n);
+                substring[si].push(n);
+                if substring[si].len().is_multiple_of(4096) && cancel.is_cancelled() {
                     return Err(cancelled());
                 }
-                let Some(tier) = rank(&q, &served.lowercase_names[n]) else {
+                let Some(tier) = rank(&q, names.name(n)) else {
                     continue;
                 };
-                substring_hits += 1;
-                push(tier, &served.entries[n], si, &mut hits);
+                hits.extend(names.members(n).iter().map(|&entry| Hit {
+                    tier,
+                    served: si,
+                    entry,
+                    position: names.ranked_position(entry),
+                }));
             }
         }
     }
-    // Fuzzy matches (the query's characters in order) only when the others are too few to
-    // fill the answer: that needs a look at every name.
-    if q.is_empty() || hits.len() < MAX_WORKSPACE_SYMBOLS {
-        for (si, served) in cx.served.iter().enumerate() {
-            for (n, lower) in served.lowercase_names.iter().enumerate() {
-                if n % 4096 == 0 && cancel.is_cancelled() {
-                    return Err(cancelled());
-                }
-                let Some(tier) = rank(&q, lower) else {
-                    continue;
-                };
-                if tier < 3 && !q.is_empty() {
-                    continue; // Found above.
-                }
-                push(tier, &served.entries[n], si, &mut hits);
-            }
-        }
-    }
-    // Duplicates (one entry per unit that declares it) are dropped after sorting, among the
-    // few results kept, not among every match.
-    hits.sort_unstable_by(|a, b| {
-        (a.0, a.1, a.2.name.len(), &a.2.name).cmp(&(b.0, b.1, b.2.name.len(), &b.2.name))
+    let served = cx.served.clone();
+    // Whether fuzzy matches are needed counts every substring match, also those that are
+    // dropped below for the editor could not open them.
+    let want_fuzzy = q.is_empty() || hits.len() < MAX_WORKSPACE_SYMBOLS;
+    let mut unopenable = Unopenable::new(&served);
+    hits.retain(|h| {
+        let names = &served[h.served].names;
+        names
+            .name_of(h.entry)
+            .is_none_or(|n| !unopenable.name(names, h.served, n))
     });
+    hits.sort_unstable_by(|a, b| {
+        a.tier
+            .cmp(&b.tier)
+            .then_with(|| match (a.position, b.position) {
+                (Some(pa), Some(pb)) if a.served == b.served => pa.cmp(&pb),
+                _ => rank_order(&served, (a.served, a.entry), (b.served, b.entry)),
+            })
+    });
+    let mut fuzzy = want_fuzzy.then(|| FuzzyMatches::new(&served, &q, substring, unopenable));
+    let mut ranked = hits.into_iter().map(|h| (h.served, h.entry));
+    let mut files = ResultFiles::new(&served);
+    // Duplicates (one entry per unit that declares it) are dropped here, among the few
+    // results kept, not among every match.
+    let mut seen: NameMap<_, ()> = NameMap::default();
     let mut out = Vec::new();
-    for (_, _, e, si) in hits {
-        if out.len() >= MAX_WORKSPACE_SYMBOLS {
-            break;
-        }
+    while out.len() < MAX_WORKSPACE_SYMBOLS {
+        let next = match ranked.next() {
+            Some(hit) => Some(hit),
+            None => match fuzzy.as_mut() {
+                Some(f) => f.next(cancel)?,
+                None => None,
+            },
+        };
+        let Some((si, entry)) = next else { break };
         if cancel.is_cancelled() {
             return Err(cancelled());
         }
-        let (Some(file), Some(line)) = (e.decl_file.clone(), e.decl_line) else {
+        let names = &served[si].names;
+        let e = names.entry(entry);
+        let (Some(file), Some(line)) = (names.file_of(entry), e.decl_line) else {
             continue;
         };
-        if !seen.insert((e.name.clone(), file.clone(), line, e.kind)) {
+        let f = files.get(cx, si, file);
+        // A location the editor cannot open is no use.
+        let Some(text) = &files.files[f].text else {
+            continue;
+        };
+        if seen.insert((&*e.name, f, line, e.kind), ()).is_some() {
             continue;
         }
-        if cx.sources.text(&file).is_none() {
-            continue; // A location the editor cannot open is no use.
-        }
-        let served = cx.served[si].clone();
-        let short = e.short_name().to_owned();
-        let mut item = json!({
-            "name": short,
-            "kind": entry_kind(&served, &e),
-            "location": location(cx, &file, line, &short),
-        });
-        if let Some(container) = e
-            .name
-            .strip_suffix(&short)
-            .and_then(|p| p.strip_suffix("::"))
-        {
-            item["containerName"] = json!(container);
+        let moved = files.files[f]
+            .map
+            .as_ref()
+            .map_or(line.zero_based(), |m| m.to_current(line.zero_based()));
+        let line0 = Line::from_zero_based(moved).zero_based();
+        let short = e.short_name();
+        let (_, range) = selection_range(Some(text), line0, short, cx.encoding);
+        let uri = files.files[f]
+            .uri
+            .get_or_insert_with(|| uri::from_path(names.file(file)))
+            .clone();
+        let location = object([("uri", uri.into()), ("range", range)]);
+        let mut item = object([
+            ("name", short.into()),
+            ("kind", entry_kind(&served[si], e).into()),
+            ("location", location),
+        ]);
+        if let (Some(container), Value::Object(fields)) = (
+            e.name
+                .strip_suffix(short)
+                .and_then(|p| p.strip_suffix("::")),
+            &mut item,
+        ) {
+            fields.insert("containerName".into(), container.into());
         }
         out.push(item);
     }
@@ -522,8 +934,12 @@ pub fn document_symbols(
     for (line, name, kind, ty, si, container) in found {
         let line = Line::from_zero_based(cx.sources.to_current(path, line.zero_based()));
         let (range, selection) = decl_ranges(cx, path, line, &name, true);
-        let mut item =
-            json!({ "name": name, "kind": kind, "range": range, "selectionRange": selection });
+        let mut item = object([
+            ("name", name.into()),
+            ("kind", kind.into()),
+            ("range", range),
+            ("selectionRange", selection),
+        ]);
         let served = cx.served[si].clone();
         let binary = &served.binary;
         if let Some(ty) = &ty {
@@ -616,13 +1032,13 @@ fn container_symbol(cx: &mut Context, path: &Path, name: &str, children: Vec<Val
             range["end"] = c["range"]["end"].clone();
         }
     }
-    json!({
-        "name": name,
-        "kind": if is_type { SK_STRUCT } else { SK_MODULE },
-        "range": range,
-        "selectionRange": selection,
-        "children": children,
-    })
+    object([
+        ("name", name.into()),
+        ("kind", if is_type { SK_STRUCT } else { SK_MODULE }.into()),
+        ("range", range),
+        ("selectionRange", selection),
+        ("children", children.into()),
+    ])
 }
 
 /// Members of a struct (or enumerators of an enum) found on the lines of its declaration.
@@ -661,8 +1077,12 @@ fn type_children(
         from = at;
         let Some(l) = Line::new(at + 1) else { continue };
         let (range, selection) = decl_ranges(cx, path, l, &name, false);
-        let mut item =
-            json!({ "name": name, "kind": kind, "range": range, "selectionRange": selection });
+        let mut item = object([
+            ("name", name.into()),
+            ("kind", kind.into()),
+            ("range", range),
+            ("selectionRange", selection),
+        ]);
         if let Some(d) = detail {
             item["detail"] = json!(d);
         }
@@ -745,14 +1165,14 @@ fn expr_type(
         .to_built(path, pos(text, start, PositionEncoding::Utf8).line)
         + 1;
     for served in &cx.served {
-        if let Some(v) = variable_at(&served.binary, path, line1, name) {
+        if let Some(v) = variable_at(served, path, line1, name) {
             return Some((v.ty?, served.clone()));
         }
     }
     for served in &cx.served {
-        for e in served.index.lookup(name) {
+        for e in served.names.lookup(name) {
             if e.kind == SymbolKind::Variable {
-                if let Some(t) = global_variable(served, &e).and_then(|v| v.ty) {
+                if let Some(t) = global_variable(served, e).and_then(|v| v.ty) {
                     return Some((t, served.clone()));
                 }
             }
@@ -767,23 +1187,22 @@ fn find_enumerator(
     path: &Path,
     ident: &str,
 ) -> Option<(SymbolEntry, i128, Arc<Served>)> {
+    let path = normalize_path(path);
     for same in [true, false] {
         for served in &cx.served {
-            let enums = served.index.entries().filter(|e| {
-                e.kind == SymbolKind::Type
-                    && e.decl_file
-                        .as_deref()
-                        .is_some_and(|f| same_file(f, path) == same)
-            });
+            let enums = served
+                .names
+                .types()
+                .iter()
+                .filter(|(_, file)| (**file == *path) == same);
             // Each check reads a type; bound the work for binaries with many types.
-            for e in enums.take(if same { 4096 } else { 256 }) {
-                let Some(ty) = named_type(&served.binary, &e.name) else {
+            for (e, _) in enums.take(if same { 4096 } else { 256 }) {
+                let e = served.names.entry(*e);
+                let Some(enumerators) = served.facts.enumerators(&served.binary, &e.name) else {
                     continue;
                 };
-                if let TypeKind::Enum { enumerators, .. } = &ty.kind {
-                    if let Some((_, v)) = enumerators.iter().find(|(n, _)| n == ident) {
-                        return Some((e, *v, served.clone()));
-                    }
+                if let Some((_, v)) = enumerators.iter().find(|(n, _)| n == ident) {
+                    return Some((e.clone(), *v, served.clone()));
                 }
             }
         }
@@ -806,9 +1225,10 @@ fn inner_decl(cx: &mut Context, owner: &SymbolEntry, name: &str) -> Option<(Path
 fn type_entry(served: &Served, ty: &Type) -> Option<SymbolEntry> {
     let name = ty.name.as_deref()?;
     served
-        .index
+        .names
         .lookup(name)
         .find(|e| e.kind == SymbolKind::Type && e.decl_line.is_some() && e.short_name() == name)
+        .cloned()
 }
 
 /// Resolves the identifier at `offset` of `path`: locals and parameters visible at that line
@@ -839,7 +1259,7 @@ fn resolve(cx: &mut Context, path: &Path, offset: usize) -> Option<Resolved> {
     });
     if !tag {
         for served in &cx.served {
-            if let Some(v) = variable_at(&served.binary, path, line1, &ident) {
+            if let Some(v) = variable_at(served, path, line1, &ident) {
                 return Some(Resolved {
                     ident,
                     span: (start, end),
@@ -851,7 +1271,7 @@ fn resolve(cx: &mut Context, path: &Path, offset: usize) -> Option<Resolved> {
     }
     let mut best: Option<((bool, u8), SymbolEntry, Arc<Served>)> = None;
     for served in &cx.served {
-        for e in served.index.lookup(&ident) {
+        for e in served.names.lookup(&ident) {
             let Some(file) = &e.decl_file else { continue };
             if e.decl_line.is_none() {
                 continue;
@@ -864,7 +1284,7 @@ fn resolve(cx: &mut Context, path: &Path, offset: usize) -> Option<Resolved> {
             };
             let key = (!same_file(file, path), kind_rank);
             if best.as_ref().is_none_or(|b| key < b.0) {
-                best = Some((key, e, served.clone()));
+                best = Some((key, e.clone(), served.clone()));
             }
         }
     }
@@ -887,23 +1307,22 @@ fn resolve(cx: &mut Context, path: &Path, offset: usize) -> Option<Resolved> {
 
 /// The parameter, local or unit static named `ident` visible on 1-based `line` of `path`.
 pub(crate) fn variable_at(
-    binary: &Binary,
+    served: &Served,
     path: &Path,
     line: u32,
     ident: &str,
 ) -> Option<Variable> {
+    let binary = &served.binary;
     // The scope at the first code of `at` or after, if that code is in a function that
     // starts at or before `line` (the next line with code may be in a later function).
-    let scope_from = |at: u32| -> Option<symbols::Scope> {
-        let res = binary
-            .resolve_line(path, Line::new(at)?, &SourceMap::new())
-            .ok()??;
+    let scope_from = |at: u32| -> Option<Arc<symbols::Scope>> {
+        let res = served.facts.resolve_line(binary, path, Line::new(at)?)?;
         let loc = res.locations.first()?;
         let func = binary.function_at(loc.addr).ok()??;
         if func.function.decl_line?.get() > line {
             return None;
         }
-        binary.scope_at(loc.addr).ok()
+        served.facts.scope_at(binary, loc.addr)
     };
     let named = |v: &Variable| v.name.as_deref() == Some(ident) && v.frame == 0;
     let scope = scope_from(line)?;
@@ -923,14 +1342,16 @@ pub(crate) fn variable_at(
     // declares it, look at the scope of the next line.
     let declared_here = scope_from(line + 1).and_then(|next| {
         next.locals
-            .into_iter()
+            .iter()
             .find(|v| named(v) && v.decl_line.map(Line::get) == Some(line))
+            .cloned()
     });
     declared_here.or_else(|| {
         scope
             .globals
-            .into_iter()
+            .iter()
             .find(|v| v.name.as_deref() == Some(ident))
+            .cloned()
     })
 }
 
@@ -1076,19 +1497,20 @@ pub(crate) fn global_variable(served: &Served, e: &SymbolEntry) -> Option<Variab
     let file = e.decl_file.as_ref()?;
     let name = e.short_name();
     served
-        .index
+        .names
         .entries()
+        .iter()
         .filter(|f| f.kind == SymbolKind::Function && f.decl_file.as_ref() == Some(file))
-        .filter_map(|f| f.range.map(|r| r.start))
+        .filter_map(|f| f.range.as_ref().map(|r| r.start))
         .take(4)
         .find_map(|pc| {
             served
-                .binary
-                .scope_at(pc)
-                .ok()?
+                .facts
+                .scope_at(&served.binary, pc)?
                 .globals
-                .into_iter()
+                .iter()
                 .find(|v| v.name.as_deref() == Some(name))
+                .cloned()
         })
 }
 
@@ -1120,7 +1542,7 @@ pub fn hover(cx: &mut Context, path: &Path, offset: usize) -> Value {
                 Some(v) => variable_markdown(binary, lang, &ident, &v),
                 None => format!("```{fence}\n{}\n```", e.name),
             },
-            SymbolKind::Function => function_markdown(cx, binary, lang, &e),
+            SymbolKind::Function => function_markdown(cx, &served, lang, &e),
             _ => match named_type(binary, &e.name) {
                 Some(ty) => type_markdown(binary, lang, &e.name, &ty),
                 None => format!("```{fence}\n{}\n```", e.name),
@@ -1157,10 +1579,16 @@ pub fn hover(cx: &mut Context, path: &Path, offset: usize) -> Value {
     let Some(text) = cx.sources.text(path) else {
         return Value::Null;
     };
-    json!({
-        "contents": { "kind": "markdown", "value": markdown },
-        "range": range_json(pos(&text, start, cx.encoding), pos(&text, end, cx.encoding)),
-    })
+    object([
+        (
+            "contents",
+            object([("kind", "markdown".into()), ("value", markdown.into())]),
+        ),
+        (
+            "range",
+            range_json(pos(&text, start, cx.encoding), pos(&text, end, cx.encoding)),
+        ),
+    ])
 }
 
 /// The source language of a file, for declarations in hovers.
@@ -1250,7 +1678,8 @@ fn variable_markdown(binary: &Binary, lang: Lang, name: &str, v: &Variable) -> S
     md
 }
 
-fn function_markdown(cx: &mut Context, binary: &Binary, lang: Lang, e: &SymbolEntry) -> String {
+fn function_markdown(cx: &mut Context, served: &Served, lang: Lang, e: &SymbolEntry) -> String {
+    let binary = &served.binary;
     let name = e.short_name();
     // The declaration as written: from its line up to the body or the `;`.
     let written = e
@@ -1272,7 +1701,7 @@ fn function_markdown(cx: &mut Context, binary: &Binary, lang: Lang, e: &SymbolEn
     let params: Vec<String> = e
         .range
         .as_ref()
-        .and_then(|r| binary.scope_at(r.start).ok())
+        .and_then(|r| served.facts.scope_at(binary, r.start))
         .map(|s| {
             s.locals
                 .iter()

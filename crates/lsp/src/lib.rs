@@ -4,12 +4,16 @@
 
 /// Diagnostics: stale binaries and the compiler's messages after a save.
 pub mod diagnostics;
+/// DWARF answers remembered per binary: line resolutions, scopes, enumerators, type kinds.
+pub mod facts;
 /// workspace/symbol, documentSymbol, definition and hover from DWARF.
 pub mod features;
 /// Code lenses (run, debug) and the `tandem.run` command.
 pub mod lens;
 /// Live values of a paused debuggee: inline values, hovers, breakpoint hints.
 pub mod live;
+/// A binary's symbol names arranged for workspace/symbol and identifier lookups.
+pub mod names;
 /// The `tandem.listProcesses` command.
 pub mod processes;
 /// The client's parameters, parsed leniently.

@@ -195,7 +195,7 @@ pub fn inline_values(
         let dwarf = cx
             .served
             .iter()
-            .find_map(|s| variable_at(&s.binary, path, paused.line.get(), &v.name));
+            .find_map(|s| variable_at(s, path, paused.line.get(), &v.name));
         let from_line = match dwarf {
             Some(d) if d.kind == VariableKind::Parameter => func_start,
             Some(d) => match d.decl_line {
@@ -291,7 +291,7 @@ pub(crate) fn hover_value(
         Target::Member { .. } => cx
             .served
             .iter()
-            .find_map(|s| variable_at(&s.binary, path, hover_line, root_name)),
+            .find_map(|s| variable_at(s, path, hover_line, root_name)),
         _ => None,
     }?;
     let (session, frame, where_) = if root_var.kind == VariableKind::Global {
@@ -307,7 +307,7 @@ pub(crate) fn hover_value(
         let at_stop = cx
             .served
             .iter()
-            .find_map(|s| variable_at(&s.binary, path, paused.line.get(), root_name))?;
+            .find_map(|s| variable_at(s, path, paused.line.get(), root_name))?;
         if at_stop.decl_line != root_var.decl_line
             || at_stop.kind != root_var.kind
             || at_stop.depth != root_var.depth

@@ -255,7 +255,12 @@ impl Snapshot {
         }
         Ok(Context {
             served,
-            sources: Sources::new(self.open),
+            sources: Sources::new(
+                self.open,
+                self.workspace
+                    .as_ref()
+                    .map_or_else(Default::default, |w| w.texts()),
+            ),
             encoding: self.encoding,
             roots: self
                 .workspace

@@ -74,25 +74,18 @@ pub enum EditError {
 /// Byte offsets where each line starts, and where each line's content ends (before its EOL).
 pub(crate) fn line_bounds(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
-    let mut bounds = Vec::new();
+    let mut bounds = Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count() + 1);
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\n' => {
-                bounds.push((start, i));
-                start = i + 1;
-            }
-            b'\r' => {
-                bounds.push((start, i));
-                if bytes.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-                start = i + 1;
-            }
-            _ => {}
+    for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        if i < start {
+            continue; // The `\n` of a `\r\n`.
         }
-        i += 1;
+        bounds.push((start, i));
+        start = if bytes[i] == b'\r' && bytes.get(i + 1) == Some(&b'\n') {
+            i + 2
+        } else {
+            i + 1
+        };
     }
     bounds.push((start, bytes.len()));
     bounds
@@ -351,6 +344,14 @@ impl LineMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_end_at_lf_crlf_and_cr() {
+        assert_eq!(line_bounds(""), [(0, 0)]);
+        assert_eq!(line_bounds("a\nb"), [(0, 1), (2, 3)]);
+        assert_eq!(line_bounds("a\r\nb\rc\n"), [(0, 1), (3, 4), (5, 6), (7, 7)]);
+        assert_eq!(line_bounds("\r\r\n\n"), [(0, 0), (1, 1), (3, 3), (4, 4)]);
+    }
 
     fn pos(line: u32, column: u32) -> WirePosition {
         WirePosition { line, column }

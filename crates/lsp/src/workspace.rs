@@ -15,6 +15,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use symbols::{Binary, SymbolIndex};
 
+use crate::facts::Facts;
+use crate::features::DiskTexts;
+use crate::names::NameIndex;
+
 /// Directories discovery never enters.
 const SKIP_DIRS: &[&str] = &["node_modules", ".git"];
 /// Discovery gives up after looking at this many files, so a huge tree cannot stall indexing.
@@ -43,19 +47,10 @@ pub struct Served {
     mtime: Option<SystemTime>,
     pub binary: Binary,
     pub index: Arc<SymbolIndex>,
-    /// The index's names lowercased, in `entries()` order, for case-insensitive matching
-    /// without an allocation per entry and query.
-    pub lowercase_names: Vec<Box<str>>,
-    /// The index's entries, in `entries()` order (cheap clones: names and paths are
-    /// shared), so a search can pick entries by position.
-    pub entries: Vec<symbols::SymbolEntry>,
-    /// Every lowercased name, each followed by a newline: one haystack a query is
-    /// searched in at memory speed, instead of one comparison per entry.
-    pub haystack: String,
-    /// Where each name starts in `haystack`.
-    pub starts: Vec<usize>,
-    /// LSP symbol kinds of named types, computed on first use.
-    pub type_kinds: Mutex<HashMap<Arc<str>, u32>>,
+    /// The index's names arranged for searching and lookups.
+    pub names: NameIndex,
+    /// DWARF answers remembered for the features (line resolutions, scopes, types).
+    pub facts: Facts,
     /// The sources its line tables name, normalized.
     sources: std::collections::HashSet<PathBuf>,
 }
@@ -123,6 +118,8 @@ pub struct Workspace {
     state: Mutex<State>,
     done: Condvar,
     report: Option<IndexReport>,
+    /// Source files read from disk, shared by the requests.
+    texts: Arc<DiskTexts>,
 }
 
 impl Workspace {
@@ -137,6 +134,7 @@ impl Workspace {
                 ..State::default()
             }),
             done: Condvar::new(),
+            texts: Arc::default(),
         });
         let worker = ws.clone();
         let spawned = std::thread::Builder::new()
@@ -207,6 +205,11 @@ impl Workspace {
         &self.config.roots
     }
 
+    /// The source files read from disk so far (each checked against the file when used).
+    pub fn texts(&self) -> Arc<DiskTexts> {
+        self.texts.clone()
+    }
+
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -234,7 +237,10 @@ impl Workspace {
                 }
             }
             match self.load(&path) {
-                Loaded::Served(served) => self.state().served.push(Arc::from(served)),
+                Loaded::Served(served) => {
+                    let served = warm(served, self.texts.clone());
+                    self.state().served.push(served);
+                }
                 Loaded::Rejected => {
                     self.state().rejected.insert(path, stamp);
                 }
@@ -279,29 +285,15 @@ impl Workspace {
         let started = Instant::now();
         let index = binary.symbol_index();
         tracing::info!(path = %path.display(), entries = index.len(), elapsed = ?started.elapsed(), "indexed");
-        let entries: Vec<symbols::SymbolEntry> = index.entries().collect();
-        let lowercase_names: Vec<Box<str>> = entries
-            .iter()
-            .map(|e| e.name.to_lowercase().into_boxed_str())
-            .collect();
-        let mut haystack = String::with_capacity(lowercase_names.iter().map(|n| n.len() + 1).sum());
-        let mut starts = Vec::with_capacity(lowercase_names.len());
-        for n in &lowercase_names {
-            starts.push(haystack.len());
-            // Names never hold newlines (DWARF names are single-line); replace to be sure.
-            haystack.extend(n.chars().map(|c| if c == '\n' { ' ' } else { c }));
-            haystack.push('\n');
-        }
+        let names = NameIndex::new(&index, &self.config.roots);
+        tracing::debug!(path = %path.display(), elapsed = ?started.elapsed(), "names arranged");
         Loaded::Served(Box::new(Served {
             path: path.to_path_buf(),
             mtime,
             binary,
             index,
-            lowercase_names,
-            entries,
-            haystack,
-            starts,
-            type_kinds: Mutex::new(HashMap::new()),
+            names,
+            facts: Facts::default(),
             sources,
         }))
     }
@@ -380,7 +372,7 @@ impl Workspace {
         for old in served.iter().filter(|s| mtime(&s.path) != s.mtime) {
             tracing::info!(path = %old.path.display(), "binary changed, re-indexing");
             let new = match self.load(&old.path) {
-                Loaded::Served(s) => Some(Arc::from(s)),
+                Loaded::Served(s) => Some(warm(s, self.texts.clone())),
                 Loaded::Rejected => None,
             };
             let mut state = self.state();
@@ -400,6 +392,35 @@ impl Workspace {
         }
         self.state().served.clone()
     }
+}
+
+/// Shares a newly indexed binary and, on a background thread of lower priority, builds the
+/// rest of its name tables and reads the files its symbols are declared in: the request
+/// waiting for the index is answered meanwhile, and later requests find the tables ready
+/// (or wait for the same build) and the files read (each still checked when used).
+fn warm(served: Box<Served>, texts: Arc<DiskTexts>) -> Arc<Served> {
+    let served: Arc<Served> = Arc::from(served);
+    let background = served.clone();
+    let spawned = std::thread::Builder::new()
+        .name("lsp-names".into())
+        .spawn(move || {
+            // SAFETY: setpriority only reads its arguments; with PRIO_PROCESS and a thread id
+            // it changes the nice value of this thread alone (Linux). Failing is harmless.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+            }
+            let started = Instant::now();
+            background.names.warm();
+            tracing::debug!(path = %background.path.display(), elapsed = ?started.elapsed(), "name tables built");
+            for f in 0..background.names.file_count() {
+                texts.get(background.names.file(crate::names::FileId::new(f)));
+            }
+            tracing::debug!(path = %background.path.display(), elapsed = ?started.elapsed(), "declaration files read");
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("name tables will be built on first use: {e}");
+    }
+    served
 }
 
 fn mtime(path: &Path) -> Option<SystemTime> {
