@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! cargo build --release -p tandem
-//! cargo run --release -p lsp --example bench -- TANDEM ROOT BINARY FILE FUNCTION
+//! cargo run --release -p lsp --example lsp_bench -- TANDEM ROOT BINARY FILE FUNCTION
 //! # e.g. target/release/tandem ~/.cargo/registry/src/*/ripgrep-15.2.0 \
 //! #      /work/symbench/rg/bin/rg crates/core/main.rs rg::search
 //! ```
