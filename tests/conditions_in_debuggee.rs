@@ -50,7 +50,10 @@ fn stops_in(
     let envs: &[(&str, &str)] = if jit {
         &[("TANDEM_LOG", "engine=debug")]
     } else {
-        &[("TANDEM_CONDITIONS_IN_DEBUGGEE", "0")]
+        &[
+            ("TANDEM_CONDITIONS_IN_DEBUGGEE", "0"),
+            ("TANDEM_LOG", "engine=debug"),
+        ]
     };
     let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], envs));
     c.initialize();
@@ -123,7 +126,12 @@ fn same_stops(line: i64, condition: &str, expected: Option<&[i64]>, placed: bool
         placed,
         "`{condition}`: where it ran:\n{log}"
     );
-    let (slow, slow_errors) = stops(false, &[(line, condition)]);
+    let (slow, slow_errors, slow_log) = stops_logged(false, &[(line, condition)]);
+    // On the int3 path, hits resume through a copy of the site's instruction.
+    assert!(
+        slow_log.contains("hits resume through a copy"),
+        "`{condition}`:\n{slow_log}"
+    );
     let values =
         |s: &[Stop]| -> Vec<String> { s.iter().map(|(l, _, i)| format!("{l}:{i}")).collect() };
     assert_eq!(

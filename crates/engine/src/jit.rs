@@ -94,24 +94,8 @@ pub(crate) fn accelerate(
         cond,
     )
     .ok_or("the condition needs the debugger")?;
-    let function = binary
-        .function_at(file_pc)
-        .ok()
-        .flatten()
-        .ok_or("no function at the site")?;
-    let range = function
-        .function
-        .ranges
-        .iter()
-        .find(|r| r.start <= file_pc && file_pc < r.end)
-        .ok_or("no function range at the site")?;
-    let (start, end) = (module.to_runtime(range.start), module.to_runtime(range.end));
-    let mut code = vec![0u8; end.saturating_sub(start).min(MAX_FUNCTION + 1) as usize];
-    let n = t
-        .read_memory(RuntimeAddr(start), &mut code)
-        .map_err(|e| format!("reading the function: {e}"))?;
-    code.truncate(n);
-    let displaced = displaced(&code, start, addr)?;
+    let (code, start) = function_code(t, &module, binary, addr)?;
+    let displaced = displaced(&code, start, addr, target::JUMP_LEN)?;
     let size = assemble(&node, cfa, addr, &displaced, addr)?.code.len() + SLACK;
     let at = t
         .alloc_code(RuntimeAddr(addr), size)
@@ -132,8 +116,118 @@ pub(crate) fn accelerate(
             .collect(),
         copies_end: RuntimeAddr(placed.copies_end),
         trap: RuntimeAddr(placed.trap),
+        jump: true,
     };
     t.install_patch(spec).map_err(|e| e.to_string())
+}
+
+/// Places a copy of breakpoint `addr`'s instruction followed by a jump back, so that a
+/// thread resuming from a hit there runs the copy instead of taking the int3 out,
+/// single-stepping and putting it back: one ptrace round trip less per hit, and no
+/// window where other threads could pass the site unseen.
+pub(crate) fn place_step_over(
+    t: &mut Tracer,
+    modules: &Modules,
+    addr: u64,
+) -> Result<bool, Refusal> {
+    let module = modules.find(addr).ok_or("no module at the site")?;
+    let binary = module.binary().ok_or("no symbols at the site")?;
+    if binary.has_landing_pads(module.to_file(addr)) {
+        return Err("the function has exception landing pads".into());
+    }
+    let (code, start) = function_code(t, &module, binary, addr)?;
+    let displaced = displaced(&code, start, addr, 1)?;
+    let size = assemble_copy(addr, &displaced, addr)?.code.len() + SLACK;
+    let at = t
+        .alloc_code(RuntimeAddr(addr), size)
+        .map_err(|e| e.to_string())?;
+    let placed = assemble_copy(addr, &displaced, at.0)?;
+    if placed.code.len() > size {
+        return Err("the placed code grew past its room".into());
+    }
+    let spec = PatchSpec {
+        site: RuntimeAddr(addr),
+        len: displaced.len,
+        code_addr: at,
+        code: placed.code,
+        copies: placed
+            .copies
+            .iter()
+            .map(|(c, o)| (RuntimeAddr(*c), RuntimeAddr(*o)))
+            .collect(),
+        copies_end: RuntimeAddr(placed.copies_end),
+        trap: RuntimeAddr(placed.trap),
+        jump: false,
+    };
+    t.install_patch(spec).map_err(|e| e.to_string())
+}
+
+/// The code of the function containing `addr` (original bytes) and where it starts.
+fn function_code(
+    t: &Tracer,
+    module: &crate::modules::Module,
+    binary: &symbols::Binary,
+    addr: u64,
+) -> Result<(Vec<u8>, u64), Refusal> {
+    let file_pc = module.to_file(addr);
+    let function = binary
+        .function_at(file_pc)
+        .ok()
+        .flatten()
+        .ok_or("no function at the site")?;
+    let range = function
+        .function
+        .ranges
+        .iter()
+        .find(|r| r.start <= file_pc && file_pc < r.end)
+        .ok_or("no function range at the site")?;
+    let (start, end) = (module.to_runtime(range.start), module.to_runtime(range.end));
+    let mut code = vec![0u8; end.saturating_sub(start).min(MAX_FUNCTION + 1) as usize];
+    let n = t
+        .read_memory(RuntimeAddr(start), &mut code)
+        .map_err(|e| format!("reading the function: {e}"))?;
+    code.truncate(n);
+    Ok((code, start))
+}
+
+/// The copies of displaced instructions and the jump back, alone.
+fn assemble_copy(site: u64, displaced: &Displaced, at: u64) -> Result<Assembled, Refusal> {
+    let mut a = CodeAssembler::new(64).map_err(asm_error)?;
+    let mut labels = Vec::new();
+    let mut end = a.create_label();
+    (|| {
+        for ins in &displaced.instructions {
+            let mut l = a.create_label();
+            a.set_label(&mut l)?;
+            a.add_instruction(*ins)?;
+            labels.push((l, ins.ip()));
+        }
+        let back = site + displaced.len as u64;
+        let mut l = a.create_label();
+        a.set_label(&mut l)?;
+        a.jmp(back)?;
+        labels.push((l, back));
+        // Never reached: it marks the end of the copies.
+        a.set_label(&mut end)?;
+        a.int3()
+    })()
+    .map_err(asm_error)?;
+    let result = a
+        .assemble_options(at, BlockEncoderOptions::RETURN_NEW_INSTRUCTION_OFFSETS)
+        .map_err(asm_error)?;
+    let mut copies = Vec::new();
+    for (label, original) in &labels {
+        copies.push((result.label_ip(label).map_err(asm_error)?, *original));
+    }
+    let copies_end = result.label_ip(&end).map_err(asm_error)?;
+    Ok(Assembled {
+        copies,
+        copies_end,
+        // No trap: the placed code has no condition. The address is the copies' end,
+        // where no thread ever stops.
+        trap: copies_end,
+        code: result.inner.code_buffer,
+    })
 }
 
 /// The site's instructions the jump displaces, checked against the function's code.
@@ -145,8 +239,13 @@ pub(crate) struct Displaced {
 }
 
 /// Decodes the function `code` (at runtime address `start`) and picks the instructions
-/// a jump at `site` would cover.
-pub(crate) fn displaced(code: &[u8], start: u64, site: u64) -> Result<Displaced, Refusal> {
+/// from `site` on that cover at least `min_len` bytes (a jump's, or one instruction).
+pub(crate) fn displaced(
+    code: &[u8],
+    start: u64,
+    site: u64,
+    min_len: usize,
+) -> Result<Displaced, Refusal> {
     if code.len() as u64 > MAX_FUNCTION {
         return Err("the function is too long to check".into());
     }
@@ -158,7 +257,8 @@ pub(crate) fn displaced(code: &[u8], start: u64, site: u64) -> Result<Displaced,
             return Err("the function does not decode".into());
         }
         match ins.flow_control() {
-            FlowControl::IndirectBranch => {
+            // A switch table may land anywhere: only one instruction can be displaced.
+            FlowControl::IndirectBranch if min_len > 1 => {
                 return Err("the function has an indirect jump".into());
             }
             FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch => {
@@ -175,7 +275,7 @@ pub(crate) fn displaced(code: &[u8], start: u64, site: u64) -> Result<Displaced,
     let mut instructions = Vec::new();
     let mut len = 0usize;
     for ins in &all[first..] {
-        if len >= target::JUMP_LEN {
+        if len >= min_len {
             break;
         }
         if ins.flow_control() != FlowControl::Next {
@@ -187,7 +287,7 @@ pub(crate) fn displaced(code: &[u8], start: u64, site: u64) -> Result<Displaced,
         len += ins.len();
         instructions.push(*ins);
     }
-    if len < target::JUMP_LEN {
+    if len < min_len {
         return Err("the function ends too close to the site".into());
     }
     Ok(Displaced { instructions, len })

@@ -475,7 +475,7 @@ impl Core {
             let ids: Vec<BreakpointId> = self
                 .bps
                 .values()
-                .filter(|b| !b.jit_tried && b.condition.is_some())
+                .filter(|b| !b.jit_tried)
                 .map(|b| b.id)
                 .collect();
             for id in ids {
@@ -670,30 +670,43 @@ fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
         ..
     } = c;
     let Some(bp) = bps.get_mut(&id) else { return };
-    let Some(cond) = bp.condition.as_ref() else {
-        return;
-    };
-    if !*jit || !bp.enabled || bp.hit_condition.is_some() || bp.log.is_some() {
-        return;
-    }
     bp.jit_tried = true;
+    let cond = bp
+        .condition
+        .as_ref()
+        .filter(|_| *jit && bp.enabled && bp.hit_condition.is_none() && bp.log.is_none());
     for &addr in &bp.addrs {
-        let site = modules
-            .find(addr)
-            .and_then(|m| Some((m.clone(), m.binary()?.clone())))
-            .map(|(m, b)| hit_site(&m, &b, addr, &mut bp.scopes));
-        let outcome = match site {
-            Some(Ok(site)) => crate::jit::accelerate(t, modules, enums, &site, addr, cond),
-            Some(Err(e)) => Err(e.to_string()),
-            None => Err("no symbols at the site".into()),
-        };
-        match outcome {
-            Ok(true) => tracing::debug!(addr, "breakpoint {id}: condition runs in the debuggee"),
-            Ok(false) => tracing::debug!(addr, "breakpoint {id}: the jump cannot go in yet"),
-            Err(why) => tracing::debug!(
-                addr,
-                "breakpoint {id}: condition stays with the debugger: {why}"
-            ),
+        if let Some(cond) = cond {
+            let site = modules
+                .find(addr)
+                .and_then(|m| Some((m.clone(), m.binary()?.clone())))
+                .map(|(m, b)| hit_site(&m, &b, addr, &mut bp.scopes));
+            let outcome = match site {
+                Some(Ok(site)) => crate::jit::accelerate(t, modules, enums, &site, addr, cond),
+                Some(Err(e)) => Err(e.to_string()),
+                None => Err("no symbols at the site".into()),
+            };
+            match outcome {
+                Ok(true) => {
+                    tracing::debug!(addr, "breakpoint {id}: condition runs in the debuggee");
+                    continue;
+                }
+                // Placed but not jumped to: its copy still serves resuming from hits.
+                Ok(false) => {
+                    tracing::debug!(addr, "breakpoint {id}: the jump cannot go in yet");
+                    continue;
+                }
+                Err(why) => tracing::debug!(
+                    addr,
+                    "breakpoint {id}: condition stays with the debugger: {why}"
+                ),
+            }
+        }
+        // Every hit that resumes runs a copy of the site's instruction instead of
+        // stepping over the int3.
+        match crate::jit::place_step_over(t, modules, addr) {
+            Ok(_) => tracing::debug!(addr, "breakpoint {id}: hits resume through a copy"),
+            Err(why) => tracing::debug!(addr, "breakpoint {id}: stepped over after hits: {why}"),
         }
     }
 }

@@ -57,6 +57,9 @@ pub struct PatchSpec {
     pub copies_end: RuntimeAddr,
     /// The int3 the code reaches when the condition holds.
     pub trap: RuntimeAddr,
+    /// Whether the site may jump to the code. Without (a copy alone), the site keeps its
+    /// int3 and a thread resuming from a hit runs the copy instead of stepping over it.
+    pub jump: bool,
 }
 
 #[derive(Debug)]
@@ -165,7 +168,7 @@ impl Tracer {
         if !self.breakpoints.contains_key(&site) {
             return Err(Error::NoBreakpoint(spec.site));
         }
-        if spec.len < JUMP_LEN
+        if (spec.jump && spec.len < JUMP_LEN)
             || self
                 .patches
                 .values()
@@ -213,7 +216,8 @@ impl Tracer {
                 .or_else(|| sys::get_regs(*tid).ok().map(|r| r.rip));
             rip.is_some_and(|pc| start < pc && pc < end)
         });
-        if p.stale || !single_user || others || pc_inside || !self.watch.is_empty() {
+        if !p.spec.jump || p.stale || !single_user || others || pc_inside || !self.watch.is_empty()
+        {
             return false;
         }
         let bytes = p.jump_bytes();
@@ -307,9 +311,10 @@ impl Tracer {
         }
     }
 
-    /// Before a stopped thread runs on: one that sits on an active patch's site after
-    /// reporting its hit runs the displaced instructions' copy (the condition held once
-    /// already); one inside the covered bytes (stepped there) runs the rest of the copy.
+    /// Before a stopped thread runs on: one that sits on a patched site after reporting
+    /// its hit runs the displaced instructions' copy (the condition held once already;
+    /// with the int3 in place, this replaces stepping over it); one inside an active
+    /// patch's covered bytes (stepped there) runs the rest of the copy.
     pub(super) fn leave_patch_sites(&mut self) {
         if self.patches.is_empty() {
             return;
@@ -326,8 +331,10 @@ impl Tracer {
                 continue;
             };
             let pc = regs.rip;
+            // At a site after its hit, jump in place or int3, the copy runs the site's
+            // instructions (unless a write made it stale).
             let target = match self.patches.get(&pc) {
-                Some(p) if p.active && t.at_bp == Some(pc) => p.copy_of(pc),
+                Some(p) if !p.stale && t.at_bp == Some(pc) => p.copy_of(pc),
                 _ => self
                     .active_patch_inside(pc)
                     .and_then(|s| self.patches.get(&s))
