@@ -96,11 +96,25 @@ pub(crate) fn accelerate(
     .ok_or("the condition needs the debugger")?;
     let (code, start) = function_code(t, &module, binary, addr)?;
     let displaced = displaced(&code, start, addr, target::JUMP_LEN)?;
-    let size = assemble(&node, cfa, addr, &displaced, addr)?.code.len() + SLACK;
+    place(t, addr, &displaced, true, |at| {
+        assemble(&node, cfa, addr, &displaced, at)
+    })
+}
+
+/// Assembles placed code for the site (first at the site's own address, for its size),
+/// reserves room near the site, assembles it there and installs the patch.
+fn place(
+    t: &mut Tracer,
+    addr: u64,
+    displaced: &Displaced,
+    jump: bool,
+    assemble_at: impl Fn(u64) -> Result<Assembled, Refusal>,
+) -> Result<bool, Refusal> {
+    let size = assemble_at(addr)?.code.len() + SLACK;
     let at = t
         .alloc_code(RuntimeAddr(addr), size)
         .map_err(|e| e.to_string())?;
-    let placed = assemble(&node, cfa, addr, &displaced, at.0)?;
+    let placed = assemble_at(at.0)?;
     if placed.code.len() > size {
         return Err("the placed code grew past its room".into());
     }
@@ -116,7 +130,7 @@ pub(crate) fn accelerate(
             .collect(),
         copies_end: RuntimeAddr(placed.copies_end),
         trap: RuntimeAddr(placed.trap),
-        jump: true,
+        jump,
     };
     t.install_patch(spec).map_err(|e| e.to_string())
 }
@@ -137,29 +151,9 @@ pub(crate) fn place_step_over(
     }
     let (code, start) = function_code(t, &module, binary, addr)?;
     let displaced = displaced(&code, start, addr, 1)?;
-    let size = assemble_copy(addr, &displaced, addr)?.code.len() + SLACK;
-    let at = t
-        .alloc_code(RuntimeAddr(addr), size)
-        .map_err(|e| e.to_string())?;
-    let placed = assemble_copy(addr, &displaced, at.0)?;
-    if placed.code.len() > size {
-        return Err("the placed code grew past its room".into());
-    }
-    let spec = PatchSpec {
-        site: RuntimeAddr(addr),
-        len: displaced.len,
-        code_addr: at,
-        code: placed.code,
-        copies: placed
-            .copies
-            .iter()
-            .map(|(c, o)| (RuntimeAddr(*c), RuntimeAddr(*o)))
-            .collect(),
-        copies_end: RuntimeAddr(placed.copies_end),
-        trap: RuntimeAddr(placed.trap),
-        jump: false,
-    };
-    t.install_patch(spec).map_err(|e| e.to_string())
+    place(t, addr, &displaced, false, |at| {
+        assemble_copy(addr, &displaced, at)
+    })
 }
 
 /// The code of the function containing `addr` (original bytes) and where it starts.
