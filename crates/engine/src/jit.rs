@@ -96,7 +96,7 @@ pub(crate) fn accelerate(
     .ok_or("the condition needs the debugger")?;
     let (code, start) = function_code(t, &module, binary, addr)?;
     let displaced = displaced(&code, start, addr, target::JUMP_LEN)?;
-    place(t, addr, &displaced, true, |at| {
+    place(t, addr, &displaced, |at| {
         assemble(&node, cfa, addr, &displaced, at)
     })
 }
@@ -107,7 +107,6 @@ fn place(
     t: &mut Tracer,
     addr: u64,
     displaced: &Displaced,
-    jump: bool,
     assemble_at: impl Fn(u64) -> Result<Assembled, Refusal>,
 ) -> Result<bool, Refusal> {
     let size = assemble_at(addr)?.code.len() + SLACK;
@@ -129,8 +128,7 @@ fn place(
             .map(|(c, o)| (RuntimeAddr(*c), RuntimeAddr(*o)))
             .collect(),
         copies_end: RuntimeAddr(placed.copies_end),
-        trap: RuntimeAddr(placed.trap),
-        jump,
+        trap: placed.trap.map(RuntimeAddr),
     };
     t.install_patch(spec).map_err(|e| e.to_string())
 }
@@ -151,7 +149,7 @@ pub(crate) fn place_step_over(
     }
     let (code, start) = function_code(t, &module, binary, addr)?;
     let displaced = displaced(&code, start, addr, 1)?;
-    place(t, addr, &displaced, false, |at| {
+    place(t, addr, &displaced, |at| {
         assemble_copy(addr, &displaced, at)
     })
 }
@@ -217,9 +215,8 @@ fn assemble_copy(site: u64, displaced: &Displaced, at: u64) -> Result<Assembled,
     Ok(Assembled {
         copies,
         copies_end,
-        // No trap: the placed code has no condition. The address is the copies' end,
-        // where no thread ever stops.
-        trap: copies_end,
+        // No condition, no trap: the site keeps its int3.
+        trap: None,
         code: result.inner.code_buffer,
     })
 }
@@ -311,7 +308,7 @@ pub(crate) struct Assembled {
     pub code: Vec<u8>,
     pub copies: Vec<(u64, u64)>,
     pub copies_end: u64,
-    pub trap: u64,
+    pub trap: Option<u64>,
 }
 
 /// Assembles the placed code for `cond` at `at`.
@@ -344,7 +341,7 @@ pub(crate) fn assemble(
         copies,
         // The true path's epilogue starts right after the jump back.
         copies_end: result.label_ip(&bail).map_err(asm_error)?,
-        trap: result.label_ip(&trap).map_err(asm_error)?,
+        trap: Some(result.label_ip(&trap).map_err(asm_error)?),
         code: result.inner.code_buffer,
     })
 }

@@ -55,11 +55,10 @@ pub struct PatchSpec {
     pub copies: Vec<(RuntimeAddr, RuntimeAddr)>,
     /// First byte after the copies and the jump back.
     pub copies_end: RuntimeAddr,
-    /// The int3 the code reaches when the condition holds.
-    pub trap: RuntimeAddr,
-    /// Whether the site may jump to the code. Without (a copy alone), the site keeps its
-    /// int3 and a thread resuming from a hit runs the copy instead of stepping over it.
-    pub jump: bool,
+    /// The int3 the code reaches when the condition holds. `None` for a copy alone: the
+    /// site never jumps to it and keeps its int3, and a thread resuming from a hit runs
+    /// the copy instead of stepping over the int3.
+    pub trap: Option<RuntimeAddr>,
 }
 
 #[derive(Debug)]
@@ -99,6 +98,11 @@ impl Patch {
     fn in_code(&self, pc: u64) -> bool {
         let start = self.spec.code_addr.0;
         start <= pc && pc < start + self.spec.code.len() as u64
+    }
+
+    /// Whether `pc` is just past the trap (where an executed trap leaves it).
+    fn past_trap(&self, pc: u64) -> bool {
+        self.spec.trap.is_some_and(|t| t.0 + 1 == pc)
     }
 
     fn in_copies(&self, pc: u64) -> bool {
@@ -168,7 +172,7 @@ impl Tracer {
         if !self.breakpoints.contains_key(&site) {
             return Err(Error::NoBreakpoint(spec.site));
         }
-        if (spec.jump && spec.len < JUMP_LEN)
+        if (spec.trap.is_some() && spec.len < JUMP_LEN)
             || self
                 .patches
                 .values()
@@ -191,11 +195,6 @@ impl Tracer {
         Ok(self.activate_patch(site))
     }
 
-    /// Whether a patch's jump is in place at `site`.
-    pub fn patch_active(&self, site: RuntimeAddr) -> bool {
-        self.patches.get(&site.0).is_some_and(|p| p.active)
-    }
-
     /// Puts the jump in place if nothing stands in the way: the site has one user, no
     /// other breakpoint and no thread's pc lies inside the bytes it covers, and no
     /// watchpoint is armed (the placed code's reads would trigger read watchpoints).
@@ -216,7 +215,12 @@ impl Tracer {
                 .or_else(|| sys::get_regs(*tid).ok().map(|r| r.rip));
             rip.is_some_and(|pc| start < pc && pc < end)
         });
-        if !p.spec.jump || p.stale || !single_user || others || pc_inside || !self.watch.is_empty()
+        if p.spec.trap.is_none()
+            || p.stale
+            || !single_user
+            || others
+            || pc_inside
+            || !self.watch.is_empty()
         {
             return false;
         }
@@ -274,7 +278,7 @@ impl Tracer {
     pub(super) fn patch_of_trap(&self, addr: u64) -> Option<u64> {
         self.patches
             .values()
-            .find(|p| p.spec.trap.0 == addr)
+            .find(|p| p.spec.trap == Some(RuntimeAddr(addr)))
             .map(|p| p.site())
     }
 
@@ -380,7 +384,7 @@ impl Tracer {
         let Some(site) = self
             .patches
             .values()
-            .find(|p| p.in_code(regs.rip) && p.spec.trap.0 + 1 != regs.rip)
+            .find(|p| p.in_code(regs.rip) && !p.past_trap(regs.rip))
             .map(|p| p.site())
         else {
             return Ok(());
@@ -398,7 +402,7 @@ impl Tracer {
             // Stepping may leave the trap flag visible in the registers read back;
             // writing it would make it the program's own.
             regs.eflags &= !TRAP_FLAG;
-            if pc == p.spec.trap.0 + 1 {
+            if p.past_trap(pc) {
                 regs.rip = site;
                 sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
                 if let Some(t) = self.threads.get_mut(&tid) {
@@ -475,7 +479,7 @@ impl Tracer {
     pub(super) fn patch_traps(&self) -> Vec<(u64, u64)> {
         self.patches
             .values()
-            .map(|p| (p.spec.trap.0, p.site()))
+            .filter_map(|p| Some((p.spec.trap?.0, p.site())))
             .collect()
     }
 
