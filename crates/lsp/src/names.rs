@@ -14,57 +14,10 @@ use std::sync::{Arc, OnceLock};
 
 use symbols::{Line, SymbolEntry, SymbolIndex, SymbolKind};
 
-/// A hasher for the tables of names: symbol names come from the binary, not from an
+/// A `HashMap` for the tables of names: symbol names come from the binary, not from an
 /// adversary, and SipHash (std's default) costs more than the rest of building these
-/// tables. The mixing step is rustc's `FxHasher`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NameHasher(u64);
-
-impl std::hash::Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl NameHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// A `HashMap` with [`NameHasher`].
-pub type NameMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<NameHasher>>;
+/// tables. foldhash is the fast hasher hashbrown itself uses.
+pub type NameMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 /// The last `::` component of a qualified name (what `rsplit("::").next()` gives).
 pub fn last_component(name: &str) -> &str {
