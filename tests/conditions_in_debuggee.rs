@@ -56,23 +56,7 @@ fn stops_in(
         ]
     };
     let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], envs));
-    c.initialize();
-    c.ok(
-        "launch",
-        json!({"program": program, "args": ["3000"], "cwd": std::env::temp_dir()}),
-    );
-    let bps: Vec<Value> = breakpoints
-        .iter()
-        .map(|(line, cond)| json!({"line": line, "condition": cond}))
-        .collect();
-    let body = c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": source}, "breakpoints": bps}),
-    );
-    for bp in body["breakpoints"].as_array().unwrap() {
-        assert_eq!(bp["verified"], true, "{bp}");
-    }
-    c.ok("configurationDone", json!({}));
+    launch_with_conditions(&mut c, program, source, breakpoints);
     let mut seen = Vec::new();
     while let Some(stop) = next_stop(&mut c) {
         let thread = stop["body"]["threadId"].as_i64().unwrap();
@@ -95,6 +79,33 @@ fn stops_in(
     let log = c.peer.stderr();
     c.finish();
     (seen, errors, log)
+}
+
+/// initialize → launch `program` (3,000 iterations) → conditional breakpoints on lines
+/// of `source` (each verified) → configurationDone.
+fn launch_with_conditions(
+    c: &mut DapClient,
+    program: &std::path::Path,
+    source: &std::path::Path,
+    breakpoints: &[(i64, &str)],
+) {
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "args": ["3000"], "cwd": std::env::temp_dir()}),
+    );
+    let bps: Vec<Value> = breakpoints
+        .iter()
+        .map(|(line, cond)| json!({"line": line, "condition": cond}))
+        .collect();
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source}, "breakpoints": bps}),
+    );
+    for bp in body["breakpoints"].as_array().unwrap() {
+        assert_eq!(bp["verified"], true, "{bp}");
+    }
+    c.ok("configurationDone", json!({}));
 }
 
 /// The next `stopped` event, or `None` once the program has terminated.
@@ -272,14 +283,8 @@ fn byte_at(pid: i64, addr: u64) -> u8 {
 #[test]
 fn memory_reads_show_the_original_code_while_the_jump_is_in_place() {
     let mut c = DapClient::new();
-    c.initialize();
-    c.ok("launch", json!({"program": program(), "args": ["3000"]}));
     let line = line_of(&source(), "LINE_WORK");
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": source()}, "breakpoints": [{"line": line, "condition": "i == 2500"}]}),
-    );
-    c.ok("configurationDone", json!({}));
+    launch_with_conditions(&mut c, &program(), &source(), &[(line, "i == 2500")]);
     let stop = c.event("stopped");
     let pid = c.debuggee_pid.unwrap();
     let thread = stop["body"]["threadId"].as_i64().unwrap();
@@ -428,14 +433,8 @@ fn stepping_trace(jit: bool) -> Vec<String> {
         &[("TANDEM_CONDITIONS_IN_DEBUGGEE", "0")]
     };
     let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], envs));
-    c.initialize();
-    c.ok("launch", json!({"program": program(), "args": ["3000"]}));
     let line = line_of(&source(), "LINE_WORK");
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": source()}, "breakpoints": [{"line": line, "condition": "i % 100 == 10"}]}),
-    );
-    c.ok("configurationDone", json!({}));
+    launch_with_conditions(&mut c, &program(), &source(), &[(line, "i % 100 == 10")]);
     let mut trace = Vec::new();
     let mut stop = c.event("stopped");
     // Out of `work` into main's loop, to the call, into `work` again and over its lines
