@@ -1,5 +1,6 @@
-//! The process listing as JSON, shared by `tandem ps --json`, the DAP custom request
-//! `tandem/processes` and the LSP command `tandem.listProcesses`.
+//! The process listing as JSON, shared by `tandem ps --json` and the DAP custom request
+//! `tandem/processes`. The LSP command `tandem.listProcesses` answers the same shape from
+//! lsp/processes.rs: the two protocol crates are siblings and neither depends on the other.
 
 use serde_json::{json, Value};
 
