@@ -27,7 +27,14 @@ static BUILD_LOCK: Mutex<()> = Mutex::new(());
 /// Compiles `samples/<rel>` with `compiler` and `flags` (once per test binary run) and
 /// returns the executable.
 pub fn build(rel: &str, compiler: &str, flags: &[&str]) -> PathBuf {
+    build_sources(&[rel], compiler, flags)
+}
+
+/// Compiles several `samples/` files into one executable named after the first (once per
+/// test binary run) and returns it.
+pub fn build_sources(rels: &[&str], compiler: &str, flags: &[&str]) -> PathBuf {
     let _guard = BUILD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let rel = rels[0];
     let tag: String = flags
         .iter()
         .map(|f| f.replace(['-', '=', '/', ' '], ""))
@@ -40,7 +47,8 @@ pub fn build(rel: &str, compiler: &str, flags: &[&str]) -> PathBuf {
         .into_owned();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dap-samples");
     std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("{stem}-{compiler}-{tag}-{}", std::process::id()));
+    let many = if rels.len() > 1 { "-multi" } else { "" };
+    let out = dir.join(format!("{stem}{many}-{compiler}-{tag}-{}", std::process::id()));
     if out.exists() {
         return out;
     }
@@ -49,7 +57,7 @@ pub fn build(rel: &str, compiler: &str, flags: &[&str]) -> PathBuf {
         .args(flags)
         .arg("-o")
         .arg(&tmp)
-        .arg(sample_path(rel))
+        .args(rels.iter().map(|r| sample_path(r)))
         .status()
         .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
     assert!(status.success(), "{compiler} failed on {rel}");
