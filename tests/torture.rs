@@ -109,13 +109,23 @@ fn sites(opt: &str) -> Vec<Site> {
     for m in ["T:add2", "T:add3", "T:add4", "T:add5"] {
         out.push(Site {
             line: at(m),
-            conditions: if o0 { &["x == -12345", "t == 99"] } else { GLOBAL },
+            conditions: if o0 {
+                &["x == -12345", "t == 99"]
+            } else {
+                GLOBAL
+            },
         });
     }
-    for m in ["T:mix2", "T:mix3", "T:mix4", "T:mix5", "T:mix6", "T:mix7", "T:mix8"] {
+    for m in [
+        "T:mix2", "T:mix3", "T:mix4", "T:mix5", "T:mix6", "T:mix7", "T:mix8",
+    ] {
         out.push(Site {
             line: at(m),
-            conditions: if o0 { &["i == -7", "i < -1000"] } else { GLOBAL },
+            conditions: if o0 {
+                &["i == -7", "i < -1000"]
+            } else {
+                GLOBAL
+            },
         });
     }
     out
@@ -141,11 +151,17 @@ fn debugged_run(opt: &str, jit: bool, with_true: bool) -> Outcome {
     let true_line = line_of(&lib, "T:add1");
     let secs = seconds();
     let mut rng = Rng::new();
-    let mut envs = vec![("TANDEM_LOG", "warn")];
+    let log = std::env::var("TANDEM_TORTURE_LOG").unwrap_or_else(|_| "warn".into());
+    let mut envs = vec![("TANDEM_LOG", log.as_str())];
     if !jit {
         envs.push(("TANDEM_CONDITIONS_IN_DEBUGGEE", "0"));
     }
-    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &envs));
+    let log_file = std::env::var("TANDEM_TORTURE_LOG_FILE").ok();
+    let args: Vec<&str> = match &log_file {
+        Some(f) => vec!["--log", f.as_str()],
+        None => vec![],
+    };
+    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &args, &envs));
     c.initialize();
     c.ok(
         "launch",
@@ -202,10 +218,8 @@ fn debugged_run(opt: &str, jit: bool, with_true: bool) -> Outcome {
                     let thread = e["body"]["threadId"].as_i64().unwrap();
                     let frames = c.frames(thread);
                     let top = frames[0].clone();
-                    let where_ = format!(
-                        "{}:{} {}",
-                        top["source"]["path"], top["line"], top["name"]
-                    );
+                    let where_ =
+                        format!("{}:{} {}", top["source"]["path"], top["line"], top["name"]);
                     assert!(
                         with_true && e["body"]["reason"] == "breakpoint",
                         "a spurious stop ({}) at {where_}; output so far: {:?}",
@@ -230,11 +244,14 @@ fn debugged_run(opt: &str, jit: bool, with_true: bool) -> Outcome {
                 _ => {}
             }
         }
-        assert!(
-            start.elapsed().as_secs_f64() < secs + 60.0,
-            "the program did not end; output so far: {:?}",
-            c.output
-        );
+        if start.elapsed().as_secs_f64() > secs + 60.0 {
+            let stacks = pause_and_describe(&mut c);
+            panic!(
+                "the program did not end; output so far: {:?}\n{stacks}\ntandem's log ends:\n{}",
+                c.output,
+                tail(&c.peer.stderr(), 4000)
+            );
+        }
     };
     let output: String = c
         .output
@@ -256,6 +273,43 @@ fn debugged_run(opt: &str, jit: bool, with_true: bool) -> Outcome {
         stops,
         edits,
     }
+}
+
+/// Pauses the program and describes every thread's stack with the locals of each frame.
+fn pause_and_describe(c: &mut DapClient) -> String {
+    let threads = c.ok("threads", json!({}));
+    let first = threads["threads"][0]["id"].clone();
+    c.ok("pause", json!({"threadId": first}));
+    c.event("stopped");
+    let mut out = String::new();
+    for t in threads["threads"].as_array().unwrap() {
+        let id = t["id"].as_i64().unwrap();
+        out += &format!("thread {id} {}\n", t["name"]);
+        for f in c.frames(id).iter().take(6) {
+            out += &format!(
+                "  {} {}:{} pc {}\n",
+                f["name"], f["source"]["path"], f["line"], f["instructionPointerReference"]
+            );
+            let scopes = c.ok("scopes", json!({"frameId": f["id"]}));
+            for sc in scopes["scopes"].as_array().unwrap().iter().take(2) {
+                let r = sc["variablesReference"].clone();
+                let vars = c.request("variables", json!({"variablesReference": r}));
+                for v in vars["body"]["variables"].as_array().into_iter().flatten() {
+                    out += &format!("    {} = {}\n", v["name"], v["value"]);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The last `n` bytes of `text` (at a character boundary).
+fn tail(text: &str, n: usize) -> &str {
+    let mut at = text.len().saturating_sub(n);
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    &text[at..]
 }
 
 /// The undebugged program's output and exit code for the same rounds.
@@ -294,7 +348,10 @@ fn torture(opt: &str, jit: bool, with_true: bool) {
         rounds.iter().all(|r| *r > 0),
         "a worker never ran: {rounds:?}"
     );
-    assert_eq!(run.output, expected, "the debugged program computed otherwise");
+    assert_eq!(
+        run.output, expected,
+        "the debugged program computed otherwise"
+    );
     assert_eq!(run.exit_code, code, "the debugged program exited otherwise");
     if !with_true {
         assert!(run.stops.is_empty());
@@ -306,7 +363,10 @@ fn torture(opt: &str, jit: bool, with_true: bool) {
     for &(thread, i, t) in &run.stops {
         assert_eq!(i % 5000, 4999, "stopped with i = {i}");
         assert!((0..4).contains(&t), "stopped with t = {t}");
-        assert!(by_t.entry(t).or_default().insert(i), "i = {i} of t = {t} stopped twice");
+        assert!(
+            by_t.entry(t).or_default().insert(i),
+            "i = {i} of t = {t} stopped twice"
+        );
         let first = *thread_of_t.entry(t).or_insert(thread);
         assert_eq!(first, thread, "worker {t} stopped on two threads");
     }

@@ -310,7 +310,15 @@ impl Core {
         }
     }
 
+    /// Resumes after an event nobody is shown (a false condition, a library load, a
+    /// step's internal stop) — unless a pause asked for meanwhile is still owed: then
+    /// that is the stop.
     fn resume(&mut self, t: &mut Tracer) {
+        if let Some(tid) = t.take_owed_pause() {
+            self.clear_step(t);
+            self.stopped(tid, StopCause::Pause, false, None);
+            return;
+        }
         self.running = true;
         if let Err(e) = t.resume() {
             tracing::warn!("resuming: {e}");
@@ -1270,79 +1278,95 @@ impl Session {
         let core = self.core.clone();
         self.handle
             .call(move |t: &mut Tracer| {
-                let mut c = lock(&core);
-                // Old breakpoints of this group, by key (to keep their ids and hit counts).
-                let old_ids: Vec<BreakpointId> = c
-                    .bps
-                    .values()
-                    .filter(|b| replaces(&b.key))
-                    .map(|b| b.id)
-                    .collect();
-                let mut old: HashMap<BpKey, Bp> = HashMap::new();
-                for id in old_ids {
-                    if let Some(bp) = c.bps.remove(&id) {
-                        for a in &bp.addrs {
-                            let _ = t.remove_breakpoint(target::RuntimeAddr(*a));
-                        }
-                        old.insert(bp.key.clone(), bp);
-                    }
-                }
-                let mut ids = Vec::new();
-                for (key, addrs, condition, hit_condition, log) in wanted {
-                    // Setting the same location again keeps its id, hit count and
-                    // enabled state.
-                    let (id, hits, enabled) = match old.remove(&key) {
-                        Some(b) => (b.id, b.hits, b.enabled),
-                        None => {
-                            let id = BreakpointId(c.next_bp);
-                            c.next_bp += 1;
-                            (id, 0, true)
-                        }
-                    };
-                    let mut planted = Vec::new();
-                    for a in addrs {
-                        match t.insert_breakpoint(target::RuntimeAddr(a)) {
-                            Ok(()) => planted.push(a),
-                            Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
-                        }
-                    }
-                    c.bps.insert(
-                        id,
-                        Bp {
-                            id,
-                            key,
-                            addrs: planted,
-                            condition,
-                            hit_condition,
-                            log,
-                            hits,
-                            enabled,
-                            scopes: HashMap::new(),
-                            jit_tried: false,
-                        },
-                    );
-                    ids.push(id);
-                }
-                let mut by_addr: HashMap<u64, Vec<BreakpointId>> = HashMap::new();
-                for bp in c.bps.values() {
-                    for a in &bp.addrs {
-                        by_addr.entry(*a).or_default().push(bp.id);
-                    }
-                }
-                c.by_addr = by_addr;
-                if t.is_running() {
-                    // Placing code needs a stopped process: the first hit stops it.
-                    c.jit_pending = true;
-                } else {
-                    for id in &ids {
-                        accelerate(t, &mut c, *id);
-                    }
-                }
-                ids
+                // Every text write happens with every thread stopped: a running program
+                // is stopped for the edit (nothing is reported) and resumed after it.
+                t.edit_text(|t| install_now(t, &core, wanted, replaces))
             })
+            .map_err(Error::from)?
             .map_err(Error::from)
     }
+}
 
+#[allow(clippy::type_complexity)]
+fn install_now(
+    t: &mut Tracer,
+    core: &Mutex<Core>,
+    wanted: Vec<(
+        BpKey,
+        Vec<u64>,
+        Option<expr::Expr>,
+        Option<HitCondition>,
+        Option<Vec<LogPart>>,
+    )>,
+    replaces: impl Fn(&BpKey) -> bool,
+) -> Vec<BreakpointId> {
+    let mut c = lock(core);
+    // Old breakpoints of this group, by key (to keep their ids and hit counts).
+    let old_ids: Vec<BreakpointId> = c
+        .bps
+        .values()
+        .filter(|b| replaces(&b.key))
+        .map(|b| b.id)
+        .collect();
+    let mut old: HashMap<BpKey, Bp> = HashMap::new();
+    for id in old_ids {
+        if let Some(bp) = c.bps.remove(&id) {
+            for a in &bp.addrs {
+                let _ = t.remove_breakpoint(target::RuntimeAddr(*a));
+            }
+            old.insert(bp.key.clone(), bp);
+        }
+    }
+    let mut ids = Vec::new();
+    for (key, addrs, condition, hit_condition, log) in wanted {
+        // Setting the same location again keeps its id, hit count and
+        // enabled state.
+        let (id, hits, enabled) = match old.remove(&key) {
+            Some(b) => (b.id, b.hits, b.enabled),
+            None => {
+                let id = BreakpointId(c.next_bp);
+                c.next_bp += 1;
+                (id, 0, true)
+            }
+        };
+        let mut planted = Vec::new();
+        for a in addrs {
+            match t.insert_breakpoint(target::RuntimeAddr(a)) {
+                Ok(()) => planted.push(a),
+                Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
+            }
+        }
+        c.bps.insert(
+            id,
+            Bp {
+                id,
+                key,
+                addrs: planted,
+                condition,
+                hit_condition,
+                log,
+                hits,
+                enabled,
+                scopes: HashMap::new(),
+                jit_tried: false,
+            },
+        );
+        ids.push(id);
+    }
+    let mut by_addr: HashMap<u64, Vec<BreakpointId>> = HashMap::new();
+    for bp in c.bps.values() {
+        for a in &bp.addrs {
+            by_addr.entry(*a).or_default().push(bp.id);
+        }
+    }
+    c.by_addr = by_addr;
+    for id in &ids {
+        accelerate(t, &mut c, *id);
+    }
+    ids
+}
+
+impl Session {
     /// Resolves in the main executable, else in the loaded non-system libraries, else
     /// (functions only) in the loaded system libraries such as libc.
     fn resolve_now(&self, key: &BpKey) -> Resolution {
@@ -1388,6 +1412,8 @@ impl Session {
             let mut c = lock(&core);
             c.clear_step(t);
             c.running = true;
+            // The user saw a stop since any pause they asked for.
+            let _ = t.take_owed_pause();
             // A thread standing on an int3 it was not stopped by (after a step) is
             // stepped off it first; the tracer only does that for reported hits.
             if let Some((tid, false)) = c.last_stop {
@@ -1417,6 +1443,7 @@ impl Session {
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
             let mut c = lock(&core);
             c.clear_step(t);
+            let _ = t.take_owed_pause();
             let regs = t.regs(tid)?;
             let (pc, sp) = (regs.pc(), regs.sp());
             let module = c.modules.find(pc);

@@ -15,6 +15,7 @@ use std::marker::PhantomData;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
+mod edit;
 mod patch;
 
 pub use patch::{PatchSpec, JUMP_LEN};
@@ -317,6 +318,9 @@ pub struct Tracer {
     policy: Vec<SignalPolicy>,
     fork_policy: ForkPolicy,
     pause_requested: bool,
+    /// A pause was asked for and a stop came first that the engine may pass over (a false
+    /// condition): the pause is still owed, by that thread.
+    pause_owed: Option<Tid>,
     vfork_bps_removed: bool,
     debugregs_used: bool,
     /// The hardware slots every thread has, also written to threads created later.
@@ -330,6 +334,9 @@ pub struct Tracer {
     patches: BTreeMap<u64, patch::Patch>,
     /// Memory mapped into the debuggee for placed code.
     regions: Vec<patch::Region>,
+    /// Traps whose breakpoint was removed, and where a thread that still reports one
+    /// resumes (the restored instruction; a placed condition's site).
+    moribund: HashMap<u64, u64>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -439,6 +446,7 @@ impl Tracer {
             policy: (0..=64).map(SignalPolicy::default_for).collect(),
             fork_policy,
             pause_requested: false,
+            pause_owed: None,
             vfork_bps_removed: false,
             debugregs_used: false,
             watch: DebugRegisters::default(),
@@ -446,6 +454,7 @@ impl Tracer {
             leader_stat: File::open(format!("/proc/{}/task/{}/stat", pid.0, pid.0)).ok(),
             patches: BTreeMap::new(),
             regions: Vec::new(),
+            moribund: HashMap::new(),
             _not_send: PhantomData,
         }
     }
@@ -748,10 +757,29 @@ impl Tracer {
         Ok(())
     }
 
+    /// Whether a pause asked for is still owed: a stop came before the interrupt and the
+    /// caller, about to resume because that stop is not shown (a condition that does not
+    /// hold), must report a pause instead (by the thread returned). Showing the stop, or
+    /// resuming on the user's request, also settles it: take it then and drop it.
+    pub fn take_owed_pause(&mut self) -> Option<Tid> {
+        self.pause_owed
+            .take()
+            .filter(|tid| self.threads.contains_key(tid))
+    }
+
     /// Stops a running process (pause). Returns `false` when it was not running; else
     /// the next wait returns a `Stopped` event (reason `Paused`, or whatever stopped a
     /// thread first).
     pub fn interrupt(&mut self) -> Result<bool> {
+        tracing::debug!(
+            phase = ?self.phase,
+            threads = ?self
+                .threads
+                .iter()
+                .map(|(t, s)| (t.0, s.running, s.interrupt_sent, s.new, s.stepping))
+                .collect::<Vec<_>>(),
+            "pause"
+        );
         if !self.is_running() {
             return Ok(false);
         }
@@ -901,7 +929,11 @@ impl Tracer {
                 }
                 Outcome::Report(tid, reason) => {
                     self.finish_step_over_early(tid);
-                    self.pause_requested = false;
+                    // The stop answers a pause only if it is shown; a hit the engine
+                    // passes over still owes the pause (see take_owed_pause).
+                    if std::mem::take(&mut self.pause_requested) {
+                        self.pause_owed = Some(tid);
+                    }
                     if self.stop_all()? {
                         self.phase = Phase::Stopped;
                         self.queue.push_back(Event::Stopped { tid, reason });
@@ -994,6 +1026,9 @@ impl Tracer {
                 }
             }
         }
+        if !self.collect_pending_traps()? {
+            return Ok(false);
+        }
         self.evacuate_patches();
         Ok(true)
     }
@@ -1085,6 +1120,7 @@ impl Tracer {
                         self.breakpoints.clear();
                         self.patches.clear();
                         self.regions.clear();
+                        self.moribund.clear();
                         self.watch = DebugRegisters::default();
                         self.deferred.clear();
                         self.refresh_image();
@@ -1204,6 +1240,23 @@ impl Tracer {
                             addr: RuntimeAddr(site),
                         },
                     ));
+                }
+                // The trap of a breakpoint removed after this thread executed it: back
+                // onto the restored instruction, silently.
+                if let Some(back) = self.moribund_trap(addr) {
+                    let mut regs = regs;
+                    regs.rip = back;
+                    sys::set_regs(tid, &regs)
+                        .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                    tracing::debug!(tid = tid.0, addr, "a trap of a removed breakpoint");
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.regs = Some(regs);
+                        t.stepping = false;
+                    }
+                    if !collecting {
+                        self.resume_thread(tid);
+                    }
+                    return Ok(Outcome::Absorbed);
                 }
                 if let Some(t) = self.threads.get_mut(&tid) {
                     t.regs = Some(regs);
@@ -1585,6 +1638,9 @@ impl Tracer {
         if data.is_empty() {
             return Ok(());
         }
+        if self.is_running() {
+            return self.edit_text(|t| t.write_memory(addr, data))?;
+        }
         let end = addr.0.saturating_add(data.len() as u64);
         self.patches_before_write(addr.0, end);
         let mut data = data.to_vec();
@@ -1634,6 +1690,9 @@ impl Tracer {
 
     /// Inserts an int3 at `addr`, or counts one more user of an existing one.
     pub fn insert_breakpoint(&mut self, addr: RuntimeAddr) -> Result<()> {
+        if self.is_running() {
+            return self.edit_text(|t| t.insert_breakpoint(addr))?;
+        }
         // Another user of a patched site, or an int3 inside its bytes: every hit must
         // trap again.
         if let Some(site) = self.patch_covering(addr.0) {
@@ -1658,6 +1717,9 @@ impl Tracer {
 
     /// Drops one user of the breakpoint at `addr`; the last one restores the byte.
     pub fn remove_breakpoint(&mut self, addr: RuntimeAddr) -> Result<()> {
+        if self.is_running() {
+            return self.edit_text(|t| t.remove_breakpoint(addr))?;
+        }
         let bp = self
             .breakpoints
             .get_mut(&addr.0)
@@ -1670,10 +1732,11 @@ impl Tracer {
             return Ok(());
         }
         let saved = bp.saved;
+        self.retire_trap(addr.0, addr.0);
         if let Some(p) = self.patches.get(&addr.0) {
             let active = p.active;
             self.deactivate_patch(addr.0);
-            self.patches.remove(&addr.0);
+            self.retire_patch(addr.0);
             if active {
                 self.breakpoints.remove(&addr.0);
                 return self.write_raw(addr.0, &[saved]);
@@ -1769,6 +1832,7 @@ impl Tracer {
         self.breakpoints.clear();
         self.patches.clear();
         self.regions.clear();
+        self.moribund.clear();
         self.phase = Phase::Exited;
         self.mem = None;
     }

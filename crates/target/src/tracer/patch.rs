@@ -134,6 +134,13 @@ pub(super) struct Region {
     used: u64,
 }
 
+impl Region {
+    /// The addresses it spans, end exclusive.
+    pub(super) fn span(&self) -> (u64, u64) {
+        (self.start, self.start + self.len)
+    }
+}
+
 impl Tracer {
     /// Reserves `len` bytes of executable memory within jump range of `near`, mapping a
     /// region into the debuggee (an injected mmap) when none has room. The process must
@@ -208,20 +215,16 @@ impl Tracer {
         let (start, end) = (p.site(), p.end());
         let single_user = self.breakpoints.get(&site).is_some_and(|b| b.refs == 1);
         let others = self.breakpoints.range(start + 1..end).next().is_some();
-        let pc_inside = self.threads.iter().any(|(tid, t)| {
-            let rip = t
-                .regs
-                .map(|r| r.rip)
-                .or_else(|| sys::get_regs(*tid).ok().map(|r| r.rip));
-            rip.is_some_and(|pc| start < pc && pc < end)
-        });
-        if p.spec.trap.is_none()
-            || p.stale
-            || !single_user
-            || others
-            || pc_inside
-            || !self.watch.is_empty()
-        {
+        if p.spec.trap.is_none() || p.stale || !single_user || others || !self.watch.is_empty() {
+            return false;
+        }
+        // No thread may come back into the covered bytes: not its pc, not a pc saved in a
+        // signal frame or a return address on its stack.
+        if self.may_return_into(start, end) {
+            tracing::debug!(
+                site,
+                "a thread may return into the bytes a jump would cover"
+            );
             return false;
         }
         let bytes = p.jump_bytes();
@@ -378,7 +381,10 @@ impl Tracer {
         if t.running || t.new {
             return Ok(());
         }
-        let mut regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+        let mut regs = match t.regs {
+            Some(r) => r,
+            None => sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?,
+        };
         // Just past the trap, not stepped there: its SIGTRAP is still pending and
         // reports the hit when the thread runs on.
         let Some(site) = self
@@ -517,18 +523,41 @@ impl Tracer {
         }
     }
 
+    /// Forgets the patch at `site` (its jump already out): a thread that still reaches its
+    /// placed code — which stays where it is — and traps there goes back to the site.
+    pub(super) fn retire_patch(&mut self, site: u64) {
+        if let Some(p) = self.patches.remove(&site) {
+            if let Some(trap) = p.spec.trap {
+                self.retire_trap(trap.0, site);
+            }
+        }
+    }
+
     /// Removes every patch's jump (before a detach, exec or kill).
     pub(super) fn remove_all_patches(&mut self) {
         let sites: Vec<u64> = self.patches.keys().copied().collect();
         for site in sites {
             self.deactivate_patch(site);
+            self.retire_patch(site);
         }
-        self.patches.clear();
     }
 
     /// Unmaps every region of placed code (before a detach: nothing is left behind).
     pub(super) fn unmap_regions(&mut self) {
         let regions = std::mem::take(&mut self.regions);
+        // A region some thread may still return into stays: unmapping it would crash the
+        // program later, leaving it costs 64 KiB.
+        let in_use = self.regions_in_use(&regions);
+        let regions: Vec<Region> = regions
+            .into_iter()
+            .zip(in_use)
+            .filter_map(|(r, used)| {
+                if used {
+                    tracing::info!(start = r.start, "placed code still in use stays mapped");
+                }
+                (!used).then_some(r)
+            })
+            .collect();
         let Some(at) = self.breakpoints.keys().next().copied().or_else(|| {
             let tid = self.injection_thread()?;
             self.threads.get(&tid)?.regs.map(|r| r.rip)

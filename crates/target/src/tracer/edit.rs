@@ -1,0 +1,262 @@
+//! Changing the debuggee's text while it runs, without ever harming it.
+//!
+//! The rules (docs/architecture.md, "target"):
+//! - **Every text write happens with every thread stopped.** [`Tracer::edit_text`] stops a
+//!   running process (as a pause would, reporting nothing), runs the edit and resumes it;
+//!   the primitive edits (int3s, jump patches, memory writes) do that by themselves when
+//!   called on a running process. Stopping the world also moves every thread out of
+//!   placed code, so no thread runs bytes that are being written.
+//! - **A trap of a breakpoint that is gone is nobody's news.** A thread that executed an
+//!   int3 (or a placed condition's trap) has its SIGTRAP queued; the stop it reports may
+//!   be our interrupt, with that SIGTRAP still pending behind it. Such traps are taken
+//!   under the tracer's eyes while the world is stopped ([`Tracer::collect_pending_traps`]),
+//!   and a trap that arrives for an address whose breakpoint was removed meanwhile
+//!   ("moribund", as gdb calls it) moves the thread back onto the restored instruction
+//!   and resumes it silently.
+//! - **A jump goes in only where no thread can return into the bytes it covers**: no
+//!   thread's pc and no word on any thread's stack (a signal frame's saved pc, a return
+//!   address) lies strictly inside them.
+//! - **Placed code is never freed while the process lives**: a signal frame may hold a pc
+//!   inside it and return there at any later time. Removing a patch restores the site's
+//!   bytes only; at detach, a region some stack still points into stays mapped.
+
+use super::*;
+
+/// How much of one thread's stack is searched for pcs that could return into a patch.
+const MAX_STACK_SCAN: u64 = 1 << 20;
+
+impl Tracer {
+    /// Runs `f` with every thread of the process stopped, for a change of its text or
+    /// memory. A running process is stopped first (nothing is reported for that stop;
+    /// hits and signals collected meanwhile are reported as usual afterwards) and
+    /// resumed after `f`; a stopped one is left as it is.
+    pub fn edit_text<R>(&mut self, f: impl FnOnce(&mut Tracer) -> R) -> Result<R> {
+        let held = self.hold()?;
+        let r = f(self);
+        if held {
+            self.release()?;
+        }
+        Ok(r)
+    }
+
+    /// Brings a running process to an all-stop without reporting it. Returns whether it
+    /// was running (and so must be released).
+    fn hold(&mut self) -> Result<bool> {
+        // A thread stepping over a breakpoint finishes its step first: the step's end is
+        // what decides whether the process runs on or stops.
+        let mut events = Vec::new();
+        while matches!(self.phase, Phase::SteppingOver { .. }) {
+            match self.next_event(true, false) {
+                Ok(Some(ev)) => events.push(ev),
+                Ok(None) => {}
+                Err(Error::NotRunning) => break,
+                Err(e) => return Err(e),
+            }
+        }
+        for ev in events.into_iter().rev() {
+            self.queue.push_front(ev);
+        }
+        if self.phase != Phase::Running {
+            return Ok(false);
+        }
+        if !self.stop_all()? {
+            return Err(Error::Exited);
+        }
+        self.phase = Phase::Stopped;
+        tracing::trace!(pid = self.pid.0, "world stopped for a text edit");
+        Ok(true)
+    }
+
+    /// Resumes a process stopped by [`Tracer::hold`]; a pause asked for meanwhile is
+    /// reported instead, and a hit collected meanwhile is reported first.
+    fn release(&mut self) -> Result<()> {
+        if self.phase != Phase::Stopped {
+            return Ok(());
+        }
+        if std::mem::take(&mut self.pause_requested) {
+            let tid = Tid(self.pid.0);
+            let tid = if self.threads.contains_key(&tid) {
+                tid
+            } else {
+                match self.threads.keys().next() {
+                    Some(t) => *t,
+                    None => return Ok(()),
+                }
+            };
+            self.queue.push_back(Event::Stopped {
+                tid,
+                reason: StopReason::Paused,
+            });
+            return Ok(());
+        }
+        self.continue_all()
+    }
+
+    /// Remembers that a trap at `trap` is no longer anybody's: a thread reporting it
+    /// later goes back to `resume_at` and runs on.
+    pub(super) fn retire_trap(&mut self, trap: u64, resume_at: u64) {
+        self.moribund.insert(trap, resume_at);
+    }
+
+    /// A SIGTRAP at `addr` (the int3 just executed) of a breakpoint removed since: where
+    /// the thread resumes, or `None` when the trap is not a retired one (an int3 that is
+    /// the program's own, or a breakpoint set there again).
+    pub(super) fn moribund_trap(&self, addr: u64) -> Option<u64> {
+        let back = *self.moribund.get(&addr)?;
+        if back == addr {
+            // The int3 was in the program's text: it must be gone from there.
+            let mut b = [0u8; 1];
+            if self.read_raw(addr, &mut b).is_err() || b[0] == INT3 {
+                return None;
+            }
+        }
+        Some(back)
+    }
+
+    /// Takes, under the tracer's eyes, the SIGTRAP still pending behind the stop of a
+    /// thread that executed one of our int3s (or a placed condition's trap) just before
+    /// our interrupt reached it. Its hit is collected like any other; without this the
+    /// signal would be delivered when the thread runs on — a spurious SIGTRAP, and a pc
+    /// one byte into an instruction.
+    pub(super) fn collect_pending_traps(&mut self) -> Result<bool> {
+        if self.breakpoints.is_empty() && self.patches.is_empty() && self.moribund.is_empty() {
+            return Ok(true);
+        }
+        let tids: Vec<Tid> = self.threads.keys().copied().collect();
+        for tid in tids {
+            let Some(t) = self.threads.get(&tid) else {
+                continue;
+            };
+            if t.running || t.new || t.deliver != 0 || t.group_stop {
+                continue;
+            }
+            let regs = match t.regs {
+                Some(r) => r,
+                None => match sys::get_regs(tid) {
+                    Ok(r) => r,
+                    Err(_) => continue,
+                },
+            };
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.regs = Some(regs);
+            }
+            let prev = regs.rip.wrapping_sub(1);
+            let ours = self.breakpoints.contains_key(&prev)
+                || self.patch_of_trap(prev).is_some()
+                || self.moribund.contains_key(&prev);
+            if !ours
+                || self
+                    .threads
+                    .get(&tid)
+                    .is_some_and(|t| t.at_bp == Some(regs.rip))
+            {
+                continue;
+            }
+            if !procfs::thread_has_pending_sigtrap(self.pid, tid) {
+                continue;
+            }
+            tracing::debug!(
+                tid = tid.0,
+                pc = regs.rip,
+                "taking a pending breakpoint trap"
+            );
+            if let Err(e) = sys::cont(tid, 0) {
+                tracing::debug!(tid = tid.0, "resuming for a pending trap: {e}");
+                continue;
+            }
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.running = true;
+                t.regs = None;
+            }
+            let w = loop {
+                match sys::wait(tid.0, false, false) {
+                    Ok(Some(w)) => break w,
+                    Ok(None) => continue,
+                    Err(e) => return Err(Error::ptrace("waitpid", tid, e)),
+                }
+            };
+            match self.handle_status(w, true)? {
+                Outcome::Absorbed => {}
+                Outcome::Info(ev) => self.queue.push_back(ev),
+                Outcome::Report(tid, reason) => self.deferred.push_back((tid, reason)),
+                Outcome::Gone(ev) => {
+                    self.queue.push_back(ev);
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether a thread could come back into the bytes `(start, end)` strictly past a
+    /// site: its pc is there, or a word on its stack points there (a signal frame's saved
+    /// pc, a return address). A stack that cannot be searched whole counts as yes.
+    pub(super) fn may_return_into(&self, start: u64, end: u64) -> bool {
+        if end <= start + 1 {
+            return false;
+        }
+        let inside = |pc: u64| start < pc && pc < end;
+        let Ok(maps) = procfs::read_maps(self.pid) else {
+            return true;
+        };
+        for (tid, t) in &self.threads {
+            if t.running {
+                return true;
+            }
+            let Some(regs) = t.regs.or_else(|| sys::get_regs(*tid).ok()) else {
+                return true;
+            };
+            if inside(regs.rip) {
+                return true;
+            }
+            if self.stack_points_into(&maps, regs.rsp, &inside) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether any 8-byte word of the stack from `sp` to the end of its mapping satisfies
+    /// `inside` (or the stack cannot be read whole).
+    fn stack_points_into(
+        &self,
+        maps: &[procfs::Mapping],
+        sp: u64,
+        inside: &dyn Fn(u64) -> bool,
+    ) -> bool {
+        let sp = sp & !7;
+        let Some(m) = maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0) else {
+            return true;
+        };
+        if m.end.0 - sp > MAX_STACK_SCAN {
+            return true;
+        }
+        let mut buf = vec![0u8; (m.end.0 - sp) as usize];
+        match self.read_raw(sp, &mut buf) {
+            Ok(n) if n == buf.len() => {}
+            _ => return true,
+        }
+        buf.chunks_exact(8)
+            .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
+            .any(inside)
+    }
+
+    /// The regions of placed code some thread may still return into (its pc, or a word on
+    /// its stack, inside them): they stay mapped when the others are unmapped.
+    pub(super) fn regions_in_use(&self, regions: &[patch::Region]) -> Vec<bool> {
+        let maps = procfs::read_maps(self.pid).unwrap_or_default();
+        regions
+            .iter()
+            .map(|r| {
+                let (start, end) = r.span();
+                let inside = |pc: u64| start <= pc && pc < end;
+                self.threads.iter().any(|(tid, t)| {
+                    let Some(regs) = t.regs.or_else(|| sys::get_regs(*tid).ok()) else {
+                        return true;
+                    };
+                    inside(regs.rip) || self.stack_points_into(&maps, regs.rsp, &inside)
+                })
+            })
+            .collect()
+    }
+}
