@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -260,7 +261,51 @@ struct Core {
     /// Breakpoints were planted while the process ran (or in a new image or library):
     /// their conditions move into the debuggee at the next false hit.
     jit_pending: bool,
+    /// A stop was just shown: what requests will ask first is prepared right after.
+    stop_shown: bool,
+    /// What is known at the stop shown last, so the first requests after a stop are
+    /// answered without a round trip to the tracer thread. `None` while running.
+    at_stop: Option<AtStop>,
+    /// Frame ids, shared with [`Session`]: never reused within a session.
+    frame_ids: Arc<AtomicU64>,
 }
+
+/// The state of a stop that every front-end asks for first.
+struct AtStop {
+    /// The threads, sorted.
+    threads: Vec<Tid>,
+    /// The stopped thread's frames, unwound on the tracer thread right after the stop
+    /// was sent (while the front-end forwards it).
+    frames: Option<(Tid, Vec<FrameData>)>,
+}
+
+/// Unwinds `tid` at a stop with frame ids from `first` on, reading /proc/PID/maps again
+/// only when a frame lies in code of a module not seen yet.
+fn unwind_thread(t: &mut Tracer, c: &mut Core, tid: Tid, first: u64) -> Result<Vec<FrameData>> {
+    let regs = t.regs(tid)?;
+    let mem = TracerMemory(t);
+    let unwind = |modules: &Modules| {
+        unwind::frames(
+            FrameRegs::from_registers(&regs),
+            modules,
+            &mem,
+            unwind::MAX_FRAMES,
+            first,
+        )
+    };
+    let mut frames = unwind(&c.modules);
+    if frames.iter().any(|f| f.module.is_none()) {
+        c.modules.refresh(c.pid);
+        frames = unwind(&c.modules);
+    }
+    for f in &mut frames {
+        f.tid = Some(tid);
+    }
+    Ok(frames)
+}
+
+/// Ids for one stack trace's frames (and their inlined frames).
+const FRAME_IDS_PER_TRACE: u64 = unwind::MAX_FRAMES as u64 * 2;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -290,6 +335,7 @@ impl Core {
         description: Option<String>,
     ) {
         self.running = false;
+        self.stop_shown = true;
         self.last_stop = Some((tid, at_bp));
         if !matches!(cause, StopCause::Signal(_)) {
             self.last_signal = None;
@@ -320,9 +366,23 @@ impl Core {
             return;
         }
         self.running = true;
+        self.at_stop = None;
         if let Err(e) = t.resume() {
             tracing::warn!("resuming: {e}");
         }
+    }
+
+    /// After a stop was sent: the threads and the stopped thread's frames, which every
+    /// front-end asks for first, while the front-end is still forwarding the stop.
+    fn prepare_stop(&mut self, t: &mut Tracer) {
+        let threads = t.threads();
+        let frames = self.last_stop.and_then(|(tid, _)| {
+            let first = self
+                .frame_ids
+                .fetch_add(FRAME_IDS_PER_TRACE, Ordering::Relaxed);
+            unwind_thread(t, self, tid, first).ok().map(|f| (tid, f))
+        });
+        self.at_stop = Some(AtStop { threads, frames });
     }
 
     fn on_event(&mut self, t: &mut Tracer, ev: Event) {
@@ -333,11 +393,13 @@ impl Core {
             Event::Exited { code } => {
                 self.exited = true;
                 self.running = false;
+                self.at_stop = None;
                 self.send(SessionEvent::Exited { code });
             }
             Event::Signaled { signo, .. } => {
                 self.exited = true;
                 self.running = false;
+                self.at_stop = None;
                 self.send(SessionEvent::Signaled { signo });
             }
             _ => {}
@@ -806,7 +868,6 @@ fn render_log(
 struct Tables {
     frames: HashMap<FrameId, FrameData>,
     nodes: HashMap<u64, Node>,
-    next_frame: u64,
     next_ref: u64,
 }
 
@@ -820,6 +881,7 @@ pub struct Session {
     pid: Pid,
     source_map: SourceMap,
     tables: Mutex<Tables>,
+    frame_ids: Arc<AtomicU64>,
     stdio: Mutex<Option<target::Stdio>>,
     launched: bool,
 }
@@ -894,6 +956,7 @@ impl Session {
             })
             .collect();
         let notes_tx = tx.clone();
+        let frame_ids = Arc::new(AtomicU64::new(1));
         let core = Arc::new(Mutex::new(Core {
             pid: Pid(0),
             modules: Modules::default(),
@@ -918,10 +981,17 @@ impl Session {
             // (for comparisons; a front-end can also set it per session).
             jit: std::env::var_os("TANDEM_CONDITIONS_IN_DEBUGGEE").is_none_or(|v| v != "0"),
             jit_pending: false,
+            stop_shown: false,
+            at_stop: None,
+            frame_ids: frame_ids.clone(),
         }));
         let sink_core = core.clone();
         let sink: target::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
-            lock(&sink_core).on_event(t, ev);
+            let mut c = lock(&sink_core);
+            c.on_event(t, ev);
+            if std::mem::take(&mut c.stop_shown) && !c.exited {
+                c.prepare_stop(t);
+            }
         });
         let (handle, stdio) = spawn(sink)?;
         let pid = handle.pid();
@@ -978,10 +1048,10 @@ impl Session {
             pid,
             source_map,
             tables: Mutex::new(Tables {
-                next_frame: 1,
                 next_ref: 1,
                 ..Tables::default()
             }),
+            frame_ids,
             launched: stdio.is_some(),
             stdio: Mutex::new(stdio),
         };
@@ -1039,6 +1109,10 @@ impl Session {
 
     /// The threads of the process.
     pub fn threads(&self) -> Result<Vec<Tid>> {
+        // At a stop, the list taken right after it: no round trip to the tracer thread.
+        if let Some(at) = lock(&self.core).at_stop.as_ref() {
+            return Ok(at.threads.clone());
+        }
         Ok(self.handle.threads()?)
     }
 
@@ -1412,6 +1486,7 @@ impl Session {
             let mut c = lock(&core);
             c.clear_step(t);
             c.running = true;
+            c.at_stop = None;
             // The user saw a stop since any pause they asked for.
             let _ = t.take_owed_pause();
             // A thread standing on an int3 it was not stopped by (after a step) is
@@ -1443,6 +1518,7 @@ impl Session {
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
             let mut c = lock(&core);
             c.clear_step(t);
+            c.at_stop = None;
             let _ = t.take_owed_pause();
             let regs = t.regs(tid)?;
             let (pc, sp) = (regs.pc(), regs.sp());
@@ -1558,42 +1634,26 @@ impl Session {
     /// The stack of a stopped thread, innermost frame first (inlined calls included).
     pub fn stack_trace(&self, tid: Tid) -> Result<Vec<Frame>> {
         self.check_stopped()?;
-        let first = {
-            let mut t = lock(&self.tables);
-            let f = t.next_frame;
-            t.next_frame += unwind::MAX_FRAMES as u64 * 2;
-            f
+        // The stopped thread's frames were unwound right after the stop was sent.
+        let prepared = lock(&self.core).at_stop.as_ref().and_then(|at| {
+            at.frames
+                .as_ref()
+                .filter(|(t, _)| *t == tid)
+                .map(|(_, f)| f.clone())
+        });
+        let data = match prepared {
+            Some(frames) => frames,
+            None => {
+                let first = self
+                    .frame_ids
+                    .fetch_add(FRAME_IDS_PER_TRACE, Ordering::Relaxed);
+                let core = self.core.clone();
+                self.handle
+                    .call(move |t: &mut Tracer| -> Result<Vec<FrameData>> {
+                        unwind_thread(t, &mut lock(&core), tid, first)
+                    })??
+            }
         };
-        let core = self.core.clone();
-        let pid = self.pid;
-        let data = self
-            .handle
-            .call(move |t: &mut Tracer| -> Result<Vec<FrameData>> {
-                let mut c = lock(&core);
-                let regs = t.regs(tid)?;
-                let mem = TracerMemory(t);
-                let unwind = |modules: &Modules| {
-                    unwind::frames(
-                        FrameRegs::from_registers(&regs),
-                        modules,
-                        &mem,
-                        unwind::MAX_FRAMES,
-                        first,
-                    )
-                };
-                // Libraries loaded through the dynamic linker's hook are known already;
-                // re-reading /proc/PID/maps (a third of a stack trace's time) is only
-                // for code in a module not seen yet.
-                let mut frames = unwind(&c.modules);
-                if frames.iter().any(|f| f.module.is_none()) {
-                    c.modules.refresh(pid);
-                    frames = unwind(&c.modules);
-                }
-                for f in &mut frames {
-                    f.tid = Some(tid);
-                }
-                Ok(frames)
-            })??;
         let mut tables = lock(&self.tables);
         let out = data.iter().map(|d| d.frame.clone()).collect();
         for d in data {
