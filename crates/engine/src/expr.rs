@@ -983,6 +983,11 @@ impl Env<'_> {
         if let Some(var) = self.find_variable(name) {
             return self.variable_value(var);
         }
+        // As gdb: past the frame's locals and its unit's globals, the globals of every
+        // unit of the binary (external definitions first, then other units' statics).
+        if let Some(var) = self.binary.globals_named(name).first() {
+            return self.variable_value(var);
+        }
         if let Some((v, ty)) = self.enums.and_then(|e| e.get(name)) {
             let size = self
                 .binary
@@ -1047,7 +1052,12 @@ impl Env<'_> {
                         loc: Loc::Mem(a),
                     });
                 }
-                let pieces = self.pieces(expr)?;
+                let pieces = self.ctx_pieces(expr).map_err(|e| match e {
+                    symbols::Error::OptimizedOut(_) => {
+                        Error::Eval(format!("'{name}' is optimized out"))
+                    }
+                    e => Error::Eval(format!("cannot locate the variable: {e}")),
+                })?;
                 if let [p] = pieces.as_slice() {
                     if let symbols::PieceLocation::Memory(a) = p.location {
                         if p.size_bits.is_none() && p.bit_offset.is_none() {
@@ -1104,6 +1114,11 @@ impl Env<'_> {
     }
 
     fn pieces(&self, expr: &LocationExpr) -> Result<Vec<symbols::Piece>> {
+        self.ctx_pieces(expr)
+            .map_err(|e| Error::Eval(format!("cannot locate the variable: {e}")))
+    }
+
+    fn ctx_pieces(&self, expr: &LocationExpr) -> symbols::Result<Vec<symbols::Piece>> {
         let ctx = EvalContext {
             memory: self.mem,
             registers: self.regs,
@@ -1116,7 +1131,6 @@ impl Env<'_> {
         };
         self.binary
             .evaluate_location(expr, self.scope.frame_base.as_ref(), &ctx)
-            .map_err(|e| Error::Eval(format!("cannot locate the variable: {e}")))
     }
 
     fn shape(&self, ty: &ETy) -> Result<Shape> {

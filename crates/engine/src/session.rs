@@ -736,6 +736,16 @@ fn with_frame0<R>(
         tid,
     };
     let mem = TracerMemory(t);
+    // Recovered from the caller's call site only if the expression reads an entry value.
+    let entry = unwind::LazyEntryRegisters {
+        regs: &general,
+        pc: addr,
+        row: site.row.as_ref(),
+        module: &module,
+        modules,
+        mem: &mem,
+        cell: std::cell::OnceCell::new(),
+    };
     let env = Env {
         binary,
         bias: module.bias,
@@ -746,7 +756,7 @@ fn with_frame0<R>(
         scope: &site.scope,
         inline_index: site.inline_index,
         enums: module.main.then_some(enums),
-        entry_regs: None,
+        entry_regs: Some(&entry),
     };
     f(&env)
 }
