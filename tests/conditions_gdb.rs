@@ -39,14 +39,19 @@ struct Bp {
 /// `g_phase` are defined in cond_main.c only (g_phase declared extern in cond_lib.c).
 const BPS: &[Bp] = &[
     Bp {
-        marker: "LINE_WORK_AFTER",
-        condition: "a % 50 == 7 && b > 0",
+        marker: "LINE_WORK_CALL",
+        condition: "g_never == 1 || a == 77",
         show: &["a", "b"],
     },
     Bp {
-        marker: "LINE_WORK_TOTAL",
-        condition: "g_never == 1 || a == 33 || (g_phase == 3 && b == 21)",
+        marker: "LINE_WORK_AFTER",
+        condition: "a % 50 == 7 || a == 33 || (g_phase == 3 && b == 21) || g_never == 1",
         show: &["a", "b", "g_never", "g_phase"],
+    },
+    Bp {
+        marker: "LINE_WORK_TOTAL",
+        condition: "g_never == 1 || g_phase == 4",
+        show: &["a"],
     },
     Bp {
         marker: "LINE_DRIFT_AFTER",
@@ -99,13 +104,27 @@ fn gdb_stops(program: &Path) -> Vec<String> {
     stops
 }
 
-/// What tandem does with the same breakpoints: the stops in gdb's form, the messages of
-/// conditions it could not evaluate, and the program's stdout.
-fn tandem_stops(program: &Path, jit: bool) -> (Vec<String>, Vec<String>, String) {
+/// What tandem did in one run.
+struct Run {
+    /// The stops in gdb's form.
+    stops: Vec<String>,
+    /// The messages of conditions it could not evaluate.
+    messages: Vec<String>,
+    /// The program's stdout.
+    stdout: String,
+    /// Where each breakpoint's condition ran, by marker: "debuggee", or the reason it
+    /// stays with the debugger.
+    placement: Vec<(&'static str, String)>,
+}
+
+fn tandem_stops(program: &Path, jit: bool) -> Run {
     let envs: &[(&str, &str)] = if jit {
-        &[]
+        &[("TANDEM_LOG", "engine=debug")]
     } else {
-        &[("TANDEM_CONDITIONS_IN_DEBUGGEE", "0")]
+        &[
+            ("TANDEM_CONDITIONS_IN_DEBUGGEE", "0"),
+            ("TANDEM_LOG", "engine=debug"),
+        ]
     };
     let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], envs));
     c.initialize();
@@ -122,8 +141,11 @@ fn tandem_stops(program: &Path, jit: bool) -> (Vec<String>, Vec<String>, String)
         "setBreakpoints",
         json!({"source": {"path": src}, "breakpoints": bps}),
     );
-    for bp in body["breakpoints"].as_array().unwrap() {
+    let mut addresses = Vec::new();
+    for (bp, b) in body["breakpoints"].as_array().unwrap().iter().zip(BPS) {
         assert_eq!(bp["verified"], true, "{bp}");
+        let a = bp["instructionReference"].as_str().unwrap();
+        addresses.push((b.marker, u64::from_str_radix(&a[2..], 16).unwrap()));
     }
     c.ok("configurationDone", json!({}));
     let mut stops = Vec::new();
@@ -157,8 +179,51 @@ fn tandem_stops(program: &Path, jit: bool) -> (Vec<String>, Vec<String>, String)
         .filter(|(cat, _)| cat == "stdout")
         .map(|(_, t)| t.as_str())
         .collect();
+    let log = strip_ansi(&c.peer.stderr());
     c.finish();
-    (stops, messages, stdout)
+    let placement = addresses
+        .iter()
+        .map(|(marker, addr)| {
+            let field = format!("addr={addr}");
+            let line = log
+                .lines()
+                .find(|l| l.contains("condition") && l.split_whitespace().any(|w| w == field))
+                .unwrap_or("");
+            let how = if line.contains("condition runs in the debuggee") {
+                "debuggee".to_string()
+            } else {
+                line.split("stays with the debugger: ")
+                    .nth(1)
+                    .unwrap_or("(no decision logged)")
+                    .to_string()
+            };
+            (*marker, how)
+        })
+        .collect();
+    Run {
+        stops,
+        messages,
+        stdout,
+        placement,
+    }
+}
+
+/// `text` without terminal colour sequences (`ESC [ ... m`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(ch) = chars.next() {
+        if ch == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(ch);
+        }
+    }
+    out
 }
 
 /// An expression's value in a frame as gdb's `output` prints it.
@@ -220,12 +285,23 @@ fn location_lists(program: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn same_as_gdb(opt: &str) {
+/// Runs the comparison; returns where each condition ran in the run with conditions in
+/// the debuggee.
+fn same_as_gdb(opt: &str) -> Vec<(&'static str, String)> {
     let program = program(opt);
     let want = gdb_stops(&program);
     let plain = plain_output(&program);
+    let mut placements = Vec::new();
     for jit in [true, false] {
-        let (got, messages, stdout) = tandem_stops(&program, jit);
+        let Run {
+            stops: got,
+            messages,
+            stdout,
+            placement,
+        } = tandem_stops(&program, jit);
+        if jit {
+            placements = placement;
+        }
         let how = if jit {
             "conditions in the debuggee"
         } else {
@@ -240,6 +316,7 @@ fn same_as_gdb(opt: &str) {
             assert!(m.contains("'k' is optimized out"), "{opt}, {how}: {m}");
         }
     }
+    placements
 }
 
 #[test]
@@ -262,7 +339,24 @@ fn conditions_on_entry_values_and_other_units_globals_agree_with_gdb_at_o2() {
         3,
         "{want:?}"
     );
-    same_as_gdb("-O2");
+    let placement = same_as_gdb("-O2");
+    // A condition on globals alone runs in the debuggee (the other unit's global is a
+    // constant address); one reading an entry value stays on the int3 path.
+    let how = |marker: &str| {
+        placement
+            .iter()
+            .find(|(m, _)| *m == marker)
+            .unwrap()
+            .1
+            .clone()
+    };
+    assert_eq!(how("LINE_WORK_TOTAL"), "debuggee", "{placement:?}");
+    for marker in ["LINE_WORK_AFTER", "LINE_DRIFT_AFTER"] {
+        assert!(
+            how(marker).starts_with("the condition needs the debugger"),
+            "{placement:?}"
+        );
+    }
 }
 
 #[test]
@@ -271,7 +365,12 @@ fn conditions_on_other_units_globals_agree_with_gdb_at_o0() {
     let want = gdb_stops(&program);
     assert!(want.iter().any(|s| s.contains("k=44")), "{want:?}");
     assert!(!want.iter().any(|s| s.ends_with("!error")), "{want:?}");
-    same_as_gdb("-O0");
+    // At -O0 every condition here reads frame slots and static addresses only.
+    let placement = same_as_gdb("-O0");
+    assert!(
+        placement.iter().all(|(_, how)| how == "debuggee"),
+        "{placement:?}"
+    );
 }
 
 /// `evaluate` (watch, hover, repl) and logpoints in a frame of cond_lib.c see the globals
