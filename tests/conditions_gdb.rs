@@ -64,7 +64,8 @@ const BPS: &[Bp] = &[
 /// evaluated (and the stop happened because of that).
 fn gdb_stops(program: &Path) -> Vec<String> {
     let src = lib_source();
-    let mut script = String::from("set pagination off\nset confirm off\n");
+    let mut script =
+        String::from("set pagination off\nset confirm off\nset breakpoint pending on\n");
     for bp in BPS {
         let line = line_of(&src, bp.marker);
         script += &format!(
@@ -141,11 +142,13 @@ fn tandem_stops(program: &Path, jit: bool) -> Run {
         "setBreakpoints",
         json!({"source": {"path": src}, "breakpoints": bps}),
     );
+    // In a shared library the breakpoints are pending until it is loaded.
     let mut addresses = Vec::new();
     for (bp, b) in body["breakpoints"].as_array().unwrap().iter().zip(BPS) {
-        assert_eq!(bp["verified"], true, "{bp}");
-        let a = bp["instructionReference"].as_str().unwrap();
-        addresses.push((b.marker, u64::from_str_radix(&a[2..], 16).unwrap()));
+        if let Some(a) = bp["instructionReference"].as_str() {
+            assert_eq!(bp["verified"], true, "{bp}");
+            addresses.push((b.marker, u64::from_str_radix(&a[2..], 16).unwrap()));
+        }
     }
     c.ok("configurationDone", json!({}));
     let mut stops = Vec::new();
@@ -288,7 +291,11 @@ fn location_lists(program: &Path) -> String {
 /// Runs the comparison; returns where each condition ran in the run with conditions in
 /// the debuggee.
 fn same_as_gdb(opt: &str) -> Vec<(&'static str, String)> {
-    let program = program(opt);
+    same_as_gdb_for(&program(opt), opt)
+}
+
+fn same_as_gdb_for(program: &Path, opt: &str) -> Vec<(&'static str, String)> {
+    let program = program.to_path_buf();
     let want = gdb_stops(&program);
     let plain = plain_output(&program);
     let mut placements = Vec::new();
@@ -428,4 +435,42 @@ fn evaluate_and_logpoints_see_other_units_globals() {
         assert!(errors(&c).is_empty(), "{opt}: {:?}", errors(&c));
         c.finish();
     }
+}
+
+/// cond_lib.c as a shared library of cond_main.c: the conditions in the library name
+/// globals of the main executable, another module.
+#[test]
+fn conditions_in_a_shared_library_see_the_executables_globals_as_gdb_does() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cond-shared-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = dir.join("libcondlib.so");
+    let exe = dir.join("cond_shared");
+    let gcc = |args: &[&std::ffi::OsStr]| {
+        let status = Command::new("gcc").args(args).status().unwrap();
+        assert!(status.success(), "gcc {args:?}");
+    };
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    gcc(&[
+        "-g".as_ref(),
+        "-O2".as_ref(),
+        "-shared".as_ref(),
+        "-fPIC".as_ref(),
+        "-o".as_ref(),
+        lib.as_os_str(),
+        lib_source().as_os_str(),
+    ]);
+    gcc(&[
+        "-g".as_ref(),
+        "-O2".as_ref(),
+        "-o".as_ref(),
+        exe.as_os_str(),
+        sample_path("c/cond_main.c").as_os_str(),
+        lib.as_os_str(),
+        rpath.as_ref(),
+    ]);
+    let want = gdb_stops(&exe);
+    assert!(want.iter().any(|s| s.contains("b=21")), "{want:?}");
+    same_as_gdb_for(&exe, "-O2, shared library");
+    let _ = std::fs::remove_dir_all(&dir);
 }
