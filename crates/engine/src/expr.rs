@@ -760,6 +760,9 @@ pub(crate) struct Env<'a> {
     /// Registers on entry to the frame's function, from the caller's call site (for
     /// `DW_OP_entry_value`).
     pub entry_regs: Option<&'a dyn symbols::RegisterReader>,
+    /// Every module of the process, for the globals of the other modules (`None`: this
+    /// binary's only).
+    pub modules: Option<&'a [Arc<crate::modules::Module>]>,
 }
 
 /// The enumerators of every enum type of a binary, collected on first use.
@@ -983,6 +986,19 @@ impl Env<'_> {
         if let Some(var) = self.find_variable(name) {
             return self.variable_value(var);
         }
+        // As gdb: past the frame's locals and its unit's globals, the globals of every
+        // unit of the binary (external definitions first, then other units' statics),
+        // then those of the other modules, the main executable first. A system
+        // library's DWARF (libc's separate debug file) is not searched: reading all of
+        // it for one name would stall the hit.
+        if !crate::modules::is_system(self.binary.path()) {
+            if let Some(var) = self.binary.globals_named(name).first() {
+                return self.variable_value(var);
+            }
+        }
+        if let Some(v) = self.other_module_global(name)? {
+            return Ok(v);
+        }
         if let Some((v, ty)) = self.enums.and_then(|e| e.get(name)) {
             let size = self
                 .binary
@@ -1009,6 +1025,53 @@ impl Env<'_> {
             _ => {}
         }
         Self::err(format!("no symbol '{name}' in this scope"))
+    }
+
+    /// A global named `name` of another module, as a plain integer or double: its type
+    /// lives in that module's DWARF, which this environment's values cannot refer to.
+    fn other_module_global(&self, name: &str) -> Result<Option<EVal>> {
+        let Some(modules) = self.modules else {
+            return Ok(None);
+        };
+        for m in modules {
+            if crate::modules::is_system(&m.path) {
+                continue;
+            }
+            let Some(binary) = m.binary() else { continue };
+            if Arc::ptr_eq(binary, self.binary) {
+                continue;
+            }
+            let found = binary.globals_named(name);
+            let Some(var) = found.first() else { continue };
+            let scope = Scope::default();
+            let there = Env {
+                binary,
+                bias: m.bias,
+                mem: self.mem,
+                regs: self.regs,
+                pc: 0,
+                cfa: None,
+                scope: &scope,
+                inline_index: 0,
+                enums: None,
+                entry_regs: None,
+                modules: None,
+            };
+            let v = there.variable_value(var)?;
+            let ty = match there.shape(&v.ty)? {
+                Shape::Int(t) => ETy::Int(t),
+                Shape::Float(8) => ETy::Double,
+                _ => {
+                    return Self::err(format!(
+                        "'{name}' is a global of {}: only its integer and double globals \
+                         can be read from here",
+                        m.name()
+                    ))
+                }
+            };
+            return Ok(Some(EVal { ty, loc: v.loc }));
+        }
+        Ok(None)
     }
 
     pub(crate) fn variable_value(&self, var: &Variable) -> Result<EVal> {
@@ -1047,7 +1110,12 @@ impl Env<'_> {
                         loc: Loc::Mem(a),
                     });
                 }
-                let pieces = self.pieces(expr)?;
+                let pieces = self.ctx_pieces(expr).map_err(|e| match e {
+                    symbols::Error::OptimizedOut(_) => {
+                        Error::Eval(format!("'{name}' is optimized out"))
+                    }
+                    e => Error::Eval(format!("cannot locate the variable: {e}")),
+                })?;
                 if let [p] = pieces.as_slice() {
                     if let symbols::PieceLocation::Memory(a) = p.location {
                         if p.size_bits.is_none() && p.bit_offset.is_none() {
@@ -1104,6 +1172,11 @@ impl Env<'_> {
     }
 
     fn pieces(&self, expr: &LocationExpr) -> Result<Vec<symbols::Piece>> {
+        self.ctx_pieces(expr)
+            .map_err(|e| Error::Eval(format!("cannot locate the variable: {e}")))
+    }
+
+    fn ctx_pieces(&self, expr: &LocationExpr) -> symbols::Result<Vec<symbols::Piece>> {
         let ctx = EvalContext {
             memory: self.mem,
             registers: self.regs,
@@ -1116,7 +1189,6 @@ impl Env<'_> {
         };
         self.binary
             .evaluate_location(expr, self.scope.frame_base.as_ref(), &ctx)
-            .map_err(|e| Error::Eval(format!("cannot locate the variable: {e}")))
     }
 
     fn shape(&self, ty: &ETy) -> Result<Shape> {

@@ -806,6 +806,16 @@ fn with_frame0<R>(
         tid,
     };
     let mem = TracerMemory(t);
+    // Recovered from the caller's call site only if the expression reads an entry value.
+    let entry = unwind::LazyEntryRegisters {
+        regs: &general,
+        pc: addr,
+        row: site.row.as_ref(),
+        module: &module,
+        modules,
+        mem: &mem,
+        cell: std::cell::OnceCell::new(),
+    };
     let env = Env {
         binary,
         bias: module.bias,
@@ -816,7 +826,8 @@ fn with_frame0<R>(
         scope: &site.scope,
         inline_index: site.inline_index,
         enums: module.main.then_some(enums),
-        entry_regs: None,
+        entry_regs: Some(&entry),
+        modules: Some(modules.all()),
     };
     f(&env)
 }
@@ -1760,6 +1771,7 @@ impl Session {
                     inline_index: data.inline_index,
                     enums: module.main.then_some(&*enums),
                     entry_regs: None,
+                    modules: None,
                 };
                 let place = env.eval(&lhs)?;
                 let v = env.eval(&rhs)?;
@@ -1781,7 +1793,10 @@ impl Session {
         let enums = lock(&self.core).enums.clone();
         // In a frame outside the program (libc's usleep), the program's globals are still
         // visible, as in gdb: a name the frame does not know is looked for there.
-        let main = lock(&self.core).modules.main().cloned();
+        let (main, all) = {
+            let core = lock(&self.core);
+            (core.modules.main().cloned(), core.modules.all().to_vec())
+        };
         let fallback = main.filter(|m| {
             !data
                 .module
@@ -1793,9 +1808,10 @@ impl Session {
                 let v = env.eval(&parsed)?;
                 Ok(render_result(env, &v, &name))
             };
-            let in_frame = env::with_env(
+            let in_frame = env::with_env_seeing(
                 t,
                 &env::Place::Frame(Box::new(data)),
+                &all,
                 Some(&parsed),
                 &enums,
                 render,
@@ -1907,6 +1923,7 @@ fn frame_variables(
         inline_index: data.inline_index,
         enums: None,
         entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
+        modules: None,
     };
     let vars: Vec<&symbols::Variable> = match kind {
         ScopeKind::Globals => scope.globals.iter().collect(),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use symbols::{
-    Column, EvalContext, Line, MemoryReader, PieceLocation, RegisterReader, RuntimeAddr,
+    Column, EvalContext, Line, MemoryReader, PieceLocation, RegisterReader, RuntimeAddr, UnwindRow,
 };
 
 use crate::ids::FrameId;
@@ -98,13 +98,17 @@ pub(crate) fn entry_registers(
     caller: &CallerFrame,
     mem: &dyn MemoryReader,
 ) -> Option<HashMap<u16, u64>> {
-    entry_registers_at(caller, mem, 0)
+    entry_registers_at(caller, mem, 0, &|c| c.caller.clone())
 }
+
+/// A caller's own caller, for entry values that chain through call sites.
+type Up<'a> = &'a dyn Fn(&CallerFrame) -> Option<Arc<CallerFrame>>;
 
 fn entry_registers_at(
     caller: &CallerFrame,
     mem: &dyn MemoryReader,
     depth: u32,
+    up: Up<'_>,
 ) -> Option<HashMap<u16, u64>> {
     if depth >= MAX_ENTRY_CHAIN {
         return None;
@@ -120,9 +124,10 @@ fn entry_registers_at(
         .values
         .iter()
         .any(|(_, e)| e.bytes().iter().any(|&b| b == 0xa3 || b == 0xf3));
-    let outer = match (&caller.caller, needs_entry) {
-        (Some(c), true) => entry_registers_at(c, mem, depth + 1),
-        _ => None,
+    let outer = if needs_entry {
+        up(caller).and_then(|c| entry_registers_at(&c, mem, depth + 1, up))
+    } else {
+        None
     };
     let ctx = EvalContext {
         memory: mem,
@@ -156,6 +161,145 @@ fn entry_registers_at(
         }
     }
     Some(out)
+}
+
+/// The entry registers of frame 0 at a breakpoint hit (the hot path), recovered only
+/// when an expression asks for one: the caller is unwound from frame 0's registers with
+/// the site's unwind row and its call site's parameter values are evaluated; callers
+/// further up are unwound only when a call-site value itself needs an entry value. As
+/// on the stop path ([`frames`]), nothing is recovered past `main` or a signal frame.
+pub(crate) struct LazyEntryRegisters<'a> {
+    /// Frame 0's registers.
+    pub regs: &'a FrameRegs,
+    /// Frame 0's pc.
+    pub pc: u64,
+    /// The unwind row at the pc, when the site has one.
+    pub row: Option<&'a UnwindRow>,
+    pub module: &'a Module,
+    pub modules: &'a Modules,
+    pub mem: &'a dyn MemoryReader,
+    pub cell: std::cell::OnceCell<Option<HashMap<u16, u64>>>,
+}
+
+impl RegisterReader for LazyEntryRegisters<'_> {
+    fn reg(&self, n: u16) -> Option<u64> {
+        self.cell
+            .get_or_init(|| self.recover())
+            .as_ref()?
+            .get(&n)
+            .copied()
+    }
+}
+
+impl LazyEntryRegisters<'_> {
+    fn recover(&self) -> Option<HashMap<u16, u64>> {
+        let binary = self.module.binary()?;
+        if is_main(self.module, self.pc) {
+            return None;
+        }
+        let caller = match self.row {
+            Some(row) => {
+                let ctx = EvalContext {
+                    memory: self.mem,
+                    registers: self.regs,
+                    bias: self.module.bias,
+                    pc: RuntimeAddr(self.pc),
+                    frame_base: None,
+                    cfa: None,
+                    tls_base: None,
+                    entry_registers: None,
+                };
+                if !has_return_address(row) {
+                    return None;
+                }
+                FrameRegs::from_map(&binary.unwind_caller_with(row, &ctx).ok()?)
+            }
+            None => unwind_one(self.regs, self.pc, Some(self.module), self.mem).1?,
+        };
+        let caller = caller_frame(self.regs, caller, self.modules, self.mem)?;
+        let up = |c: &CallerFrame| -> Option<Arc<CallerFrame>> {
+            let module = c.module.as_deref()?;
+            if is_main(module, c.lookup_pc) {
+                return None;
+            }
+            let outer = unwind_one(&c.regs, c.lookup_pc, Some(module), self.mem).1?;
+            caller_frame(&c.regs, outer, self.modules, self.mem).map(Arc::new)
+        };
+        entry_registers_at(&caller, self.mem, 0, &up)
+    }
+}
+
+/// Whether the function executing at `pc` (inlined calls included) is `main`: entry
+/// values are not recovered past it, as gdb does not unwind past `main`.
+fn is_main(module: &Module, pc: u64) -> bool {
+    module
+        .binary()
+        .and_then(|b| b.function_at(module.to_file(pc)).ok().flatten())
+        .is_some_and(|f| f.function.name == "main")
+}
+
+/// Whether an unwind row has a rule for the return address (`_start`'s has none).
+fn has_return_address(row: &UnwindRow) -> bool {
+    row.registers.iter().any(|(r, rule)| {
+        *r == row.return_address_register && !matches!(rule, symbols::RegisterRule::Undefined)
+    })
+}
+
+/// The caller whose registers `caller` were unwound from a frame with registers
+/// `callee`, with its CFA; `None` when they look like garbage or the caller is a
+/// signal frame.
+fn caller_frame(
+    callee: &FrameRegs,
+    caller: FrameRegs,
+    modules: &Modules,
+    mem: &dyn MemoryReader,
+) -> Option<CallerFrame> {
+    let (csp, sp, pc) = (caller.get(7)?, callee.get(7)?, caller.get(16)?);
+    if csp <= sp || pc == 0 || is_sigreturn_trampoline(mem, pc) {
+        return None;
+    }
+    let lookup_pc = pc - 1;
+    let module = modules.find(lookup_pc);
+    let cfa = frame_cfa(&caller, lookup_pc, module.as_deref());
+    Some(CallerFrame {
+        regs: caller,
+        pc,
+        lookup_pc,
+        cfa,
+        module,
+        caller: None,
+    })
+}
+
+/// A frame's CFA from its unwind row (else from the frame pointer), reading no memory.
+fn frame_cfa(regs: &FrameRegs, lookup_pc: u64, module: Option<&Module>) -> Option<u64> {
+    if let Some((module, binary)) = module.and_then(|m| m.binary().map(|b| (m, b))) {
+        if let Ok(Some(row)) = binary.unwind_row(module.to_file(lookup_pc)) {
+            let ctx = EvalContext {
+                memory: &NoMemory,
+                registers: regs,
+                bias: module.bias,
+                pc: RuntimeAddr(lookup_pc),
+                frame_base: None,
+                cfa: None,
+                tls_base: None,
+                entry_registers: None,
+            };
+            return binary.compute_cfa(&row, &ctx).ok();
+        }
+    }
+    regs.get(6)
+        .filter(|fp| *fp != 0 && fp % 8 == 0)
+        .map(|fp| fp + 16)
+}
+
+/// Memory that cannot be read (a CFA expression that needs memory gives no CFA).
+struct NoMemory;
+
+impl MemoryReader for NoMemory {
+    fn read(&self, _: RuntimeAddr, _: &mut [u8]) -> std::io::Result<()> {
+        Err(std::io::Error::other("no memory"))
+    }
 }
 
 struct Physical {
@@ -240,11 +384,7 @@ fn unwind_one(
         if let Ok(Some(row)) = binary.unwind_row(module.to_file(lookup_pc)) {
             let cfa = binary.compute_cfa(&row, &ctx).ok();
             // A row without a rule for the return address (`_start`) ends the stack.
-            let has_ra = row.registers.iter().any(|(r, rule)| {
-                *r == row.return_address_register
-                    && !matches!(rule, symbols::RegisterRule::Undefined)
-            });
-            if !has_ra {
+            if !has_return_address(&row) {
                 return (cfa, None);
             }
             return match binary.unwind_caller(&ctx) {

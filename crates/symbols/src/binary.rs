@@ -77,6 +77,9 @@ pub struct Binary {
     /// `function_at` answers by address, so stack traces after each step do not walk the
     /// same DIE trees again (bounded by `functions::FUNCTION_CACHE_MAX`).
     pub(crate) function_cache: crate::functions::FunctionCache,
+    /// `globals_named` answers by name: a condition naming another unit's global looks
+    /// it up on every hit (bounded by `vars::GLOBALS_CACHE_MAX`).
+    pub(crate) globals_cache: crate::vars::GlobalsCache,
     pub(crate) index: OnceLock<Arc<SymbolIndex>>,
     pub(crate) cfi: crate::unwind::Cfi,
 }
@@ -213,6 +216,7 @@ impl Binary {
             type_signatures: OnceLock::new(),
             type_cache: Default::default(),
             function_cache: Default::default(),
+            globals_cache: Default::default(),
             index: OnceLock::new(),
             cfi,
         })

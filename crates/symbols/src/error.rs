@@ -38,6 +38,10 @@ pub enum Error {
     /// The caller's register reader has no value for a DWARF register.
     #[error("register {0} is not available")]
     Register(u16),
+    /// The value is not recoverable here: a `DW_OP_entry_value` that the caller's call
+    /// site does not describe. gdb calls such a value optimized out.
+    #[error("optimized out: {0}")]
+    OptimizedOut(String),
     /// A DWARF expression needs something this crate cannot provide.
     #[error("cannot evaluate location: {0}")]
     Evaluation(String),

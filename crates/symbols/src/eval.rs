@@ -359,9 +359,7 @@ impl Binary {
                     // As in gdb, an entry value that cannot be recovered from the
                     // caller's call site makes the value optimized out.
                     let regs = ctx.entry_registers.ok_or_else(|| {
-                        Error::Evaluation(
-                            "entry value needs the caller's call site (optimized out)".into(),
-                        )
+                        Error::OptimizedOut("entry value needs the caller's call site".into())
                     })?;
                     let inner = LocationExpr {
                         bytes: crate::units::reader_bytes(&inner.0),
@@ -378,9 +376,8 @@ impl Binary {
                     let pieces = self.evaluate_inner(&inner, None, &sub, nesting + 1)?;
                     let v = match pieces.first().map(|p| &p.location) {
                         Some(PieceLocation::Register(r)) => regs.reg(*r).ok_or_else(|| {
-                            Error::Evaluation(format!(
-                                "entry value of register {r} not described by the call site \
-                                 (optimized out)"
+                            Error::OptimizedOut(format!(
+                                "entry value of register {r} not described by the call site"
                             ))
                         })?,
                         Some(PieceLocation::Memory(a)) => a.0,

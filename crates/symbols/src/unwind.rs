@@ -293,7 +293,17 @@ impl Binary {
         let Some(row) = self.unwind_row(ctx.bias.to_file(ctx.pc))? else {
             return Ok(None);
         };
-        let cfa = self.compute_cfa(&row, ctx)?;
+        self.unwind_caller_with(&row, ctx).map(Some)
+    }
+
+    /// [`Binary::unwind_caller`] with the unwind row covering `ctx.pc` already at hand
+    /// (a breakpoint site keeps its row).
+    pub fn unwind_caller_with(
+        &self,
+        row: &UnwindRow,
+        ctx: &crate::EvalContext<'_>,
+    ) -> Result<std::collections::HashMap<u16, u64>> {
+        let cfa = self.compute_cfa(row, ctx)?;
         let read = |addr: u64| -> Result<u64> {
             let mut buf = [0u8; 8];
             ctx.memory
@@ -331,7 +341,7 @@ impl Binary {
             };
             out.insert(*reg, value);
         }
-        Ok(Some(out))
+        Ok(out)
     }
 
     /// Evaluates a CFI register-rule expression, which starts with the CFA pushed.

@@ -1,7 +1,9 @@
 //! Scopes and variables at a pc: parameters and locals of the lexical blocks and
 //! inlined calls covering the pc, and the globals and statics of the unit.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use gimli::AttributeValue;
 
@@ -13,6 +15,31 @@ use crate::index::SymbolKind;
 use crate::reader::R;
 use crate::types::TypeRef;
 use crate::units::{reader_bytes, Die, DieId, Unit};
+
+/// How many names [`GlobalsCache`] keeps before it starts over.
+pub(crate) const GLOBALS_CACHE_MAX: usize = 1024;
+
+/// [`Binary::globals_named`] answers by name.
+#[derive(Default)]
+pub(crate) struct GlobalsCache(Mutex<HashMap<String, Arc<[Variable]>>>);
+
+impl GlobalsCache {
+    fn get(&self, name: &str) -> Option<Arc<[Variable]>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .cloned()
+    }
+
+    fn put(&self, name: &str, found: Arc<[Variable]>) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= GLOBALS_CACHE_MAX {
+            map.clear();
+        }
+        map.insert(name.to_string(), found);
+    }
+}
 
 /// What kind of variable this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,6 +194,56 @@ impl Binary {
             }
         }
         Ok(out)
+    }
+
+    /// The globals and statics named `name` of every unit, in the order gdb looks
+    /// beyond the current unit: definitions with external linkage first, then the
+    /// statics of the units (a `static` of another file is found last, as gdb's
+    /// `lookup_static_symbol` does). Answers are cached per name, so a condition naming
+    /// another unit's global costs a hash lookup per hit.
+    pub fn globals_named(&self, name: &str) -> Arc<[Variable]> {
+        if let Some(found) = self.globals_cache.get(name) {
+            return found;
+        }
+        let mut external = Vec::new();
+        let mut statics = Vec::new();
+        for unit_index in 0..self.units().len() {
+            let Ok(syms) = self.unit_functions(unit_index) else {
+                continue;
+            };
+            let mut unit = None;
+            for entry in syms
+                .others
+                .iter()
+                .filter(|e| e.kind == SymbolKind::Variable && &*e.name == name)
+            {
+                let Some(id) = entry.die else { continue };
+                if unit.is_none() {
+                    unit = self.unit(unit_index).ok();
+                }
+                let Some(unit) = unit.as_ref() else { break };
+                let Ok(die) = unit.entry(id.offset) else {
+                    continue;
+                };
+                let Some(v) = self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0)
+                else {
+                    continue;
+                };
+                let is_external = matches!(
+                    self.attr_via_origin(id, gimli::DW_AT_external),
+                    Some((_, AttributeValue::Flag(true)))
+                );
+                if is_external {
+                    external.push(v);
+                } else {
+                    statics.push(v);
+                }
+            }
+        }
+        external.extend(statics);
+        let found: Arc<[Variable]> = external.into();
+        self.globals_cache.put(name, found.clone());
+        found
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -143,6 +143,7 @@ pub(crate) fn lower_condition(
         inline_index,
         enums,
         entry_regs: None,
+        modules: None,
     };
     static FIRST: SymbolicRegisters = SymbolicRegisters(false);
     static SECOND: SymbolicRegisters = SymbolicRegisters(true);

@@ -28,6 +28,19 @@ pub(super) fn with_env<R>(
     enums: &Enumerators,
     f: impl FnOnce(&Env<'_>) -> Result<R>,
 ) -> Result<R> {
+    with_env_seeing(t, place, &[], expr, enums, f)
+}
+
+/// [`with_env`] where a frame also sees the globals of `modules` (the process's modules,
+/// main executable first) that its own binary does not have.
+pub(super) fn with_env_seeing<R>(
+    t: &mut Tracer,
+    place: &Place,
+    modules: &[Arc<Module>],
+    expr: Option<&Expr>,
+    enums: &Enumerators,
+    f: impl FnOnce(&Env<'_>) -> Result<R>,
+) -> Result<R> {
     match place {
         Place::Frame(data) => {
             let module = data
@@ -55,6 +68,7 @@ pub(super) fn with_env<R>(
                 inline_index: data.inline_index,
                 enums: module.main.then_some(enums),
                 entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
+                modules: Some(modules),
             };
             f(&env)
         }
@@ -85,6 +99,7 @@ pub(super) fn with_env<R>(
                 inline_index: 0,
                 enums: Some(enums),
                 entry_regs: None,
+                modules: None,
             };
             f(&env)
         }
