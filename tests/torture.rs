@@ -6,7 +6,7 @@
 //! one condition that is sometimes true among the edits: every true hit stops exactly
 //! once, on its own thread, with the right values.
 //!
-//! Each scenario runs `TANDEM_TORTURE_SECS` seconds of live edits (default 8; the suite
+//! Each scenario runs `TANDEM_TORTURE_SECS` seconds of live edits (default 10; the suite
 //! runs six of them: -O0 and -O2, conditions in the debuggee and on the int3 path, and
 //! the true-hit variant at both levels). `TANDEM_TORTURE_SEED` replays one edit sequence.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
@@ -39,7 +39,7 @@ fn seconds() -> f64 {
     std::env::var("TANDEM_TORTURE_SECS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(8.0)
+        .unwrap_or(10.0)
 }
 
 /// xorshift64*: the edit sequence is reproducible from its seed.
