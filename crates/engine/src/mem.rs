@@ -1,8 +1,6 @@
 //! Adapters from the tracer to the `symbols` traits: memory of the stopped process and
 //! the registers of one frame.
 
-use std::collections::HashMap;
-
 use symbols::{MemoryReader, RegisterReader, RuntimeAddr};
 use target::Tracer;
 
@@ -55,14 +53,8 @@ impl FrameRegs {
         FrameRegs(regs)
     }
 
-    /// The registers an unwinder recovered (numbers past 16 are dropped).
-    pub fn from_map(map: &HashMap<u16, u64>) -> FrameRegs {
-        let mut regs = [None; FRAME_REGS];
-        for (&n, &v) in map {
-            if let Some(slot) = regs.get_mut(usize::from(n)) {
-                *slot = Some(v);
-            }
-        }
+    /// The general registers an unwinder recovered, by DWARF number.
+    pub fn from_array(regs: [Option<u64>; FRAME_REGS]) -> FrameRegs {
         FrameRegs(regs)
     }
 

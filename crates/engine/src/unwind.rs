@@ -212,7 +212,7 @@ impl LazyEntryRegisters<'_> {
                 if !has_return_address(row) {
                     return None;
                 }
-                FrameRegs::from_map(&binary.unwind_caller_with(row, &ctx).ok()?)
+                FrameRegs::from_array(binary.unwind_caller_with(row, &ctx).ok()?)
             }
             None => unwind_one(self.regs, self.pc, Some(self.module), self.mem).1?,
         };
@@ -387,9 +387,9 @@ fn unwind_one(
             if !has_return_address(&row) {
                 return (cfa, None);
             }
-            return match binary.unwind_caller(&ctx) {
-                Ok(Some(map)) => (cfa, Some(FrameRegs::from_map(&map))),
-                _ => (cfa, None),
+            return match binary.unwind_caller_with(&row, &ctx) {
+                Ok(regs) => (cfa, Some(FrameRegs::from_array(regs))),
+                Err(_) => (cfa, None),
             };
         }
     }

@@ -293,16 +293,23 @@ impl Binary {
         let Some(row) = self.unwind_row(ctx.bias.to_file(ctx.pc))? else {
             return Ok(None);
         };
-        self.unwind_caller_with(&row, ctx).map(Some)
+        let regs = self.unwind_caller_with(&row, ctx)?;
+        Ok(Some(
+            (0u16..)
+                .zip(regs)
+                .filter_map(|(n, v)| Some((n, v?)))
+                .collect(),
+        ))
     }
 
     /// [`Binary::unwind_caller`] with the unwind row covering `ctx.pc` already at hand
-    /// (a breakpoint site keeps its row).
+    /// (a breakpoint site keeps its row), for the general registers 0–16 only, indexed
+    /// by DWARF number: no map is built, as a condition may unwind on every hit.
     pub fn unwind_caller_with(
         &self,
         row: &UnwindRow,
         ctx: &crate::EvalContext<'_>,
-    ) -> Result<std::collections::HashMap<u16, u64>> {
+    ) -> Result<[Option<u64>; 17]> {
         let cfa = self.compute_cfa(row, ctx)?;
         let read = |addr: u64| -> Result<u64> {
             let mut buf = [0u8; 8];
@@ -311,18 +318,25 @@ impl Binary {
                 .map_err(|_| Error::Memory { addr, len: 8 })?;
             Ok(u64::from_le_bytes(buf))
         };
-        let mut out = std::collections::HashMap::new();
-        for reg in 0..=16u16 {
-            if let Some(v) = ctx.registers.reg(reg) {
-                out.insert(reg, v);
-            }
+        let mut out = [None; 17];
+        for (reg, slot) in (0u16..).zip(out.iter_mut()) {
+            *slot = ctx.registers.reg(reg);
         }
-        out.insert(7, cfa);
-        out.remove(&row.return_address_register);
+        out[7] = Some(cfa);
+        if let Some(slot) = out.get_mut(usize::from(row.return_address_register)) {
+            *slot = None;
+        }
         for (reg, rule) in &row.registers {
+            // Only the general registers are unwound (the callers' expressions and the
+            // next unwinding step read no others).
+            if usize::from(*reg) >= out.len() {
+                continue;
+            }
             let value = match rule {
                 RegisterRule::Undefined => {
-                    out.remove(reg);
+                    if let Some(slot) = out.get_mut(usize::from(*reg)) {
+                        *slot = None;
+                    }
                     continue;
                 }
                 RegisterRule::SameValue | RegisterRule::Architectural => continue,
@@ -339,7 +353,9 @@ impl Binary {
                     }
                 }
             };
-            out.insert(*reg, value);
+            if let Some(slot) = out.get_mut(usize::from(*reg)) {
+                *slot = Some(value);
+            }
         }
         Ok(out)
     }
