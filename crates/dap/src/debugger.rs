@@ -987,15 +987,10 @@ impl Debugger {
                 .into_iter()
                 .map(|o| o.filter_id),
         );
-        let known: Vec<&str> = crate::dispatch::SIGNAL_FILTERS
-            .iter()
-            .map(|(n, ..)| *n)
-            .chain(crate::dispatch::LANGUAGE_FILTERS.iter().map(|(n, ..)| *n))
-            .collect();
         let breakpoints = filters
             .iter()
             .map(|f| {
-                let ok = known.contains(&f.as_str());
+                let ok = crate::dispatch::filter(f).is_some();
                 Breakpoint {
                     verified: ok,
                     ..Breakpoint::unverified(
@@ -1014,32 +1009,32 @@ impl Debugger {
         let Some(d) = self.debuggee.as_ref() else {
             return Ok(());
         };
-        // Until the client sets filters, the defaults the capabilities announce apply.
-        let defaults: Vec<String> = crate::dispatch::SIGNAL_FILTERS
+        // Until the client sets filters, the defaults the capabilities announce apply;
+        // once it does, its set replaces them (as VS Code expects: it sends the filters
+        // marked `default` plus the ticked ones).
+        let chosen: Vec<&crate::dispatch::Filter> = match &self.signal_filters {
+            Some(ids) => ids
+                .iter()
+                .filter_map(|f| crate::dispatch::filter(f))
+                .collect(),
+            None => crate::dispatch::FILTERS
+                .iter()
+                .filter(|f| f.default)
+                .collect(),
+        };
+        let signals: Vec<i32> = chosen
             .iter()
-            .filter(|f| f.3)
-            .map(|f| f.0.to_string())
-            .chain(
-                crate::dispatch::LANGUAGE_FILTERS
-                    .iter()
-                    .filter(|f| f.3)
-                    .map(|f| f.0.to_string()),
-            )
-            .collect();
-        let filters = self.signal_filters.as_ref().unwrap_or(&defaults);
-        let signals: Vec<i32> = crate::dispatch::SIGNAL_FILTERS
-            .iter()
-            .filter(|(name, ..)| filters.iter().any(|f| f == name))
-            .map(|(_, signo, ..)| *signo)
+            .filter_map(|f| match f.event {
+                crate::dispatch::FilterEvent::Signal(s) => Some(s),
+                crate::dispatch::FilterEvent::Exception(_) => None,
+            })
             .collect();
         d.session.set_signal_stops(&signals).map_err(fail)?;
-        let stops: Vec<engine::ExceptionStop> = filters
+        let stops: Vec<engine::ExceptionStop> = chosen
             .iter()
-            .filter_map(|f| match f.as_str() {
-                "rust-panic" => Some(engine::ExceptionStop::RustPanic),
-                "cpp-throw" => Some(engine::ExceptionStop::CppThrow),
-                "cpp-catch" => Some(engine::ExceptionStop::CppCatch),
-                _ => None,
+            .filter_map(|f| match f.event {
+                crate::dispatch::FilterEvent::Exception(k) => Some(k),
+                crate::dispatch::FilterEvent::Signal(_) => None,
             })
             .collect();
         // Not planted yet (libstdc++ not loaded) is fine: the engine plants them when

@@ -1,0 +1,264 @@
+//! Replays the request flow VS Code sends to a debug adapter (issue 18): its own
+//! `initialize` arguments; `launch`; `setBreakpoints`, `setFunctionBreakpoints`,
+//! `setDataBreakpoints`, then `setExceptionBreakpoints` with exactly the filters the
+//! adapter marked `default` plus the ones the user ticked; `configurationDone`; at a stop
+//! `threads`, `stackTrace {startFrame 0, levels 20}`, `scopes`, `variables` and
+//! `exceptionInfo`; the Stop button is `terminate` then `disconnect`.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::dap::{alive, build, line_of, sample_path, wait_until, DapClient};
+
+/// The arguments VS Code 1.9x sends in `initialize` (src/vs/workbench/contrib/debug/
+/// browser/rawDebugSession.ts and debugSession.ts).
+fn vscode_initialize() -> Value {
+    json!({
+        "clientID": "vscode",
+        "clientName": "Visual Studio Code",
+        "adapterID": "tandem",
+        "pathFormat": "path",
+        "linesStartAt1": true,
+        "columnsStartAt1": true,
+        "supportsVariableType": true,
+        "supportsVariablePaging": true,
+        "supportsRunInTerminalRequest": true,
+        "locale": "en",
+        "supportsProgressReporting": true,
+        "supportsInvalidatedEvent": true,
+        "supportsMemoryReferences": true,
+        "supportsArgsCanBeInterpretedByShell": true,
+        "supportsMemoryEvent": true,
+        "supportsStartDebuggingRequest": true,
+        "supportsANSIStyling": true
+    })
+}
+
+/// What the user set up before pressing F5.
+#[derive(Default)]
+struct Setup<'a> {
+    /// Line breakpoints of one source file.
+    lines: Option<(&'a Path, Vec<i64>)>,
+    functions: Vec<&'a str>,
+    /// Filters the user ticked in the Breakpoints view, beyond the defaults.
+    ticked: Vec<&'a str>,
+}
+
+/// A debugging session driven as VS Code drives it.
+struct VsCode {
+    c: DapClient,
+    caps: Value,
+}
+
+impl VsCode {
+    /// initialize → launch → breakpoints of every kind → setExceptionBreakpoints →
+    /// configurationDone, in VS Code's order.
+    fn start(launch: Value, setup: Setup) -> VsCode {
+        let mut c = DapClient::new();
+        let caps = c.ok("initialize", vscode_initialize());
+        // VS Code sends `launch` right after the initialize response, and the
+        // configuration requests once `initialized` arrives.
+        let launch_seq = c.send_request("launch", launch);
+        c.event("initialized");
+        if let Some((path, lines)) = &setup.lines {
+            let bps: Vec<Value> = lines.iter().map(|l| json!({"line": l})).collect();
+            let body = c.ok(
+                "setBreakpoints",
+                json!({"source": {"path": path, "name": path.file_name().unwrap().to_str()},
+                       "lines": lines, "breakpoints": bps, "sourceModified": false}),
+            );
+            for bp in body["breakpoints"].as_array().unwrap() {
+                assert_eq!(bp["verified"], true, "{bp}");
+            }
+        }
+        let fbps: Vec<Value> = setup.functions.iter().map(|f| json!({"name": f})).collect();
+        c.ok("setFunctionBreakpoints", json!({"breakpoints": fbps}));
+        c.ok("setDataBreakpoints", json!({"breakpoints": []}));
+        let mut filters: Vec<String> = caps["exceptionBreakpointFilters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["default"] == true)
+            .map(|f| f["filter"].as_str().unwrap().to_string())
+            .collect();
+        for t in &setup.ticked {
+            assert!(
+                caps["exceptionBreakpointFilters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["filter"] == *t),
+                "{t} is not offered, so it cannot be ticked"
+            );
+            filters.push(t.to_string());
+        }
+        let body = c.ok(
+            "setExceptionBreakpoints",
+            json!({"filters": filters, "filterOptions": []}),
+        );
+        for bp in body["breakpoints"].as_array().unwrap() {
+            assert_eq!(bp["verified"], true, "{bp}");
+        }
+        c.ok("configurationDone", json!({}));
+        let r = c.response_to(launch_seq);
+        assert_eq!(r["success"], true, "{r}");
+        VsCode { c, caps }
+    }
+
+    /// What VS Code asks at a stop: the threads, the first 20 frames, the scopes of the
+    /// top frame and the variables of its inexpensive scopes, and for an exception stop
+    /// `exceptionInfo`. Returns (stopped event, frames, variables by scope, exceptionInfo).
+    fn at_stop(&mut self) -> AtStop {
+        let stopped = self.c.event("stopped");
+        let tid = stopped["body"]["threadId"].as_i64().unwrap();
+        let threads = self.c.ok("threads", json!({}));
+        assert!(threads["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == tid));
+        let st = self.c.ok(
+            "stackTrace",
+            json!({"threadId": tid, "startFrame": 0, "levels": 20}),
+        );
+        let frames = st["stackFrames"].as_array().unwrap().clone();
+        let top = frames
+            .iter()
+            .find(|f| f["source"]["path"].is_string())
+            .unwrap_or(&frames[0]);
+        let mut vars = Vec::new();
+        let scopes = self.c.ok("scopes", json!({"frameId": top["id"]}));
+        for s in scopes["scopes"].as_array().unwrap() {
+            if s["expensive"] == true {
+                continue;
+            }
+            let v = self.c.ok(
+                "variables",
+                json!({"variablesReference": s["variablesReference"]}),
+            );
+            vars.push((
+                s["name"].as_str().unwrap().to_string(),
+                v["variables"].clone(),
+            ));
+        }
+        let exception = (stopped["body"]["reason"] == "exception")
+            .then(|| self.c.ok("exceptionInfo", json!({"threadId": tid})));
+        AtStop {
+            stopped,
+            tid,
+            frames,
+            total_frames: st["totalFrames"].as_i64(),
+            exception,
+        }
+    }
+
+    /// The Stop button: `terminate`, then `disconnect` once `terminated` arrives; tandem
+    /// exits and leaves no process behind.
+    fn stop_button(mut self) {
+        let pid = self.c.debuggee_pid.expect("a process event");
+        self.c.ok("terminate", json!({}));
+        self.c.event("terminated");
+        self.c.ok(
+            "disconnect",
+            json!({"restart": false, "terminateDebuggee": true}),
+        );
+        let status = self.c.peer.wait_exit(Duration::from_secs(10));
+        assert!(status.success(), "tandem exited with {status}");
+        assert!(
+            wait_until(Duration::from_secs(5), || !alive(pid)),
+            "the debuggee {pid} is still there"
+        );
+    }
+
+    /// Everything the debuggee printed on `category` so far.
+    fn printed(&self, category: &str) -> String {
+        self.c
+            .output
+            .iter()
+            .filter(|(c, _)| c == category)
+            .map(|(_, t)| t.as_str())
+            .collect()
+    }
+}
+
+struct AtStop {
+    stopped: Value,
+    tid: i64,
+    frames: Vec<Value>,
+    total_frames: Option<i64>,
+    exception: Option<Value>,
+}
+
+fn panics() -> PathBuf {
+    build("rust/vscode_panics.rs", "rustc", &["-g", "-Copt-level=0"])
+}
+
+#[test]
+fn every_filter_tandem_implements_is_offered_with_its_default() {
+    let mut c = DapClient::new();
+    let caps = c.ok("initialize", vscode_initialize());
+    let filters = caps["exceptionBreakpointFilters"].as_array().unwrap();
+    let find = |id: &str| {
+        filters
+            .iter()
+            .find(|f| f["filter"] == id)
+            .unwrap_or_else(|| panic!("{id} is not offered: {filters:#?}"))
+    };
+    for (id, default) in [
+        ("rust-panic", true),
+        ("cpp-throw", false),
+        ("cpp-catch", false),
+        ("SIGSEGV", true),
+        ("SIGABRT", true),
+        ("SIGUSR1", false),
+    ] {
+        let f = find(id);
+        assert_eq!(f["default"], default, "{f}");
+        assert!(!f["label"].as_str().unwrap().is_empty(), "{f}");
+        assert!(!f["description"].as_str().unwrap().is_empty(), "{f}");
+    }
+    c.finish();
+}
+
+#[test]
+fn a_rust_panic_stops_with_the_default_filters() {
+    let mut v = VsCode::start(
+        json!({"type": "tandem", "request": "launch", "name": "Debug",
+               "program": panics(), "args": ["index"], "cwd": std::env::temp_dir(),
+               "__configurationTarget": 6, "__sessionId": "5e7f"}),
+        Setup::default(),
+    );
+    let s = v.at_stop();
+    assert_eq!(s.stopped["body"]["reason"], "exception", "{}", s.stopped);
+    assert_eq!(s.stopped["body"]["text"], "panic");
+    let description = s.stopped["body"]["description"].as_str().unwrap();
+    assert!(description.contains("index out of bounds"), "{description}");
+    let info = s.exception.unwrap();
+    assert_eq!(info["exceptionId"], "rust-panic");
+    assert!(
+        info["description"]
+            .as_str()
+            .unwrap()
+            .contains("index out of bounds"),
+        "{info}"
+    );
+    // The stack reaches the user's function that panicked.
+    assert!(
+        s.frames.iter().any(|f| f["name"] == "vscode_panics::pick"),
+        "{:#?}",
+        s.frames
+    );
+    let _ = (s.tid, s.total_frames);
+    let _ = &v.caps;
+    v.stop_button();
+}
+
+/// Whether `src` (a sample) has `marker` on some line; keeps `line_of` and
+/// `sample_path` in use for the cases below.
+fn _line(rel: &str, marker: &str) -> i64 {
+    line_of(&sample_path(rel), marker)
+}
