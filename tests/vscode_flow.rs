@@ -243,7 +243,7 @@ fn a_rust_panic_stops_with_the_default_filters() {
         info["description"]
             .as_str()
             .unwrap()
-            .contains("index out of bounds"),
+            .contains("index out of bounds: the len is 3 but the index is 6"),
         "{info}"
     );
     // The stack reaches the user's function that panicked.
@@ -257,8 +257,65 @@ fn a_rust_panic_stops_with_the_default_filters() {
     v.stop_button();
 }
 
-/// Whether `src` (a sample) has `marker` on some line; keeps `line_of` and
-/// `sample_path` in use for the cases below.
-fn _line(rel: &str, marker: &str) -> i64 {
-    line_of(&sample_path(rel), marker)
+/// The program's own panic message and location, run without a debugger:
+/// (`index out of bounds: …`, `/path/to/file.rs:5:5`).
+fn printed_panic(program: &Path, kind: &str) -> (String, String) {
+    let out = std::process::Command::new(program)
+        .arg(kind)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let mut lines = err.lines().skip_while(|l| !l.contains("panicked at "));
+    let header = lines.next().unwrap();
+    let location = header
+        .split("panicked at ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':')
+        .to_string();
+    (lines.next().unwrap().to_string(), location)
+}
+
+/// Panics of several kinds: the stopped event's description and `exceptionInfo` give
+/// the message exactly as the program prints it; an argument tandem cannot render
+/// without running code (a `Debug` impl of a library type) is `{}`, never a guess.
+#[test]
+fn a_panic_message_is_the_text_the_program_prints() {
+    let program = panics();
+    for (kind, exact) in [
+        ("index", true),
+        ("format", true),
+        ("none", true),
+        ("literal", true),
+        ("expect", true),
+        ("str", true),
+        ("err", false),
+    ] {
+        let (message, location) = printed_panic(&program, kind);
+        let mut v = VsCode::start(
+            json!({"program": program, "args": [kind]}),
+            Setup::default(),
+        );
+        let s = v.at_stop();
+        let description = s.stopped["body"]["description"].as_str().unwrap();
+        let info = s.exception.unwrap();
+        let shown = info["details"]["message"].as_str().unwrap().to_string();
+        let (text, at) = shown.rsplit_once(" at ").unwrap();
+        assert_eq!(at, location, "{kind}: {shown}");
+        if exact {
+            assert_eq!(text, message, "{kind}");
+        } else {
+            // `called `Result::unwrap()` on an `Err` value: {}` for a ParseIntError.
+            let (before, after) = text.split_once("{}").unwrap_or_else(|| panic!("{text}"));
+            assert!(
+                message.starts_with(before) && message.ends_with(after),
+                "{kind}: {text} vs {message}"
+            );
+        }
+        assert_eq!(description, format!("Rust panic: {shown}"), "{kind}");
+        assert_eq!(info["description"], shown.as_str(), "{kind}");
+        v.stop_button();
+    }
 }

@@ -9,7 +9,9 @@ use target::{Tid, Tracer};
 use super::{lock, Core, Session, StopCause};
 use crate::error::Result;
 use crate::mem::{FrameRegs, TracerMemory};
-use crate::modules::Module;
+use crate::modules::{Module, Modules};
+
+mod fmt_args;
 
 /// Which exception events stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,8 +48,9 @@ pub struct ExceptionInfo {
     /// The thrown C++ type (`std::runtime_error`), from the `type_info` passed to
     /// `__cxa_throw`.
     pub type_name: Option<String>,
-    /// The panic message (its format string's text, `{}` where arguments go) and
-    /// location (`src/main.rs:3:5`), when they could be read.
+    /// The panic message as the program prints it (`{}` for an argument tandem
+    /// cannot render without running code) and location (`src/main.rs:3:5`), when
+    /// they could be read.
     pub message: Option<String>,
 }
 
@@ -131,7 +134,7 @@ impl Core {
                         info.message = begin_panic_message(&payload, &regs, &mem);
                         info
                     }
-                    None => describe(kind, &regs, &mem, info),
+                    None => describe(kind, &regs, &mem, &self.modules, info),
                 }
             }
             Err(_) => info,
@@ -215,6 +218,7 @@ fn describe(
     kind: ExceptionStop,
     regs: &FrameRegs,
     mem: &dyn symbols::MemoryReader,
+    modules: &Modules,
     mut info: ExceptionInfo,
 ) -> ExceptionInfo {
     use symbols::RegisterReader;
@@ -233,10 +237,9 @@ fn describe(
         }
         ExceptionStop::RustPanic => {
             // rust_begin_unwind(info: &PanicInfo): { message: &fmt::Arguments,
-            // location: &Location, .. }. Only the literal pieces of the message are
-            // read (arguments would need their Display code to run).
+            // location: &Location, .. }.
             if let Some(pi) = rdi {
-                info.message = panic_message(mem, pi);
+                info.message = panic_message(mem, modules, pi);
             }
         }
         ExceptionStop::CppCatch => {}
@@ -244,28 +247,54 @@ fn describe(
     info
 }
 
-/// The text of a panic: its format string with `{}` where arguments go (arguments
-/// would need their `Display` code to run), then ` at file:line:col`.
+/// The text of a panic as the program prints it, then ` at file:line:col`.
 ///
 /// `PanicInfo` starts with `message: &fmt::Arguments` and `location: &Location`.
-/// Since Rust 1.9x `Arguments` is `{ template: *const u8, args }`, the template a
-/// byte string of pieces (a length byte below 0x80, then that many bytes of text),
-/// argument markers (0xc0) and a final 0 — or, without arguments, the message itself
+/// Since Rust 1.9x `Arguments` is `{ template: *const u8, args }` — the template a
+/// byte string of literal pieces and placeholders, each placeholder formatting one
+/// `rt::Argument { value, formatter }` — or, without arguments, the message itself
 /// with `len << 1 | 1` in `args`; older versions had `{ pieces: &[&str], .. }`.
-/// Anything else (format specs, an unknown layout) ends the text with `…`, and
-/// implausible reads give no message rather than a wrong one.
-fn panic_message(mem: &dyn symbols::MemoryReader, panic_info: u64) -> Option<String> {
+/// Arguments are rendered by `fmt_args` where their formatter is recognised, and
+/// written `{}` where not; implausible reads give no message rather than a wrong one.
+fn panic_message(
+    mem: &dyn symbols::MemoryReader,
+    modules: &Modules,
+    panic_info: u64,
+) -> Option<String> {
     let args = read_u64(mem, panic_info)?;
     let location = read_u64(mem, panic_info + 8);
     let first = read_u64(mem, args)?;
     let second = read_u64(mem, args + 8)?;
-    // A message without arguments is the string itself: `args` holds `len << 1 | 1`.
-    let literal = (second & 1 == 1 && second >> 1 <= 4096)
-        .then(|| read_str(mem, first, second >> 1))
+    let main = modules.main().and_then(|m| m.binary().cloned());
+    let old_layout = main.as_deref().is_some_and(fmt_args::Layout::has_pieces);
+    let layout = main
+        .as_deref()
+        .and_then(fmt_args::Layout::from_dwarf)
+        .unwrap_or_default();
+    let rendered = (!old_layout)
+        .then(|| {
+            fmt_args::ArgsText {
+                modules,
+                mem,
+                layout,
+            }
+            .arguments(args, 0)
+        })
         .flatten();
-    let mut text = literal
-        .or_else(|| template_text(mem, first))
-        .or_else(|| pieces_text(mem, args))?;
+    // A message without arguments is the string itself: `args` holds `len << 1 | 1`.
+    let literal = || {
+        (second & 1 == 1 && second >> 1 <= 4096)
+            .then(|| read_str(mem, first, second >> 1))
+            .flatten()
+    };
+    let mut text = if old_layout {
+        pieces_text(mem, args)?
+    } else {
+        rendered
+            .or_else(literal)
+            .or_else(|| template_text(mem, first))
+            .or_else(|| pieces_text(mem, args))?
+    };
     if let Some(loc) = location {
         // Location { filename: &str, line: u32, col: u32 }.
         if let (Some(fp), Some(fl), Some(lc)) = (
