@@ -114,6 +114,10 @@ impl VsCode {
     /// `exceptionInfo`. Returns (stopped event, frames, variables by scope, exceptionInfo).
     fn at_stop(&mut self) -> AtStop {
         let stopped = self.c.event("stopped");
+        // Messages are read in order and none past the stopped event yet: this is the
+        // output sent before it.
+        let stdout = self.printed("stdout");
+        let stderr = self.printed("stderr");
         let tid = stopped["body"]["threadId"].as_i64().unwrap();
         let threads = self.c.ok("threads", json!({}));
         assert!(threads["threads"]
@@ -148,6 +152,8 @@ impl VsCode {
         let exception = (stopped["body"]["reason"] == "exception")
             .then(|| self.c.ok("exceptionInfo", json!({"threadId": tid})));
         AtStop {
+            stdout,
+            stderr,
             stopped,
             tid,
             frames,
@@ -186,6 +192,9 @@ impl VsCode {
 }
 
 struct AtStop {
+    /// The program's output sent before the stopped event.
+    stdout: String,
+    stderr: String,
     stopped: Value,
     tid: i64,
     frames: Vec<Value>,
@@ -318,4 +327,120 @@ fn a_panic_message_is_the_text_the_program_prints() {
         assert_eq!(info["description"], shown.as_str(), "{kind}");
         v.stop_button();
     }
+}
+
+fn flow_c() -> PathBuf {
+    build("c/vscode_flow.c", "gcc", &["-g", "-O0"])
+}
+
+fn flow_src() -> PathBuf {
+    sample_path("c/vscode_flow.c")
+}
+
+/// The program runs on terminals by default: stdio line-buffers, so what it printed
+/// before a breakpoint is in the debug console at the stop, stderr still as `stderr`.
+#[test]
+fn output_before_a_breakpoint_is_visible_at_the_stop() {
+    let src = flow_src();
+    let line = line_of(&src, "// BREAK_OUTPUT");
+    let mut v = VsCode::start(
+        json!({"program": flow_c(), "args": ["output"]}),
+        Setup {
+            lines: Some((&src, vec![line])),
+            ..Setup::default()
+        },
+    );
+    let s = v.at_stop();
+    assert_eq!(s.stopped["body"]["reason"], "breakpoint");
+    assert_eq!(s.frames[0]["line"], line);
+    let out = &s.stdout;
+    assert!(out.starts_with("tty: 1 1 1\nline 0000 "), "{out:?}");
+    assert!(
+        out.ends_with("line 2999 of the output before the breakpoint\nbefore the breakpoint\n"),
+        "{out:?}"
+    );
+    assert!(!out.contains("after"), "{out:?}");
+    assert_eq!(s.stderr, "on stderr\n");
+    v.c.ok("continue", json!({"threadId": s.tid}));
+    assert_eq!(v.c.event("exited")["body"]["exitCode"], 1);
+    assert!(v.printed("stdout").ends_with("after the breakpoint 42 3\n"));
+    v.c.event("terminated");
+    v.c.finish();
+}
+
+/// `"stdio": "pipes"` asks for pipes: the program sees no terminal, and C's stdio
+/// buffers its output until it exits.
+#[test]
+fn pipes_can_be_asked_for() {
+    let src = flow_src();
+    let line = line_of(&src, "// BREAK_OUTPUT");
+    let mut v = VsCode::start(
+        json!({"program": flow_c(), "args": ["output"], "stdio": "pipes"}),
+        Setup {
+            lines: Some((&src, vec![line])),
+            ..Setup::default()
+        },
+    );
+    let s = v.at_stop();
+    assert_eq!(s.stopped["body"]["reason"], "breakpoint");
+    // stdout is buffered in the program: what it flushed is whole buffers.
+    assert!(
+        !s.stdout.contains("\nbefore the breakpoint\n"),
+        "{:?}",
+        s.stdout
+    );
+    assert_eq!(s.stderr, "on stderr\n", "stderr is unbuffered");
+    v.c.ok("continue", json!({"threadId": s.tid}));
+    v.c.event("exited");
+    let out = v.printed("stdout");
+    assert!(out.starts_with("tty: 0 0 0\nline 0000 "), "{out:?}");
+    v.c.event("terminated");
+    v.c.finish();
+    let mut c = DapClient::new();
+    c.ok("initialize", vscode_initialize());
+    let r = c.request("launch", json!({"program": flow_c(), "stdio": "files"}));
+    assert_eq!(r["success"], false, "{r}");
+    c.finish();
+}
+
+#[test]
+fn output_before_a_crash_is_visible_at_the_stop() {
+    let mut v = VsCode::start(
+        json!({"program": flow_c(), "args": ["crash"]}),
+        Setup::default(),
+    );
+    let s = v.at_stop();
+    assert_eq!(s.stopped["body"]["text"], "SIGSEGV", "{}", s.stopped);
+    assert_eq!(s.frames[0]["name"], "crash");
+    assert_eq!(s.frames[0]["line"], line_of(&flow_src(), "// CRASH_LINE"));
+    assert_eq!(s.stdout, "before the crash\n");
+    let info = s.exception.unwrap();
+    assert_eq!(info["exceptionId"], "SIGSEGV");
+    v.stop_button();
+}
+
+/// `> text` in the debug console is a line of the program's stdin.
+#[test]
+fn the_debug_console_writes_to_stdin() {
+    let mut v = VsCode::start(
+        json!({"program": flow_c(), "args": ["echo"]}),
+        Setup::default(),
+    );
+    assert!(wait_until(Duration::from_secs(10), || {
+        v.c.drain_events(Duration::from_millis(50));
+        v.printed("stdout").contains("type something")
+    }));
+    let r = v.c.ok(
+        "evaluate",
+        json!({"expression": "> hello there", "context": "repl"}),
+    );
+    assert_eq!(r["variablesReference"], 0);
+    assert_eq!(v.c.event("exited")["body"]["exitCode"], 0);
+    assert!(
+        v.printed("stdout").contains("got: hello there\n"),
+        "{:?}",
+        v.printed("stdout")
+    );
+    v.c.event("terminated");
+    v.c.finish();
 }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 use engine::{FrameId, ScopeKind, SessionEvent, SourceMap, StepKind, StopCause};
@@ -55,6 +56,10 @@ struct Debuggee {
     modules: Vec<engine::ModuleInfo>,
     /// Output streams still open.
     open_streams: usize,
+    /// Flush requests for the output readers (see `output.rs`), asked at every stop.
+    flushers: Vec<output::Flusher>,
+    /// The program's stdin when the debug console writes to it (`> text` in the REPL).
+    stdin: Option<std::fs::File>,
 }
 
 pub struct Debugger {
@@ -254,6 +259,8 @@ impl Debugger {
         cwd: Option<PathBuf>,
     ) {
         let mut open_streams = 0;
+        let mut flushers = Vec::new();
+        let mut keep_stdin = None;
         match (terminal, stdio.stdin, stdio.stdout) {
             (Some(kind), Some(master), Some(out)) => {
                 match crate::terminal::start(master, out, self.output_tx.clone()) {
@@ -277,12 +284,15 @@ impl Debugger {
                 }
             }
             (_, stdin, stdout) => {
-                // The program reads end of file from stdin: nothing in the debug
-                // console writes to it.
-                drop(stdin);
+                // The debug console writes to stdin (`> text`); a program reading it
+                // from a terminal waits for a line, from a pipe it may read the end.
+                keep_stdin = stdin;
                 for (file, category) in [(stdout, "stdout"), (stdio.stderr, "stderr")] {
                     if let Some(file) = file {
-                        if output::spawn_reader(file, category, self.output_tx.clone()) {
+                        if let Some(f) =
+                            output::spawn_flushable_reader(file, category, self.output_tx.clone())
+                        {
+                            flushers.push(f);
                             open_streams += 1;
                         }
                     }
@@ -291,6 +301,8 @@ impl Debugger {
         }
         if let Some(d) = self.debuggee.as_mut() {
             d.open_streams = open_streams;
+            d.flushers = flushers;
+            d.stdin = keep_stdin;
         }
     }
 
@@ -363,6 +375,8 @@ impl Debugger {
             signal: None,
             modules: Vec::new(),
             open_streams: 0,
+            flushers: Vec::new(),
+            stdin: None,
         });
         self.after(
             "process",
@@ -513,13 +527,43 @@ impl Debugger {
                     d.open_streams = d.open_streams.saturating_sub(1);
                 }
             }
+            Chunk::Flushed => {}
+        }
+    }
+
+    /// Forwards everything the stopped program has written so far, before its `stopped`
+    /// event: each reader reads what is waiting and answers (bounded wait).
+    fn flush_output(&mut self, output_rx: &Receiver<Chunk>) {
+        let asked = self
+            .debuggee
+            .as_ref()
+            .map_or(0, |d| d.flushers.iter().filter(|f| f.request()).count());
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let mut answered = 0;
+        while answered < asked {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match output_rx.recv_timeout(left) {
+                Ok(Chunk::Flushed) => answered += 1,
+                Ok(c @ Chunk::End) => {
+                    answered += 1;
+                    self.on_output(c);
+                }
+                Ok(c) => self.on_output(c),
+                Err(_) => {
+                    tracing::debug!("output flush: {answered} of {asked} readers answered");
+                    break;
+                }
+            }
         }
     }
 
     pub(crate) fn on_debuggee_event(&mut self, ev: SessionEvent, output_rx: &Receiver<Chunk>) {
         tracing::debug!(?ev, "debuggee event");
         match ev {
-            SessionEvent::Stopped(stop) => self.on_stop(stop),
+            SessionEvent::Stopped(stop) => {
+                self.flush_output(output_rx);
+                self.on_stop(stop)
+            }
             SessionEvent::Output(text) => self.out.event(
                 "output",
                 Some(json!({"category": "console", "output": text})),
@@ -1831,6 +1875,11 @@ impl Debugger {
         if expression.is_empty() {
             return Err("nothing to evaluate".into());
         }
+        if args.context.as_deref() == Some("repl") {
+            if let Some(line) = args.expression.trim_start().strip_prefix('>') {
+                return self.write_stdin(line.strip_prefix(' ').unwrap_or(line));
+            }
+        }
         let frame = self.eval_frame(args.frame_id)?;
         let v = self
             .debuggee()?
@@ -1849,6 +1898,52 @@ impl Debugger {
             named_variables: var.named_variables,
             indexed_variables: var.indexed_variables,
             memory_reference: var.memory_reference,
+        })
+    }
+
+    /// `> text` in the debug console: `text` and a newline to the program's stdin; a
+    /// lone `>` ends its input (end of file: Ctrl-D on a terminal, closing a pipe).
+    fn write_stdin(&mut self, line: &str) -> Result<EvaluateBody, Failure> {
+        use std::io::Write;
+        let d = self
+            .debuggee
+            .as_mut()
+            .ok_or("no program is being debugged")?;
+        let stdin = d
+            .stdin
+            .as_mut()
+            .ok_or("the program's stdin is not the debug console's")?;
+        let end = line.is_empty();
+        let is_tty = {
+            use std::os::fd::AsRawFd;
+            // SAFETY: isatty on a descriptor we own.
+            unsafe { libc::isatty(stdin.as_raw_fd()) == 1 }
+        };
+        let result = if end && !is_tty {
+            d.stdin = None;
+            "stdin closed".to_string()
+        } else {
+            let bytes: Vec<u8> = if end {
+                vec![4]
+            } else {
+                format!("{line}\n").into_bytes()
+            };
+            stdin
+                .write_all(&bytes)
+                .map_err(|e| format!("cannot write to the program's stdin: {e}"))?;
+            if end {
+                "end of input sent".to_string()
+            } else {
+                String::new()
+            }
+        };
+        Ok(EvaluateBody {
+            result,
+            type_name: None,
+            variables_reference: 0,
+            named_variables: None,
+            indexed_variables: None,
+            memory_reference: None,
         })
     }
 
