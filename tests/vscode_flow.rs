@@ -444,3 +444,64 @@ fn the_debug_console_writes_to_stdin() {
     v.c.event("terminated");
     v.c.finish();
 }
+
+/// With `cpp-throw` ticked, a throw stops; `exceptionInfo` gives the demangled type and,
+/// for the standard exceptions, the `what()` text; a class that overrides `what()` and a
+/// thrown `int` give the type only.
+#[test]
+fn a_ticked_cpp_throw_stops_with_its_type_and_what() {
+    let program = build("cpp/vscode_throw.cpp", "g++", &["-g", "-O0"]);
+    for (kind, type_name, what) in [
+        (
+            "invalid",
+            "std::invalid_argument",
+            Some("bad value: invalid"),
+        ),
+        (
+            "runtime",
+            "std::runtime_error",
+            Some("a runtime error with a message longer than fifteen"),
+        ),
+        ("custom", "Custom", None),
+        ("int", "int", None),
+    ] {
+        let mut v = VsCode::start(
+            json!({"program": program, "args": [kind]}),
+            Setup {
+                ticked: vec!["cpp-throw"],
+                ..Setup::default()
+            },
+        );
+        let s = v.at_stop();
+        assert_eq!(s.stopped["body"]["reason"], "exception", "{}", s.stopped);
+        assert_eq!(s.stopped["body"]["text"], "throw");
+        let info = s.exception.unwrap();
+        assert_eq!(info["exceptionId"], "cpp-throw");
+        assert_eq!(info["details"]["typeName"], type_name, "{info}");
+        assert_eq!(info["details"]["message"].as_str(), what, "{info}");
+        let full = match what {
+            Some(w) => format!("{type_name}: {w}"),
+            None => type_name.to_string(),
+        };
+        assert_eq!(info["description"], full.as_str());
+        assert_eq!(
+            s.stopped["body"]["description"],
+            format!("C++ exception thrown: {full}").as_str()
+        );
+        assert!(
+            s.frames.iter().any(|f| f["name"] == "parse"),
+            "{:#?}",
+            s.frames
+        );
+        v.stop_button();
+    }
+    // Not ticked: the same program runs to its catch.
+    let mut v = VsCode::start(
+        json!({"program": program, "args": ["invalid"]}),
+        Setup::default(),
+    );
+    assert_eq!(v.c.event("exited")["body"]["exitCode"], 1);
+    assert!(v.printed("stdout").contains("caught: bad value: invalid"));
+    v.c.event("terminated");
+    v.c.finish();
+}

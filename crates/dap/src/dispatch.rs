@@ -57,7 +57,7 @@ pub const FILTERS: &[Filter] = &[
     Filter {
         id: "cpp-throw",
         label: "C++: on throw",
-        description: "Stop when a C++ exception is thrown (__cxa_throw); shows its type",
+        description: "Stop when a C++ exception is thrown (__cxa_throw); shows its type and what()",
         default: false,
         event: FilterEvent::Exception(engine::ExceptionStop::CppThrow),
     },

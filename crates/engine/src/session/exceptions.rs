@@ -48,9 +48,10 @@ pub struct ExceptionInfo {
     /// The thrown C++ type (`std::runtime_error`), from the `type_info` passed to
     /// `__cxa_throw`.
     pub type_name: Option<String>,
-    /// The panic message as the program prints it (`{}` for an argument tandem
-    /// cannot render without running code) and location (`src/main.rs:3:5`), when
-    /// they could be read.
+    /// The panic message as the program prints it, or a C++ exception's `what()`
+    /// (for the standard exceptions that keep it in `_M_msg`). A panic's message has
+    /// `{}` for an argument tandem cannot render without running code, and its
+    /// location (`src/main.rs:3:5`). `None` when it could not be read.
     pub message: Option<String>,
 }
 
@@ -145,7 +146,7 @@ impl Core {
             (None, Some(m)) => Some(m.clone()),
             (None, None) => None,
         };
-        let message = info.message.clone().or_else(|| info.type_name.clone());
+        let message = description.clone();
         self.exceptions.last = Some((tid, info));
         self.stopped_with(
             tid,
@@ -234,6 +235,9 @@ fn describe(
                     info.type_name = Some(symbols::names::demangle_type(&raw));
                 }
             }
+            if let Some(object) = rdi {
+                info.message = cpp_what(mem, modules, object);
+            }
         }
         ExceptionStop::RustPanic => {
             // rust_begin_unwind(info: &PanicInfo): { message: &fmt::Arguments,
@@ -245,6 +249,39 @@ fn describe(
         ExceptionStop::CppCatch => {}
     }
     info
+}
+
+/// The `what()` text of a thrown C++ object, read without calling it: only when the
+/// `what()` its vtable holds is libstdc++'s `std::logic_error::what` or
+/// `std::runtime_error::what` (so a class overriding it gives no text rather than a
+/// guess), which return the message kept in `_M_msg`, the object's first member after
+/// its vtable pointer. `_M_msg` is a `__cow_string`: one pointer to the characters,
+/// preceded by the reference-counted representation `{length, capacity, refcount}`,
+/// whose length must agree with the text's.
+fn cpp_what(mem: &dyn symbols::MemoryReader, modules: &Modules, object: u64) -> Option<String> {
+    let vtable = read_u64(mem, object)?;
+    // The vtable of std::exception's hierarchy: two destructors, then what().
+    let what = read_u64(mem, vtable.checked_add(16)?)?;
+    let module = modules.find(what)?;
+    let name = module.binary()?.symbol_name_at(module.to_file(what))?;
+    let known = ["std::logic_error::what", "std::runtime_error::what"];
+    if !known.iter().any(|k| {
+        name.strip_prefix(k)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['(', ' ']))
+    }) {
+        return None;
+    }
+    let chars = read_u64(mem, object.checked_add(8)?)?;
+    let length = read_u64(mem, chars.checked_sub(24)?)?;
+    if length > 64 * 1024 {
+        return None;
+    }
+    let text = read_str(mem, chars, length)?;
+    // The text ends with the terminating NUL a COW string keeps.
+    let mut nul = [0u8; 1];
+    mem.read(symbols::RuntimeAddr(chars + length), &mut nul)
+        .ok()?;
+    (nul[0] == 0 && !text.contains('\0')).then_some(text)
 }
 
 /// The text of a panic as the program prints it, then ` at file:line:col`.
