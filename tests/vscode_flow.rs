@@ -505,3 +505,145 @@ fn a_ticked_cpp_throw_stops_with_its_type_and_what() {
     v.c.event("terminated");
     v.c.finish();
 }
+
+/// `name = value` lines gdb prints for the arguments and locals of frame `frame` at the
+/// first stop in `function` (the oracle for values).
+fn gdb_frame_values(
+    program: &Path,
+    arg: &str,
+    function: &str,
+    frame: usize,
+) -> Vec<(String, String)> {
+    let out = std::process::Command::new("gdb")
+        .args(["-nx", "-batch", "-ex"])
+        .arg(format!("break {function}"))
+        .args(["-ex", &format!("run {arg}")])
+        .args(["-ex", &format!("frame {frame}")])
+        .args(["-ex", "info args", "-ex", "info locals", "-ex", "kill"])
+        .arg(program)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.lines()
+        .filter_map(|l| l.split_once(" = "))
+        .filter(|(n, _)| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A 45-deep recursion stopped by a function breakpoint: VS Code pages the stack 20 +
+/// 20 frames, opens frame 20's scopes and variables (checked against gdb), hovers and
+/// watches expressions there, and the Stop button ends the program.
+#[test]
+fn a_deep_stack_is_paged_and_its_frames_inspected() {
+    let program = flow_c();
+    let mut v = VsCode::start(
+        json!({"program": program, "args": ["recurse"]}),
+        Setup {
+            functions: vec!["stop_here"],
+            ..Setup::default()
+        },
+    );
+    let s = v.at_stop();
+    assert_eq!(
+        s.stopped["body"]["reason"], "function breakpoint",
+        "{}",
+        s.stopped
+    );
+    assert_eq!(s.frames.len(), 20);
+    assert_eq!(s.frames[0]["name"], "stop_here");
+    // 45 calls of recurse, stop_here and main (then libc's start frames).
+    let total = s.total_frames.unwrap();
+    assert!(total >= 47, "{total}");
+    let next = v.c.ok(
+        "stackTrace",
+        json!({"threadId": s.tid, "startFrame": 20, "levels": 20}),
+    );
+    let more = next["stackFrames"].as_array().unwrap();
+    assert_eq!(more.len(), 20);
+    assert!(more.iter().all(|f| f["name"] == "recurse"), "{more:#?}");
+    let ids: std::collections::HashSet<i64> = s
+        .frames
+        .iter()
+        .chain(more.iter())
+        .map(|f| f["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 40, "frame ids are distinct across pages");
+    let last = v.c.ok(
+        "stackTrace",
+        json!({"threadId": s.tid, "startFrame": 40, "levels": 20}),
+    );
+    let tail = last["stackFrames"].as_array().unwrap();
+    assert_eq!(tail.len() as i64, total - 40);
+    assert_eq!(tail[6]["name"], "main");
+
+    // Frame 20: its scopes and variables, as gdb shows them.
+    let frame20 = &more[0];
+    assert_eq!(
+        frame20["line"],
+        line_of(&flow_src(), "return recurse(depth + 1")
+    );
+    let oracle = gdb_frame_values(&program, "recurse", "stop_here", 20);
+    assert_eq!(oracle.len(), 3, "{oracle:?}");
+    let scopes = v.c.ok("scopes", json!({"frameId": frame20["id"]}));
+    let mut seen = Vec::new();
+    for sc in scopes["scopes"].as_array().unwrap() {
+        if sc["expensive"] == true {
+            continue;
+        }
+        let vars = v.c.ok(
+            "variables",
+            json!({"variablesReference": sc["variablesReference"]}),
+        );
+        for var in vars["variables"].as_array().unwrap() {
+            seen.push((
+                var["name"].as_str().unwrap().to_string(),
+                var["value"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    for (name, value) in &oracle {
+        assert!(
+            seen.iter().any(|(n, v)| n == name && v == value),
+            "{name} = {value} (gdb) not in {seen:?}"
+        );
+    }
+
+    // Hover and watch in frame 20; a hover over nothing shows nothing.
+    let hover = v.c.ok(
+        "evaluate",
+        json!({"expression": "local", "frameId": frame20["id"], "context": "hover"}),
+    );
+    assert_eq!(hover["result"], "260");
+    let watch = v.c.ok(
+        "evaluate",
+        json!({"expression": "depth * 2 + limit", "frameId": frame20["id"], "context": "watch"}),
+    );
+    assert_eq!(watch["result"], "97");
+    let global = v.c.ok(
+        "evaluate",
+        json!({"expression": "depth_reached", "frameId": s.frames[0]["id"], "context": "watch"}),
+    );
+    assert_eq!(global["result"], "0");
+    let r = v.c.request(
+        "evaluate",
+        json!({"expression": "no_such_name", "frameId": frame20["id"], "context": "hover"}),
+    );
+    assert_eq!(r["success"], false, "{r}");
+    v.stop_button();
+}
+
+/// The Stop button while the program runs (blocked reading its terminal): `terminate`
+/// then `disconnect` end it, and tandem, without leaving a process.
+#[test]
+fn the_stop_button_on_a_running_program_leaves_no_process() {
+    let mut v = VsCode::start(
+        json!({"program": flow_c(), "args": ["echo"]}),
+        Setup::default(),
+    );
+    assert!(wait_until(Duration::from_secs(10), || {
+        v.c.drain_events(Duration::from_millis(50));
+        v.printed("stdout").contains("type something")
+    }));
+    v.stop_button();
+}
