@@ -28,4 +28,4 @@ if [[ -n "${TANDEM_BIN:-}" ]]; then
     export TANDEM_BIN
 fi
 
-exec node --test dap.test.js session.test.js adapters.test.js
+exec node --test dap.test.js session.test.js adapters.test.js vscode_flow.test.js

@@ -48,7 +48,10 @@ pub fn build_sources(rels: &[&str], compiler: &str, flags: &[&str]) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dap-samples");
     std::fs::create_dir_all(&dir).unwrap();
     let many = if rels.len() > 1 { "-multi" } else { "" };
-    let out = dir.join(format!("{stem}{many}-{compiler}-{tag}-{}", std::process::id()));
+    let out = dir.join(format!(
+        "{stem}{many}-{compiler}-{tag}-{}",
+        std::process::id()
+    ));
     if out.exists() {
         return out;
     }
@@ -150,6 +153,14 @@ impl DapClient {
     }
 
     pub fn response_to(&mut self, seq: i64) -> Value {
+        // A response that arrived while the test waited for something else was kept.
+        if let Some(i) = self
+            .events
+            .iter()
+            .position(|m| m["type"] == "response" && m["request_seq"] == json!(seq))
+        {
+            return self.events.remove(i).unwrap();
+        }
         loop {
             let m = self
                 .next_message(PATIENCE)

@@ -79,6 +79,8 @@ pub struct Peer {
     next_seq: i64,
     /// Messages validated against the protocol definition.
     pub validated: usize,
+    /// Messages that could not be validated: no definition of the protocol was found.
+    pub unvalidated: usize,
 }
 
 impl Peer {
@@ -146,6 +148,7 @@ impl Peer {
             next_id: 1,
             next_seq: 1,
             validated: 0,
+            unvalidated: 0,
         }
     }
 
@@ -243,7 +246,7 @@ impl Peer {
             Some(Err(e)) => {
                 panic!("tandem sent a message the protocol does not allow: {e}\n{msg:#}")
             }
-            None => {}
+            None => self.unvalidated += 1,
         }
     }
 
@@ -327,19 +330,43 @@ impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let source = match self.protocol {
+            Protocol::Dap => dap_schema().map(|s| s.source().display().to_string()),
+            Protocol::Lsp => lsp_model().map(|m| m.source().display().to_string()),
+        };
+        let name = match self.protocol {
+            Protocol::Dap => "DAP",
+            Protocol::Lsp => "LSP",
+        };
         if self.validated > 0 {
             eprintln!(
-                "validated {} messages from tandem against the protocol definition",
-                self.validated
+                "validated {} {name} messages from tandem against {}",
+                self.validated,
+                source.as_deref().unwrap_or("?")
             );
-            record_validated(self.protocol, self.validated);
         }
+        if self.unvalidated > 0 {
+            eprintln!(
+                "{} {name} messages from tandem were NOT validated: no definition found",
+                self.unvalidated
+            );
+        }
+        record_validated(self.protocol, self.validated, self.unvalidated, source);
     }
 }
 
 /// Adds to the tally scripts/test prints after the suites: one line per peer in
-/// target/tmp/validated-{dap,lsp}.log (appends are atomic at this size).
-fn record_validated(protocol: Protocol, count: usize) {
+/// target/tmp/validated-{dap,lsp}.log (appends are atomic at this size):
+/// `VALIDATED<TAB>UNVALIDATED<TAB>SOURCE` (`-` when no definition was found).
+fn record_validated(
+    protocol: Protocol,
+    validated: usize,
+    unvalidated: usize,
+    source: Option<String>,
+) {
+    if validated == 0 && unvalidated == 0 {
+        return;
+    }
     let name = match protocol {
         Protocol::Dap => "validated-dap.log",
         Protocol::Lsp => "validated-lsp.log",
@@ -350,6 +377,7 @@ fn record_validated(protocol: Protocol, count: usize) {
         .append(true)
         .open(path)
     {
-        let _ = writeln!(f, "{count}");
+        let source = source.unwrap_or_else(|| "-".into());
+        let _ = writeln!(f, "{validated}\t{unvalidated}\t{source}");
     }
 }

@@ -12,6 +12,12 @@
 //! 3. DAP only: the older schema inside PyPI's debugpy wheel, extracted to
 //!    `<workspace>/.tools/debugpy/debugProtocol.json` by
 //!    `tests/support/fetch-debugpy-schema.sh` (run here when the file is missing).
+//!
+//! The LSP meta model has no such fallback: no registry package ships it (npm's
+//! vscode-languageserver-protocol has only metaModel.schema.json, PyPI's lsprotocol only
+//! generated Python). Messages that could not be validated are counted as such by the
+//! peers (`support/mod.rs`), and scripts/test fails a run that validated none of a
+//! protocol's messages.
 
 // Not every test binary uses every item of this module.
 #![allow(dead_code)]

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 use engine::{FrameId, ScopeKind, SessionEvent, SourceMap, StepKind, StopCause};
@@ -55,6 +56,10 @@ struct Debuggee {
     modules: Vec<engine::ModuleInfo>,
     /// Output streams still open.
     open_streams: usize,
+    /// Flush requests for the output readers (see `output.rs`), asked at every stop.
+    flushers: Vec<output::Flusher>,
+    /// The program's stdin when the debug console writes to it (`> text` in the REPL).
+    stdin: Option<std::fs::File>,
 }
 
 pub struct Debugger {
@@ -254,6 +259,8 @@ impl Debugger {
         cwd: Option<PathBuf>,
     ) {
         let mut open_streams = 0;
+        let mut flushers = Vec::new();
+        let mut keep_stdin = None;
         match (terminal, stdio.stdin, stdio.stdout) {
             (Some(kind), Some(master), Some(out)) => {
                 match crate::terminal::start(master, out, self.output_tx.clone()) {
@@ -277,12 +284,15 @@ impl Debugger {
                 }
             }
             (_, stdin, stdout) => {
-                // The program reads end of file from stdin: nothing in the debug
-                // console writes to it.
-                drop(stdin);
+                // The debug console writes to stdin (`> text`); a program reading it
+                // from a terminal waits for a line, from a pipe it may read the end.
+                keep_stdin = stdin;
                 for (file, category) in [(stdout, "stdout"), (stdio.stderr, "stderr")] {
                     if let Some(file) = file {
-                        if output::spawn_reader(file, category, self.output_tx.clone()) {
+                        if let Some(f) =
+                            output::spawn_flushable_reader(file, category, self.output_tx.clone())
+                        {
+                            flushers.push(f);
                             open_streams += 1;
                         }
                     }
@@ -291,6 +301,8 @@ impl Debugger {
         }
         if let Some(d) = self.debuggee.as_mut() {
             d.open_streams = open_streams;
+            d.flushers = flushers;
+            d.stdin = keep_stdin;
         }
     }
 
@@ -363,6 +375,8 @@ impl Debugger {
             signal: None,
             modules: Vec::new(),
             open_streams: 0,
+            flushers: Vec::new(),
+            stdin: None,
         });
         self.after(
             "process",
@@ -513,13 +527,43 @@ impl Debugger {
                     d.open_streams = d.open_streams.saturating_sub(1);
                 }
             }
+            Chunk::Flushed => {}
+        }
+    }
+
+    /// Forwards everything the stopped program has written so far, before its `stopped`
+    /// event: each reader reads what is waiting and answers (bounded wait).
+    fn flush_output(&mut self, output_rx: &Receiver<Chunk>) {
+        let asked = self
+            .debuggee
+            .as_ref()
+            .map_or(0, |d| d.flushers.iter().filter(|f| f.request()).count());
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let mut answered = 0;
+        while answered < asked {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match output_rx.recv_timeout(left) {
+                Ok(Chunk::Flushed) => answered += 1,
+                Ok(c @ Chunk::End) => {
+                    answered += 1;
+                    self.on_output(c);
+                }
+                Ok(c) => self.on_output(c),
+                Err(_) => {
+                    tracing::debug!("output flush: {answered} of {asked} readers answered");
+                    break;
+                }
+            }
         }
     }
 
     pub(crate) fn on_debuggee_event(&mut self, ev: SessionEvent, output_rx: &Receiver<Chunk>) {
         tracing::debug!(?ev, "debuggee event");
         match ev {
-            SessionEvent::Stopped(stop) => self.on_stop(stop),
+            SessionEvent::Stopped(stop) => {
+                self.flush_output(output_rx);
+                self.on_stop(stop)
+            }
             SessionEvent::Output(text) => self.out.event(
                 "output",
                 Some(json!({"category": "console", "output": text})),
@@ -987,15 +1031,10 @@ impl Debugger {
                 .into_iter()
                 .map(|o| o.filter_id),
         );
-        let known: Vec<&str> = crate::dispatch::SIGNAL_FILTERS
-            .iter()
-            .map(|(n, ..)| *n)
-            .chain(crate::dispatch::LANGUAGE_FILTERS.iter().map(|(n, ..)| *n))
-            .collect();
         let breakpoints = filters
             .iter()
             .map(|f| {
-                let ok = known.contains(&f.as_str());
+                let ok = crate::dispatch::filter(f).is_some();
                 Breakpoint {
                     verified: ok,
                     ..Breakpoint::unverified(
@@ -1014,32 +1053,32 @@ impl Debugger {
         let Some(d) = self.debuggee.as_ref() else {
             return Ok(());
         };
-        // Until the client sets filters, the defaults the capabilities announce apply.
-        let defaults: Vec<String> = crate::dispatch::SIGNAL_FILTERS
+        // Until the client sets filters, the defaults the capabilities announce apply;
+        // once it does, its set replaces them (as VS Code expects: it sends the filters
+        // marked `default` plus the ticked ones).
+        let chosen: Vec<&crate::dispatch::Filter> = match &self.signal_filters {
+            Some(ids) => ids
+                .iter()
+                .filter_map(|f| crate::dispatch::filter(f))
+                .collect(),
+            None => crate::dispatch::FILTERS
+                .iter()
+                .filter(|f| f.default)
+                .collect(),
+        };
+        let signals: Vec<i32> = chosen
             .iter()
-            .filter(|f| f.3)
-            .map(|f| f.0.to_string())
-            .chain(
-                crate::dispatch::LANGUAGE_FILTERS
-                    .iter()
-                    .filter(|f| f.3)
-                    .map(|f| f.0.to_string()),
-            )
-            .collect();
-        let filters = self.signal_filters.as_ref().unwrap_or(&defaults);
-        let signals: Vec<i32> = crate::dispatch::SIGNAL_FILTERS
-            .iter()
-            .filter(|(name, ..)| filters.iter().any(|f| f == name))
-            .map(|(_, signo, ..)| *signo)
+            .filter_map(|f| match f.event {
+                crate::dispatch::FilterEvent::Signal(s) => Some(s),
+                crate::dispatch::FilterEvent::Exception(_) => None,
+            })
             .collect();
         d.session.set_signal_stops(&signals).map_err(fail)?;
-        let stops: Vec<engine::ExceptionStop> = filters
+        let stops: Vec<engine::ExceptionStop> = chosen
             .iter()
-            .filter_map(|f| match f.as_str() {
-                "rust-panic" => Some(engine::ExceptionStop::RustPanic),
-                "cpp-throw" => Some(engine::ExceptionStop::CppThrow),
-                "cpp-catch" => Some(engine::ExceptionStop::CppCatch),
-                _ => None,
+            .filter_map(|f| match f.event {
+                crate::dispatch::FilterEvent::Exception(k) => Some(k),
+                crate::dispatch::FilterEvent::Signal(_) => None,
             })
             .collect();
         // Not planted yet (libstdc++ not loaded) is fine: the engine plants them when
@@ -1836,6 +1875,11 @@ impl Debugger {
         if expression.is_empty() {
             return Err("nothing to evaluate".into());
         }
+        if args.context.as_deref() == Some("repl") {
+            if let Some(line) = args.expression.trim_start().strip_prefix('>') {
+                return self.write_stdin(line.strip_prefix(' ').unwrap_or(line));
+            }
+        }
         let frame = self.eval_frame(args.frame_id)?;
         let v = self
             .debuggee()?
@@ -1854,6 +1898,52 @@ impl Debugger {
             named_variables: var.named_variables,
             indexed_variables: var.indexed_variables,
             memory_reference: var.memory_reference,
+        })
+    }
+
+    /// `> text` in the debug console: `text` and a newline to the program's stdin; a
+    /// lone `>` ends its input (end of file: Ctrl-D on a terminal, closing a pipe).
+    fn write_stdin(&mut self, line: &str) -> Result<EvaluateBody, Failure> {
+        use std::io::Write;
+        let d = self
+            .debuggee
+            .as_mut()
+            .ok_or("no program is being debugged")?;
+        let stdin = d
+            .stdin
+            .as_mut()
+            .ok_or("the program's stdin is not the debug console's")?;
+        let end = line.is_empty();
+        let is_tty = {
+            use std::os::fd::AsRawFd;
+            // SAFETY: isatty on a descriptor we own.
+            unsafe { libc::isatty(stdin.as_raw_fd()) == 1 }
+        };
+        let result = if end && !is_tty {
+            d.stdin = None;
+            "stdin closed".to_string()
+        } else {
+            let bytes: Vec<u8> = if end {
+                vec![4]
+            } else {
+                format!("{line}\n").into_bytes()
+            };
+            stdin
+                .write_all(&bytes)
+                .map_err(|e| format!("cannot write to the program's stdin: {e}"))?;
+            if end {
+                "end of input sent".to_string()
+            } else {
+                String::new()
+            }
+        };
+        Ok(EvaluateBody {
+            result,
+            type_name: None,
+            variables_reference: 0,
+            named_variables: None,
+            indexed_variables: None,
+            memory_reference: None,
         })
     }
 

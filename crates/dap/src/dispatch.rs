@@ -6,76 +6,166 @@ use wire::dap;
 use crate::server::{Adapter, Ending, Flow};
 use crate::types::*;
 
-/// The filters of `setExceptionBreakpoints`: one per signal a user may want to stop at.
-/// The fatal ones are on by default.
-pub const SIGNAL_FILTERS: &[(&str, i32, &str, bool)] = &[
-    (
+/// What an exception filter turns on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterEvent {
+    /// The program receives this signal.
+    Signal(i32),
+    /// A language event: a Rust panic, a C++ throw or catch.
+    Exception(engine::ExceptionStop),
+}
+
+/// One filter of `setExceptionBreakpoints`, as `exceptionBreakpointFilters` offers it.
+#[derive(Clone, Copy, Debug)]
+pub struct Filter {
+    pub id: &'static str,
+    pub label: &'static str,
+    pub description: &'static str,
+    /// On until the client sends `setExceptionBreakpoints` (which replaces the set).
+    pub default: bool,
+    pub event: FilterEvent,
+}
+
+const fn signal(
+    id: &'static str,
+    label: &'static str,
+    signo: i32,
+    description: &'static str,
+    default: bool,
+) -> Filter {
+    Filter {
+        id,
+        label,
+        description,
+        default,
+        event: FilterEvent::Signal(signo),
+    }
+}
+
+/// Every filter tandem implements, all offered in the capabilities: a filter the client
+/// was never shown can never be on or off without the user knowing. The fatal signals
+/// and Rust panics are on by default.
+pub const FILTERS: &[Filter] = &[
+    Filter {
+        id: "rust-panic",
+        label: "Rust: panic",
+        description: "Stop when a Rust panic starts, before the stack unwinds \
+                      (rust_begin_unwind, or std::panicking::begin_panic)",
+        default: true,
+        event: FilterEvent::Exception(engine::ExceptionStop::RustPanic),
+    },
+    Filter {
+        id: "cpp-throw",
+        label: "C++: on throw",
+        description: "Stop when a C++ exception is thrown (__cxa_throw); shows its type and what()",
+        default: false,
+        event: FilterEvent::Exception(engine::ExceptionStop::CppThrow),
+    },
+    Filter {
+        id: "cpp-catch",
+        label: "C++: on catch",
+        description: "Stop when a C++ exception is caught (__cxa_begin_catch)",
+        default: false,
+        event: FilterEvent::Exception(engine::ExceptionStop::CppCatch),
+    },
+    signal(
         "SIGSEGV",
+        "Signal: SIGSEGV",
         libc::SIGSEGV,
-        "segmentation fault (invalid memory access)",
+        "Segmentation fault (invalid memory access)",
         true,
     ),
-    (
+    signal(
         "SIGBUS",
+        "Signal: SIGBUS",
         libc::SIGBUS,
-        "bus error (misaligned or truncated mapping)",
+        "Bus error (misaligned or truncated mapping)",
         true,
     ),
-    (
+    signal(
         "SIGFPE",
+        "Signal: SIGFPE",
         libc::SIGFPE,
-        "arithmetic exception (division by zero)",
+        "Arithmetic exception (division by zero)",
         true,
     ),
-    ("SIGILL", libc::SIGILL, "illegal instruction", true),
-    (
+    signal(
+        "SIGILL",
+        "Signal: SIGILL",
+        libc::SIGILL,
+        "Illegal instruction",
+        true,
+    ),
+    signal(
         "SIGABRT",
+        "Signal: SIGABRT",
         libc::SIGABRT,
         "abort() (failed assertion, panic=abort)",
         true,
     ),
-    (
+    signal(
         "SIGTRAP",
+        "Signal: SIGTRAP",
         libc::SIGTRAP,
-        "a trap the program raised itself",
+        "A trap the program raised itself",
         false,
     ),
-    ("SIGINT", libc::SIGINT, "interrupt (Ctrl-C)", false),
-    ("SIGTERM", libc::SIGTERM, "termination request", false),
-    ("SIGHUP", libc::SIGHUP, "hangup", false),
-    ("SIGPIPE", libc::SIGPIPE, "write to a closed pipe", false),
-    ("SIGALRM", libc::SIGALRM, "timer alarm", false),
-    (
+    signal(
+        "SIGINT",
+        "Signal: SIGINT",
+        libc::SIGINT,
+        "Interrupt (Ctrl-C)",
+        false,
+    ),
+    signal(
+        "SIGTERM",
+        "Signal: SIGTERM",
+        libc::SIGTERM,
+        "Termination request",
+        false,
+    ),
+    signal("SIGHUP", "Signal: SIGHUP", libc::SIGHUP, "Hangup", false),
+    signal(
+        "SIGPIPE",
+        "Signal: SIGPIPE",
+        libc::SIGPIPE,
+        "Write to a closed pipe",
+        false,
+    ),
+    signal(
+        "SIGALRM",
+        "Signal: SIGALRM",
+        libc::SIGALRM,
+        "Timer alarm",
+        false,
+    ),
+    signal(
         "SIGCHLD",
+        "Signal: SIGCHLD",
         libc::SIGCHLD,
-        "a child process changed state",
+        "A child process changed state",
         false,
     ),
-    ("SIGUSR1", libc::SIGUSR1, "user signal 1", false),
-    ("SIGUSR2", libc::SIGUSR2, "user signal 2", false),
+    signal(
+        "SIGUSR1",
+        "Signal: SIGUSR1",
+        libc::SIGUSR1,
+        "User signal 1",
+        false,
+    ),
+    signal(
+        "SIGUSR2",
+        "Signal: SIGUSR2",
+        libc::SIGUSR2,
+        "User signal 2",
+        false,
+    ),
 ];
 
-/// Language exception filters: a Rust panic, a C++ throw or catch stops the program.
-pub const LANGUAGE_FILTERS: &[(&str, &str, &str, bool)] = &[
-    (
-        "rust-panic",
-        "Rust panic",
-        "a panic starts (rust_begin_unwind)",
-        true,
-    ),
-    (
-        "cpp-throw",
-        "C++ throw",
-        "an exception is thrown (__cxa_throw)",
-        false,
-    ),
-    (
-        "cpp-catch",
-        "C++ catch",
-        "an exception is caught (__cxa_begin_catch)",
-        false,
-    ),
-];
+/// The filter named `id`.
+pub fn filter(id: &str) -> Option<&'static Filter> {
+    FILTERS.iter().find(|f| f.id == id)
+}
 
 pub fn capabilities() -> Capabilities {
     Capabilities {
@@ -85,17 +175,15 @@ pub fn capabilities() -> Capabilities {
         supports_hit_conditional_breakpoints: Some(true),
         supports_evaluate_for_hovers: Some(true),
         exception_breakpoint_filters: Some(
-            SIGNAL_FILTERS
+            FILTERS
                 .iter()
-                .map(
-                    |(name, _, description, default)| ExceptionBreakpointsFilter {
-                        filter: name.to_string(),
-                        label: name.to_string(),
-                        description: description.to_string(),
-                        default: *default,
-                        supports_condition: false,
-                    },
-                )
+                .map(|f| ExceptionBreakpointsFilter {
+                    filter: f.id.to_string(),
+                    label: f.label.to_string(),
+                    description: f.description.to_string(),
+                    default: f.default,
+                    supports_condition: false,
+                })
                 .collect(),
         ),
         supports_set_variable: Some(true),

@@ -45,7 +45,15 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         args: args.args.iter().map(OsString::from).collect(),
         cwd,
         env: environment(args.env.as_ref())?,
-        stdio: target::StdioMode::Pipes,
+        stdio: match args.stdio.as_deref() {
+            None | Some("terminal") => target::StdioMode::Terminals,
+            Some("pipes") => target::StdioMode::Pipes,
+            Some(other) => {
+                return Err(format!(
+                    "unknown 'stdio' value '{other}': use \"terminal\" or \"pipes\""
+                ))
+            }
+        },
         disable_aslr: args.disable_aslr.unwrap_or(true),
         source_map,
     })

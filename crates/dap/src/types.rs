@@ -316,6 +316,9 @@ pub struct LaunchArguments {
     /// Keep address randomization on (it is turned off by default, as gdb does).
     #[serde(default)]
     pub disable_aslr: Option<bool>,
+    /// The program's standard streams with the debug console: `terminal` (default:
+    /// pseudo-terminals, as in a shell) or `pipes`.
+    pub stdio: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

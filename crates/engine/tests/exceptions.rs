@@ -47,7 +47,8 @@ fn rust_panics_stop_with_their_message() {
     session.resume().expect("resume");
     let (_, message, _) = next_exception(&session).expect("second panic");
     let message = message.expect("message");
-    assert!(message.starts_with("too big: {} at "), "{message}");
+    // The argument is formatted as the program prints it.
+    assert!(message.starts_with("too big: 5 at "), "{message}");
     session.resume().expect("resume");
     assert!(next_exception(&session).is_none());
 }
@@ -63,9 +64,11 @@ fn cpp_throw_and_catch_stop_with_the_type() {
     session.resume().expect("resume");
     let (kind, message, tid) = next_exception(&session).expect("throw");
     assert_eq!(kind, ExceptionStop::CppThrow);
-    assert_eq!(message.as_deref(), Some("std::runtime_error"));
+    assert_eq!(message.as_deref(), Some("std::runtime_error: too big"));
     let info = session.last_exception(tid).expect("info");
     assert_eq!(info.type_name.as_deref(), Some("std::runtime_error"));
+    // what(), read from the object without calling it.
+    assert_eq!(info.message.as_deref(), Some("too big"));
     let frames = session.stack_trace(tid).expect("stack");
     assert!(
         frames

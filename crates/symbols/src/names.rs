@@ -43,15 +43,19 @@ fn is_rust_legacy(raw: &str) -> bool {
     if !raw.starts_with("_ZN") {
         return false;
     }
-    let base = raw.split('.').next().unwrap_or(raw);
-    let Some(body) = base.strip_suffix('E') else {
-        return false;
+    // The name itself holds dots (`..` for `::` inside `$LT$a..b$GT$`), so the
+    // suffix starts at whichever dot follows the hash.
+    let hashed = |base: &str| {
+        let Some(body) = base.strip_suffix('E') else {
+            return false;
+        };
+        let body = body.as_bytes();
+        body.len() > 20 && {
+            let tail = &body[body.len() - 19..];
+            tail.starts_with(b"17h") && tail[3..].iter().all(u8::is_ascii_hexdigit)
+        }
     };
-    let body = body.as_bytes();
-    body.len() > 20 && {
-        let tail = &body[body.len() - 19..];
-        tail.starts_with(b"17h") && tail[3..].iter().all(u8::is_ascii_hexdigit)
-    }
+    hashed(raw) || raw.match_indices('.').any(|(i, _)| hashed(&raw[..i]))
 }
 
 /// Normalizes a demangled name into `::`-separated path components for matching:
@@ -176,6 +180,15 @@ mod tests {
         assert_eq!(demangle("_ZN2ns5Shape4areaEv"), "ns::Shape::area");
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle("_RNvCs1234_5hello4main"), "hello::main");
+        // Legacy names hold dots of their own (`..` is `::` inside `<…>`).
+        assert_eq!(
+            demangle("_ZN60_$LT$alloc..string..String$u20$as$u20$core..fmt..Display$GT$3fmt17hf2af23b17ba917d7E"),
+            "<alloc::string::String as core::fmt::Display>::fmt"
+        );
+        assert_eq!(
+            demangle("_ZN3foo3bar17h0123456789abcdefE.llvm.12345"),
+            "foo::bar"
+        );
         assert_eq!(demangle_type("St13runtime_error"), "std::runtime_error");
         assert_eq!(demangle_type("i"), "int");
     }

@@ -36,6 +36,11 @@ pub enum StdioMode {
     Pipes,
     /// One pseudo-terminal for all three, which becomes the controlling terminal.
     Pty,
+    /// Two pseudo-terminals, as in a shell but with stderr kept apart: stdin and stdout
+    /// on one (the controlling terminal), stderr on the other, so `isatty` holds for
+    /// all three and C's stdio line-buffers. Neither echoes input nor turns `\n`
+    /// into `\r\n`: the caller reads exactly what the program wrote.
+    Terminals,
     /// /dev/null for all three.
     Null,
 }
@@ -93,7 +98,7 @@ pub struct Stdio {
     pub stdin: Option<File>,
     /// Read end of stdout (pipes), or a clone of the pty master (pty).
     pub stdout: Option<File>,
-    /// Read end of stderr (pipes only).
+    /// Read end of stderr (pipes), or the second pty's master (terminals).
     pub stderr: Option<File>,
 }
 
@@ -222,6 +227,20 @@ fn stdio_fds(mode: StdioMode, program: &str) -> Result<StdioFds> {
                 parent: Stdio::default(),
             })
         }
+        StdioMode::Terminals => {
+            let (in_out, in_out_slave) = open_pty(true).map_err(err("opening a pty"))?;
+            let (errors, errors_slave) = open_pty(false).map_err(err("opening a pty"))?;
+            let out = in_out.try_clone().map_err(err("opening a pty"))?;
+            let s2 = in_out_slave.try_clone().map_err(err("opening a pty"))?;
+            Ok(StdioFds {
+                child: [in_out_slave, s2, errors_slave],
+                parent: Stdio {
+                    stdin: Some(in_out),
+                    stdout: Some(out),
+                    stderr: Some(errors),
+                },
+            })
+        }
         StdioMode::Pty => {
             let pty = nix::pty::openpty(None, None)
                 .map_err(|e| err("opening a pty")(std::io::Error::from(e)))?;
@@ -244,6 +263,33 @@ fn stdio_fds(mode: StdioMode, program: &str) -> Result<StdioFds> {
             })
         }
     }
+}
+
+/// A pseudo-terminal (master, slave), both close-on-exec, whose output is passed
+/// through unchanged (no `\n` → `\r\n`); `input` keeps canonical line editing for a
+/// program reading stdin but turns echo off (what is sent is not printed back).
+fn open_pty(input: bool) -> std::io::Result<(File, OwnedFd)> {
+    let pty = nix::pty::openpty(None, None).map_err(std::io::Error::from)?;
+    for fd in [pty.master.as_raw_fd(), pty.slave.as_raw_fd()] {
+        // SAFETY: setting FD_CLOEXEC on a descriptor we own.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    let fd = pty.slave.as_raw_fd();
+    // SAFETY: termios is plain data; tcgetattr/tcsetattr on a descriptor we own.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(fd, &mut t) == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        t.c_oflag &= !libc::ONLCR;
+        if input {
+            t.c_lflag &= !(libc::ECHO | libc::ECHONL);
+        }
+        if libc::tcsetattr(fd, libc::TCSANOW, &t) == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok((File::from(pty.master), pty.slave))
 }
 
 /// Writes a (stage, errno) record to the error pipe; async-signal-safe.
@@ -303,7 +349,7 @@ pub(crate) fn spawn(config: &LaunchConfig, options: libc::c_int) -> Result<Spawn
         }
     };
     let fds = stdio_fds(config.stdio, &program_name)?;
-    let pty = config.stdio == StdioMode::Pty;
+    let pty = matches!(config.stdio, StdioMode::Pty | StdioMode::Terminals);
     let (sync_r, sync_w) = pipe().map_err(launch_err("creating pipes"))?;
     let (err_r, err_w) = pipe().map_err(launch_err("creating pipes"))?;
     let child_fds = [

@@ -9,7 +9,9 @@ use target::{Tid, Tracer};
 use super::{lock, Core, Session, StopCause};
 use crate::error::Result;
 use crate::mem::{FrameRegs, TracerMemory};
-use crate::modules::Module;
+use crate::modules::{Module, Modules};
+
+mod fmt_args;
 
 /// Which exception events stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,8 +48,10 @@ pub struct ExceptionInfo {
     /// The thrown C++ type (`std::runtime_error`), from the `type_info` passed to
     /// `__cxa_throw`.
     pub type_name: Option<String>,
-    /// The panic message (its format string's text, `{}` where arguments go) and
-    /// location (`src/main.rs:3:5`), when they could be read.
+    /// The panic message as the program prints it, or a C++ exception's `what()`
+    /// (for the standard exceptions that keep it in `_M_msg`). A panic's message has
+    /// `{}` for an argument tandem cannot render without running code, and its
+    /// location (`src/main.rs:3:5`). `None` when it could not be read.
     pub message: Option<String>,
 }
 
@@ -131,7 +135,7 @@ impl Core {
                         info.message = begin_panic_message(&payload, &regs, &mem);
                         info
                     }
-                    None => describe(kind, &regs, &mem, info),
+                    None => describe(kind, &regs, &mem, &self.modules, info),
                 }
             }
             Err(_) => info,
@@ -142,7 +146,7 @@ impl Core {
             (None, Some(m)) => Some(m.clone()),
             (None, None) => None,
         };
-        let message = info.message.clone().or_else(|| info.type_name.clone());
+        let message = description.clone();
         self.exceptions.last = Some((tid, info));
         self.stopped_with(
             tid,
@@ -215,6 +219,7 @@ fn describe(
     kind: ExceptionStop,
     regs: &FrameRegs,
     mem: &dyn symbols::MemoryReader,
+    modules: &Modules,
     mut info: ExceptionInfo,
 ) -> ExceptionInfo {
     use symbols::RegisterReader;
@@ -230,13 +235,15 @@ fn describe(
                     info.type_name = Some(symbols::names::demangle_type(&raw));
                 }
             }
+            if let Some(object) = rdi {
+                info.message = cpp_what(mem, modules, object);
+            }
         }
         ExceptionStop::RustPanic => {
             // rust_begin_unwind(info: &PanicInfo): { message: &fmt::Arguments,
-            // location: &Location, .. }. Only the literal pieces of the message are
-            // read (arguments would need their Display code to run).
+            // location: &Location, .. }.
             if let Some(pi) = rdi {
-                info.message = panic_message(mem, pi);
+                info.message = panic_message(mem, modules, pi);
             }
         }
         ExceptionStop::CppCatch => {}
@@ -244,28 +251,87 @@ fn describe(
     info
 }
 
-/// The text of a panic: its format string with `{}` where arguments go (arguments
-/// would need their `Display` code to run), then ` at file:line:col`.
+/// The `what()` text of a thrown C++ object, read without calling it: only when the
+/// `what()` its vtable holds is libstdc++'s `std::logic_error::what` or
+/// `std::runtime_error::what` (so a class overriding it gives no text rather than a
+/// guess), which return the message kept in `_M_msg`, the object's first member after
+/// its vtable pointer. `_M_msg` is a `__cow_string`: one pointer to the characters,
+/// preceded by the reference-counted representation `{length, capacity, refcount}`,
+/// whose length must agree with the text's.
+fn cpp_what(mem: &dyn symbols::MemoryReader, modules: &Modules, object: u64) -> Option<String> {
+    let vtable = read_u64(mem, object)?;
+    // The vtable of std::exception's hierarchy: two destructors, then what().
+    let what = read_u64(mem, vtable.checked_add(16)?)?;
+    let module = modules.find(what)?;
+    let name = module.binary()?.symbol_name_at(module.to_file(what))?;
+    let known = ["std::logic_error::what", "std::runtime_error::what"];
+    if !known.iter().any(|k| {
+        name.strip_prefix(k)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['(', ' ']))
+    }) {
+        return None;
+    }
+    let chars = read_u64(mem, object.checked_add(8)?)?;
+    let length = read_u64(mem, chars.checked_sub(24)?)?;
+    if length > 64 * 1024 {
+        return None;
+    }
+    let text = read_str(mem, chars, length)?;
+    // The text ends with the terminating NUL a COW string keeps.
+    let mut nul = [0u8; 1];
+    mem.read(symbols::RuntimeAddr(chars + length), &mut nul)
+        .ok()?;
+    (nul[0] == 0 && !text.contains('\0')).then_some(text)
+}
+
+/// The text of a panic as the program prints it, then ` at file:line:col`.
 ///
 /// `PanicInfo` starts with `message: &fmt::Arguments` and `location: &Location`.
-/// Since Rust 1.9x `Arguments` is `{ template: *const u8, args }`, the template a
-/// byte string of pieces (a length byte below 0x80, then that many bytes of text),
-/// argument markers (0xc0) and a final 0 — or, without arguments, the message itself
+/// Since Rust 1.9x `Arguments` is `{ template: *const u8, args }` — the template a
+/// byte string of literal pieces and placeholders, each placeholder formatting one
+/// `rt::Argument { value, formatter }` — or, without arguments, the message itself
 /// with `len << 1 | 1` in `args`; older versions had `{ pieces: &[&str], .. }`.
-/// Anything else (format specs, an unknown layout) ends the text with `…`, and
-/// implausible reads give no message rather than a wrong one.
-fn panic_message(mem: &dyn symbols::MemoryReader, panic_info: u64) -> Option<String> {
+/// Arguments are rendered by `fmt_args` where their formatter is recognised, and
+/// written `{}` where not; implausible reads give no message rather than a wrong one.
+fn panic_message(
+    mem: &dyn symbols::MemoryReader,
+    modules: &Modules,
+    panic_info: u64,
+) -> Option<String> {
     let args = read_u64(mem, panic_info)?;
     let location = read_u64(mem, panic_info + 8);
     let first = read_u64(mem, args)?;
     let second = read_u64(mem, args + 8)?;
-    // A message without arguments is the string itself: `args` holds `len << 1 | 1`.
-    let literal = (second & 1 == 1 && second >> 1 <= 4096)
-        .then(|| read_str(mem, first, second >> 1))
+    let main = modules.main().and_then(|m| m.binary().cloned());
+    let old_layout = main.as_deref().is_some_and(fmt_args::Layout::has_pieces);
+    let layout = main
+        .as_deref()
+        .and_then(fmt_args::Layout::from_dwarf)
+        .unwrap_or_default();
+    let rendered = (!old_layout)
+        .then(|| {
+            fmt_args::ArgsText {
+                modules,
+                mem,
+                layout,
+            }
+            .arguments(args, 0)
+        })
         .flatten();
-    let mut text = literal
-        .or_else(|| template_text(mem, first))
-        .or_else(|| pieces_text(mem, args))?;
+    // A message without arguments is the string itself: `args` holds `len << 1 | 1`.
+    let literal = || {
+        (second & 1 == 1 && second >> 1 <= 4096)
+            .then(|| read_str(mem, first, second >> 1))
+            .flatten()
+    };
+    let mut text = if old_layout {
+        pieces_text(mem, args)?
+    } else {
+        rendered
+            .or_else(literal)
+            .or_else(|| template_text(mem, first))
+            .or_else(|| pieces_text(mem, args))?
+    };
     if let Some(loc) = location {
         // Location { filename: &str, line: u32, col: u32 }.
         if let (Some(fp), Some(fl), Some(lc)) = (
