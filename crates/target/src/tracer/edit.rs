@@ -92,6 +92,20 @@ impl Tracer {
         self.continue_all()
     }
 
+    /// Keeps `sig`, which stopped a thread while the tracer stepped it, for delivery when
+    /// the thread resumes. One signal can be delivered per resume: when another already
+    /// waits, this one is sent to the thread again, so none is lost.
+    pub(super) fn keep_signal(&mut self, tid: Tid, sig: i32) {
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        if t.deliver == 0 {
+            t.deliver = sig;
+        } else if t.deliver != sig {
+            let _ = sys::tgkill(self.pid.0, tid.0, sig);
+        }
+    }
+
     /// Remembers that a trap at `trap` is no longer anybody's: a thread reporting it
     /// later goes back to `resume_at` and runs on.
     pub(super) fn retire_trap(&mut self, trap: u64, resume_at: u64) {

@@ -26,9 +26,11 @@ const PUSHFQ: u8 = 0x9c;
 /// EFLAGS.TF.
 const TRAP_FLAG: u64 = 1 << 8;
 
-/// Single-steps one thread (the others stay stopped) and waits for its next stop.
-fn step_and_wait(tid: Tid) -> Result<sys::WaitResult> {
-    sys::singlestep(tid, 0).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
+/// Single-steps one thread (the others stay stopped), delivering `sig` (0: none), and
+/// waits for its next stop. The tracer's own steps deliver nothing: a signal that
+/// arrives meanwhile waits for the thread's resume.
+fn step_and_wait(tid: Tid, sig: i32) -> Result<sys::WaitResult> {
+    sys::singlestep(tid, sig).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
     loop {
         match sys::wait(tid.0, false, false) {
             Ok(Some(w)) => return Ok(w),
@@ -446,7 +448,7 @@ impl Tracer {
             }
             let mut op = [0u8; 1];
             let pushes_flags = self.read_raw(pc, &mut op).is_ok() && op[0] == PUSHFQ;
-            let w = step_and_wait(tid)?;
+            let w = step_and_wait(tid, 0)?;
             match sys::decode(w.status) {
                 Status::Stopped(libc::SIGTRAP, _) => {
                     // pushfq under single-step saved the trap flag the step set: the
@@ -462,12 +464,10 @@ impl Tracer {
                         }
                     }
                 }
-                Status::Stopped(sig, 0) => {
-                    // A signal arrived first: deliver it when the thread runs on.
-                    if let Some(t) = self.threads.get_mut(&tid) {
-                        t.deliver = sig;
-                    }
-                }
+                // A signal arrived first: it is delivered when the thread resumes, never
+                // overwriting one already waiting (the signal the thread stopped with
+                // stays in `deliver` too: a step with no signal only postpones it).
+                Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
                 Status::Stopped(..) | Status::Other => {}
                 Status::Exited(_) | Status::Signaled(..) => {
                     stash_push(w);
@@ -647,7 +647,7 @@ impl Tracer {
         let result = (|| {
             sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
             for _ in 0..16 {
-                let w = step_and_wait(tid)?;
+                let w = step_and_wait(tid, 0)?;
                 match sys::decode(w.status) {
                     Status::Stopped(libc::SIGTRAP, _) => {
                         let after = sys::get_regs(tid)
@@ -656,11 +656,7 @@ impl Tracer {
                             return Ok(after.rax);
                         }
                     }
-                    Status::Stopped(sig, 0) => {
-                        if let Some(t) = self.threads.get_mut(&tid) {
-                            t.deliver = sig;
-                        }
-                    }
+                    Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
                     Status::Stopped(..) | Status::Other => {}
                     Status::Exited(_) | Status::Signaled(..) => {
                         stash_push(w);
