@@ -5,6 +5,8 @@
 //! They live here rather than in a `#[cfg(test)]` module of schema.rs because every
 //! integration test includes that file and would otherwise run them all again.
 
+#[path = "support/lsp_types_check.rs"]
+mod lsp_types_check;
 #[path = "support/schema.rs"]
 mod schema;
 
@@ -637,4 +639,28 @@ fn lsp_results_of_language_features() {
                       {"range": range(), "expression": "x"}])),
         Some("textDocument/inlineValue"),
     );
+}
+
+/// The fallback used without a meta model accepts what lsp-types accepts and refuses a
+/// result or params of the wrong shape, so it too can fail.
+#[test]
+fn lsp_types_fallback_checks_shapes() {
+    use lsp_types_check::check_server_message as check;
+    assert!(lsp_types_check::SOURCE.contains("weaker"));
+    let hover = json!({"jsonrpc": "2.0", "id": 3, "result": {"contents": {"kind": "markdown", "value": "x"}}});
+    assert_eq!(check(&hover, Some("textDocument/hover")), Some(Ok(())));
+    let bad_hover = json!({"jsonrpc": "2.0", "id": 3, "result": {"contents": 7}});
+    assert!(matches!(check(&bad_hover, Some("textDocument/hover")), Some(Err(_))));
+    let diags = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+        "params": {"uri": "file:///a.c", "diagnostics": [{"range": {"start": {"line": 0, "character": 0},
+        "end": {"line": 0, "character": 1}}, "message": "m"}]}});
+    assert_eq!(check(&diags, None), Some(Ok(())));
+    let bad_diags = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
+        "params": {"uri": "file:///a.c", "diagnostics": [{"message": "no range"}]}});
+    assert!(matches!(check(&bad_diags, None), Some(Err(_))));
+    assert!(matches!(check(&json!({"id": 1, "result": null}), Some("shutdown")), Some(Err(_))));
+    let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
+    assert_eq!(check(&error, Some("custom/x")), Some(Ok(())));
+    // A method lsp-types does not know is not validated, and says so.
+    assert_eq!(check(&json!({"jsonrpc": "2.0", "id": 1, "result": {}}), Some("tandem/document")), None);
 }

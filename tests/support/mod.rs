@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod dap;
+pub mod lsp_types_check;
 pub mod schema;
 
 use std::collections::HashMap;
@@ -59,7 +60,10 @@ pub fn lsp_model() -> Option<&'static schema::LspModel> {
         .get_or_init(|| match schema::LspModel::load() {
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("LSP meta model unavailable, LSP messages are NOT validated: {e:#}");
+                eprintln!(
+                    "LSP meta model unavailable ({e:#}): LSP messages are checked against {} instead",
+                    lsp_types_check::SOURCE
+                );
                 None
             }
         })
@@ -238,7 +242,10 @@ impl Peer {
                     .filter(|_| msg.get("method").is_none())
                     .and_then(|id| self.sent_methods.get(&id.to_string()))
                     .cloned();
-                lsp_model().map(|m| m.validate_server_message(msg, answered.as_deref()))
+                match lsp_model() {
+                    Some(m) => Some(m.validate_server_message(msg, answered.as_deref())),
+                    None => lsp_types_check::check_server_message(msg, answered.as_deref()),
+                }
             }
         };
         match outcome {
@@ -332,7 +339,11 @@ impl Drop for Peer {
         let _ = self.child.wait();
         let source = match self.protocol {
             Protocol::Dap => dap_schema().map(|s| s.source().display().to_string()),
-            Protocol::Lsp => lsp_model().map(|m| m.source().display().to_string()),
+            Protocol::Lsp => Some(
+                lsp_model()
+                    .map(|m| m.source().display().to_string())
+                    .unwrap_or_else(|| lsp_types_check::SOURCE.to_string()),
+            ),
         };
         let name = match self.protocol {
             Protocol::Dap => "DAP",

@@ -49,6 +49,9 @@ struct Debuggee {
     focus: Option<Tid>,
     /// Stacks unwound since the last stop.
     stacks: HashMap<Tid, Vec<(engine::Frame, DapFrameId)>>,
+    /// The thread list as last answered (ids and names, read from /proc), until the
+    /// program runs again or a thread starts or ends.
+    listed: Option<Vec<(i64, String)>>,
     /// What the function just stepped out of returned.
     return_value: Option<engine::Value>,
     /// The last signal stop: thread, signal.
@@ -371,6 +374,7 @@ impl Debugger {
             source_map,
             focus: Some(Tid(pid.0)),
             stacks: HashMap::new(),
+            listed: None,
             return_value: None,
             signal: None,
             modules: Vec::new(),
@@ -576,14 +580,24 @@ impl Debugger {
                     );
                 }
             }
-            SessionEvent::ThreadStarted(tid) => self.out.event(
-                "thread",
-                Some(json!({"reason": "started", "threadId": tid.0})),
-            ),
-            SessionEvent::ThreadExited(tid) => self.out.event(
-                "thread",
-                Some(json!({"reason": "exited", "threadId": tid.0})),
-            ),
+            SessionEvent::ThreadStarted(tid) => {
+                if let Some(d) = self.debuggee.as_mut() {
+                    d.listed = None;
+                }
+                self.out.event(
+                    "thread",
+                    Some(json!({"reason": "started", "threadId": tid.0})),
+                )
+            }
+            SessionEvent::ThreadExited(tid) => {
+                if let Some(d) = self.debuggee.as_mut() {
+                    d.listed = None;
+                }
+                self.out.event(
+                    "thread",
+                    Some(json!({"reason": "exited", "threadId": tid.0})),
+                )
+            }
             SessionEvent::Exited { code } => self.on_exit(code, None, output_rx),
             SessionEvent::Signaled { signo } => self.on_exit(128 + signo, Some(signo), output_rx),
             other => tracing::debug!(?other, "debuggee event ignored"),
@@ -705,6 +719,7 @@ impl Debugger {
         if let Some(d) = self.debuggee.as_mut() {
             d.focus = Some(stop.tid);
             d.stacks.clear();
+            d.listed = None;
             d.return_value = stop.return_value.and_then(|r| r.value);
             d.signal = match stop.cause {
                 StopCause::Signal(signo) => Some((stop.tid, signo)),
@@ -1448,6 +1463,7 @@ impl Debugger {
         }
         if let Some(d) = self.debuggee.as_mut() {
             d.stacks.clear();
+            d.listed = None;
             d.return_value = None;
             d.signal = None;
         }
@@ -1508,14 +1524,25 @@ impl Debugger {
     // -------------------------------------------------------------- state
 
     pub(crate) fn threads(&mut self, _: Option<NoArguments>) -> Result<ThreadsBody, Failure> {
-        let Some(d) = self.debuggee.as_ref() else {
+        let Some(d) = self.debuggee.as_mut() else {
             return Ok(ThreadsBody {
                 threads: Vec::new(),
             });
         };
+        if let Some(listed) = &d.listed {
+            return Ok(ThreadsBody {
+                threads: listed
+                    .iter()
+                    .map(|(id, name)| Thread {
+                        id: *id,
+                        name: name.clone(),
+                    })
+                    .collect(),
+            });
+        }
         let tids = d.session.threads().map_err(fail)?;
         let pid = d.session.pid();
-        Ok(ThreadsBody {
+        let body = ThreadsBody {
             threads: tids
                 .into_iter()
                 .map(|tid| {
@@ -1536,7 +1563,12 @@ impl Debugger {
                     }
                 })
                 .collect(),
-        })
+        };
+        // Kept only at a stop, where the list cannot change.
+        if d.session.is_stopped() {
+            d.listed = Some(body.threads.iter().map(|t| (t.id, t.name.clone())).collect());
+        }
+        Ok(body)
     }
 
     /// The frames of a thread's stack, unwound once per stop.

@@ -1127,6 +1127,13 @@ impl Session {
         Ok(self.handle.threads()?)
     }
 
+    /// Whether the program is stopped (not running, not exited): what is read from it
+    /// now stays true until it runs again.
+    pub fn is_stopped(&self) -> bool {
+        let c = lock(&self.core);
+        !c.running && !c.exited
+    }
+
     /// A thread's name (/proc/PID/task/TID/comm), for thread lists.
     pub fn thread_name(&self, tid: Tid) -> Option<String> {
         std::fs::read_to_string(format!("/proc/{}/task/{}/comm", self.pid.0, tid.0))
