@@ -123,3 +123,96 @@ fn jump_patches_cover_no_branch_target_of_the_whole_binary() {
         .count();
     assert!(in_work >= 3, "{in_work} patches in work\n{report}");
 }
+
+/// Bytes of anonymous executable mappings of a process (where placed code lives).
+fn placed_bytes(pid: i64) -> u64 {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    maps.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() != 5 || !f[1].contains('x') {
+                return None;
+            }
+            let (a, b) = f[0].split_once('-')?;
+            Some(u64::from_str_radix(b, 16).ok()? - u64::from_str_radix(a, 16).ok()?)
+        })
+        .sum()
+}
+
+/// How often the same breakpoints are sent again.
+const ROUNDS: usize = 60;
+
+#[test]
+fn breakpoints_sent_again_reuse_the_placed_code() {
+    let program = build("c/jit_cold.c", "gcc", &["-g", "-O2"]);
+    let source = sample_path("c/jit_cold.c");
+    let cwd = std::env::temp_dir();
+    let (stdout, _, _, _) = plain_run(&program, &["3000"], &cwd);
+    let lines = std::fs::read_to_string(&source).unwrap().lines().count() as i64;
+    let stop_line = support::dap::line_of(&source, "LINE_LOOP");
+    let mut c = support::dap::DapClient::with_peer(support::Peer::spawn(
+        support::Protocol::Dap,
+        &[],
+        &[("TANDEM_LOG", "engine=debug")],
+    ));
+    let stopped = c.launch_to_stop(
+        serde_json::json!({"program": program, "args": ["3000"], "cwd": cwd}),
+        &source,
+        &[stop_line],
+    );
+    // One thread: its id is the process's.
+    let pid = stopped["body"]["threadId"].as_i64().unwrap();
+    let before = placed_bytes(pid);
+    let mut after_first = 0;
+    for round in 0..ROUNDS {
+        // Every line conditional (never true) but the one stopped at, as an editor sends
+        // them again after each edit.
+        let bps: Vec<serde_json::Value> = (1..=lines)
+            .filter(|&l| l != stop_line)
+            .map(|l| serde_json::json!({"line": l, "condition": "g_never == 1"}))
+            .collect();
+        c.ok(
+            "setBreakpoints",
+            serde_json::json!({"source": {"path": source}, "breakpoints": bps}),
+        );
+        if round == 0 {
+            after_first = placed_bytes(pid);
+        }
+    }
+    let after = placed_bytes(pid);
+    let placements = c
+        .peer
+        .stderr()
+        .matches("a jump patch covers the site")
+        .count();
+    eprintln!(
+        "placed code: {before} bytes, {after_first} after one round, {after} after {ROUNDS} \
+         ({placements} placements)"
+    );
+    // Each conditional placement takes at least 64 bytes: without reuse, the rounds
+    // would need more than the first 64 KiB region.
+    assert!(
+        placements as u64 * 64 > 2 * 65536,
+        "too few placements: {placements}"
+    );
+    assert_eq!(
+        after, before,
+        "re-placing the same conditions took new memory"
+    );
+    // The program still runs as it does alone.
+    c.ok("continue", serde_json::json!({"threadId": pid}));
+    let mut out = String::new();
+    loop {
+        let m = c.peer.try_recv(std::time::Duration::from_secs(60)).unwrap();
+        match m["event"].as_str() {
+            Some("stopped") => panic!("unexpected stop: {m}"),
+            Some("output") if m["body"]["category"] == "stdout" => {
+                out.push_str(m["body"]["output"].as_str().unwrap());
+            }
+            Some("terminated") => break,
+            _ => {}
+        }
+    }
+    assert_eq!(out, stdout);
+    c.finish();
+}

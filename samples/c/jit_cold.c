@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     long sum = 0;
     int n = argc > 1 ? atoi(argv[1]) : 1000;
     for (int i = 0; i < n; i++)
-        sum += work(i);
+        sum += work(i); /* LINE_LOOP */
     printf("sum %ld\n", sum);
     return 0;
 }
