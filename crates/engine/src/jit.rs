@@ -81,9 +81,6 @@ pub(crate) fn accelerate(
     let module = modules.find(addr).ok_or("no module at the site")?;
     let binary = module.binary().ok_or("no symbols at the site")?;
     let file_pc = module.to_file(addr);
-    if site.inline_index != 0 {
-        return Err("the site is in inlined code".into());
-    }
     let cfa = Cfa::from_rule(
         &site
             .row
@@ -97,13 +94,14 @@ pub(crate) fn accelerate(
         module.bias,
         addr,
         &site.scope,
-        0,
+        // The frame the int3 path evaluates in: the innermost inlined call at the site
+        // (its variables' locations are the physical frame's registers and CFA).
+        site.inline_index,
         module.main.then_some(enums),
         cond,
     )
     .ok_or("the condition needs the debugger")?;
-    let (code, start) = function_code(t, &module, binary, addr)?;
-    let displaced = displaced(&code, start, addr, target::JUMP_LEN)?;
+    let displaced = site_code(t, &module, &ranges, addr, target::JUMP_LEN)?;
     check_targets(t, &module, &ranges, addr, displaced.len)?;
     let placed = Placed::Condition {
         node: node.clone(),
@@ -174,13 +172,18 @@ fn check_targets(
     len: usize,
 ) -> Result<(), Refusal> {
     let (lo, hi) = (module.to_file(addr).0, module.to_file(addr).0 + len as u64);
-    if let Some(target) = module.branch_targets().inside(lo, hi) {
+    let targets = module.branch_targets();
+    if let Some(target) = targets.inside(lo, hi) {
         return Err(format!(
             "the jump would cover a branch target ({:#x})",
             module.to_runtime(symbols::FileAddr(target))
         ));
     }
     for &(start, end) in ranges {
+        if targets.is_function_start(start) {
+            // Decoded with the module.
+            continue;
+        }
         let start = module.to_runtime(symbols::FileAddr(start));
         let end = module.to_runtime(symbols::FileAddr(end));
         let mut code = vec![0u8; end.saturating_sub(start).min(MAX_FUNCTION) as usize];
@@ -305,39 +308,49 @@ pub(crate) fn place_step_over(
     if binary.has_landing_pads(module.to_file(addr)) {
         return Err("the function has exception landing pads".into());
     }
-    let (code, start) = function_code(t, &module, binary, addr)?;
-    let displaced = displaced(&code, start, addr, 1)?;
+    let function = binary
+        .function_at(module.to_file(addr))
+        .ok()
+        .flatten()
+        .ok_or("no function at the site")?;
+    let ranges: Vec<(u64, u64)> = function
+        .function
+        .ranges
+        .iter()
+        .map(|r| (r.start.0, r.end.0))
+        .collect();
+    let displaced = site_code(t, &module, &ranges, addr, 1)?;
     place(t, &module, Placed::Copy, addr, &displaced, |at| {
         assemble_copy(addr, &displaced, at)
     })
 }
 
-/// The code of the function containing `addr` (original bytes) and where it starts.
-fn function_code(
+/// The instructions at `addr` a patch would displace (original bytes): from an
+/// instruction start (as the module's decoding from its function symbols says), within
+/// the function range `addr` is in, at least `min_len` bytes of them.
+fn site_code(
     t: &Tracer,
     module: &crate::modules::Module,
-    binary: &symbols::Binary,
+    ranges: &[(u64, u64)],
     addr: u64,
-) -> Result<(Vec<u8>, u64), Refusal> {
-    let file_pc = module.to_file(addr);
-    let function = binary
-        .function_at(file_pc)
-        .ok()
-        .flatten()
-        .ok_or("no function at the site")?;
-    let range = function
-        .function
-        .ranges
+    min_len: usize,
+) -> Result<Displaced, Refusal> {
+    let file_pc = module.to_file(addr).0;
+    if !module.branch_targets().is_instruction(file_pc) {
+        return Err("the site is not an instruction boundary".into());
+    }
+    let end = ranges
         .iter()
-        .find(|r| r.start <= file_pc && file_pc < r.end)
+        .find(|r| r.0 <= file_pc && file_pc < r.1)
+        .map(|r| r.1)
         .ok_or("no function range at the site")?;
-    let (start, end) = (module.to_runtime(range.start), module.to_runtime(range.end));
-    let mut code = vec![0u8; end.saturating_sub(start).min(MAX_FUNCTION + 1) as usize];
+    // Longer than any run of instructions a jump displaces.
+    let mut code = vec![0u8; (end - file_pc).min(64) as usize];
     let n = t
-        .read_memory(RuntimeAddr(start), &mut code)
+        .read_memory(RuntimeAddr(addr), &mut code)
         .map_err(|e| format!("reading the function: {e}"))?;
     code.truncate(n);
-    Ok((code, start))
+    displaced(&code, addr, addr, min_len)
 }
 
 /// The copies of displaced instructions and the jump back, alone.
@@ -389,8 +402,8 @@ pub(crate) struct Displaced {
     pub bytes: Vec<u8>,
 }
 
-/// Decodes the function `code` (at runtime address `start`) and picks the instructions
-/// from `site` on that cover at least `min_len` bytes (a jump's, or one instruction):
+/// Decodes `code` (at runtime address `start`, the site or before) and picks the
+/// instructions from `site` on that cover at least `min_len` bytes (a jump's, or one instruction):
 /// whole instructions that neither branch nor call, none of them (but the first) a
 /// branch target of this code. The module-wide targets are checked by the caller.
 pub(crate) fn displaced(
@@ -407,7 +420,7 @@ pub(crate) fn displaced(
     let mut targets = HashSet::new();
     for ins in decoder.iter() {
         if ins.is_invalid() {
-            return Err("the function does not decode".into());
+            break;
         }
         if matches!(
             ins.flow_control(),

@@ -38,6 +38,11 @@ pub(crate) struct BranchTargets {
     targets: Vec<u64>,
     /// Indirect jumps whose targets cannot be found, sorted.
     unexplained: Vec<u64>,
+    /// Where instructions start, one bit per byte of each executable section (by
+    /// section address), as decoded from the function symbols.
+    boundaries: Vec<(u64, Vec<u64>)>,
+    /// Function symbol starts, sorted.
+    function_starts: Vec<u64>,
     /// Why the module's code could not be analysed at all.
     unusable: Option<String>,
 }
@@ -60,6 +65,7 @@ impl BranchTargets {
             targets: image.function_starts.clone(),
             unexplained: Vec::new(),
             table_bases: Vec::new(),
+            boundaries: Vec::new(),
         };
         for section in &image.code {
             scan.section(section.addr, &section.bytes);
@@ -68,6 +74,7 @@ impl BranchTargets {
         let Scan {
             mut targets,
             mut unexplained,
+            boundaries,
             ..
         } = scan;
         targets.sort_unstable();
@@ -83,8 +90,25 @@ impl BranchTargets {
         BranchTargets {
             targets,
             unexplained,
+            boundaries,
+            function_starts: image.function_starts,
             unusable: None,
         }
+    }
+
+    /// Whether an instruction starts at `addr` (decoding from its function symbol).
+    pub(crate) fn is_instruction(&self, addr: u64) -> bool {
+        self.boundaries.iter().any(|(start, bits)| {
+            addr >= *start && {
+                let i = (addr - start) as usize;
+                bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+            }
+        })
+    }
+
+    /// Whether a function symbol starts at `addr` (its code was decoded from there).
+    pub(crate) fn is_function_start(&self, addr: u64) -> bool {
+        self.function_starts.binary_search(&addr).is_ok()
     }
 
     /// A set that refuses every site, for `why`.
@@ -119,6 +143,7 @@ struct Scan<'a> {
     unexplained: Vec<u64>,
     /// Data addresses taken by `lea reg, [rip+T]`: candidate tables of offsets.
     table_bases: Vec<u64>,
+    boundaries: Vec<(u64, Vec<u64>)>,
 }
 
 impl Scan<'_> {
@@ -130,15 +155,21 @@ impl Scan<'_> {
         let first = starts.partition_point(|&s| s <= addr);
         cuts.extend(starts[first..].iter().take_while(|&&s| s < end));
         cuts.push(end);
+        let mut bits = vec![0u64; bytes.len().div_ceil(64)];
         for w in cuts.windows(2) {
             let (from, to) = (w[0], w[1]);
             let slice = &bytes[(from - addr) as usize..(to - addr) as usize];
-            self.segment(from, slice);
+            for ip in self.segment(from, slice) {
+                let i = (ip - addr) as usize;
+                bits[i / 64] |= 1 << (i % 64);
+            }
         }
+        self.boundaries.push((addr, bits));
     }
 
-    /// Decodes the code from one function start to the next.
-    fn segment(&mut self, start: u64, bytes: &[u8]) {
+    /// Decodes the code from one function start to the next; returns where its
+    /// instructions start.
+    fn segment(&mut self, start: u64, bytes: &[u8]) -> Vec<u64> {
         let mut decoder = Decoder::with_ip(64, bytes, start, DecoderOptions::NONE);
         let code: Vec<Instruction> = decoder.iter().filter(|i| !i.is_invalid()).collect();
         let end = start + bytes.len() as u64;
@@ -159,6 +190,7 @@ impl Scan<'_> {
                 self.unexplained.push(ins.ip());
             }
         }
+        code.iter().map(Instruction::ip).collect()
     }
 
     /// Collects what one instruction may jump to or takes the address of.
