@@ -59,6 +59,25 @@ pub fn debugged_run(
     condition: &str,
     envs: &[(&str, &str)],
 ) -> Run {
+    let files: Vec<(PathBuf, std::ops::RangeInclusive<usize>)> = files
+        .iter()
+        .map(|f| {
+            let n = std::fs::read_to_string(f).unwrap().lines().count();
+            (f.clone(), 1..=n)
+        })
+        .collect();
+    debugged_run_lines(program, args, cwd, &files, condition, envs)
+}
+
+/// Like [`debugged_run`], with the condition on a range of lines of each file.
+pub fn debugged_run_lines(
+    program: &Path,
+    args: &[&str],
+    cwd: &Path,
+    files: &[(PathBuf, std::ops::RangeInclusive<usize>)],
+    condition: &str,
+    envs: &[(&str, &str)],
+) -> Run {
     let mut all_envs = vec![("TANDEM_LOG", "engine=debug")];
     all_envs.extend_from_slice(envs);
     let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &all_envs));
@@ -68,9 +87,26 @@ pub fn debugged_run(
         json!({"program": program, "args": args, "cwd": cwd}),
     );
     let mut run = Run::default();
-    for file in files {
-        let lines = std::fs::read_to_string(file).unwrap().lines().count();
-        let bps: Vec<Value> = (1..=lines)
+    for (file, lines) in files {
+        // First every line; then only the lines that have code of their own (a line
+        // without code moves to the next one, and two breakpoints at one address keep
+        // its int3: not what an editor's user sets).
+        let bps: Vec<Value> = lines.clone().map(|line| json!({"line": line})).collect();
+        let body = c.ok(
+            "setBreakpoints",
+            json!({"source": {"path": file}, "breakpoints": bps}),
+        );
+        let mut own: Vec<i64> = body["breakpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(lines.clone())
+            .filter(|(b, line)| b["verified"] == true && b["line"] == *line as i64)
+            .map(|(_, line)| line as i64)
+            .collect();
+        own.dedup();
+        let bps: Vec<Value> = own
+            .iter()
             .map(|line| json!({"line": line, "condition": condition}))
             .collect();
         let body = c.ok(
