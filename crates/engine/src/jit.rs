@@ -22,12 +22,22 @@
 //!
 //! On a trap the engine evaluates the condition again the ordinary way, so the placed
 //! code only ever filters out false hits: the stops are the int3 path's stops. Sites
-//! are refused (and keep their int3) when the jump would cover a branch target, a
-//! branch, a call or more than the function; when the function has an indirect jump
-//! (a switch table may land anywhere) or exception landing pads; when the condition
-//! needs anything [`crate::expr::lower_condition`] refuses.
+//! are refused (and keep their int3) when the jump would cover a branch, a call, more
+//! than the function's range, or any address the module's code may jump to (the
+//! whole-module analysis of [`targets`], plus every DWARF range of the site's function
+//! decoded again); when the function has an indirect jump whose targets cannot be
+//! found, or exception landing pads in any of its ranges; when the condition needs
+//! anything [`crate::expr::lower_condition`] refuses.
+//!
+//! Placed code is never freed while the process lives (a signal frame may hold a pc in
+//! it), so each module keeps a [`PlacementCache`]: placing the same thing at the same
+//! site again (a `setBreakpoints` re-sent while the program runs) reinstalls the code
+//! placed before instead of allocating more.
 
-use std::collections::HashSet;
+pub(crate) mod targets;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
 
 use iced_x86::code_asm::{al, ax, cl, eax, ecx, edx};
 use iced_x86::code_asm::{
@@ -71,9 +81,6 @@ pub(crate) fn accelerate(
     let module = modules.find(addr).ok_or("no module at the site")?;
     let binary = module.binary().ok_or("no symbols at the site")?;
     let file_pc = module.to_file(addr);
-    if site.inline_index != 0 {
-        return Err("the site is in inlined code".into());
-    }
     let cfa = Cfa::from_rule(
         &site
             .row
@@ -81,56 +88,210 @@ pub(crate) fn accelerate(
             .ok_or("no unwind information at the site")?
             .cfa,
     )?;
-    if binary.has_landing_pads(file_pc) {
-        return Err("the function has exception landing pads".into());
-    }
+    let ranges = check_function(&module, binary, file_pc)?;
     let node = lower_condition(
         binary,
         module.bias,
         addr,
         &site.scope,
-        0,
+        // The frame the int3 path evaluates in: the innermost inlined call at the site
+        // (its variables' locations are the physical frame's registers and CFA).
+        site.inline_index,
         module.main.then_some(enums),
         cond,
     )
     .ok_or("the condition needs the debugger")?;
-    let (code, start) = function_code(t, &module, binary, addr)?;
-    let displaced = displaced(&code, start, addr, target::JUMP_LEN)?;
-    place(t, addr, &displaced, |at| {
+    let displaced = site_code(t, &module, &ranges, addr, target::JUMP_LEN)?;
+    check_targets(t, &module, &ranges, addr, displaced.len)?;
+    let placed = Placed::Condition {
+        node: node.clone(),
+        cfa: (cfa.register, cfa.offset),
+    };
+    let placed = place(t, &module, placed, addr, &displaced, |at| {
         assemble(&node, cfa, addr, &displaced, at)
-    })
+    })?;
+    tracing::debug!(
+        addr,
+        file_addr = file_pc.0,
+        len = displaced.len,
+        "a jump patch covers the site"
+    );
+    Ok(placed)
+}
+
+/// The site's function's ranges (file addresses), once the function as a whole is fit
+/// for jump patches: the module's code could be analysed, no indirect jump of the
+/// function has unknown targets, and none of its ranges has exception landing pads
+/// (a landing pad is entered by the unwinder, from no branch).
+fn check_function(
+    module: &crate::modules::Module,
+    binary: &symbols::Binary,
+    file_pc: symbols::FileAddr,
+) -> Result<Vec<(u64, u64)>, Refusal> {
+    let targets = module.branch_targets();
+    if let Some(why) = targets.why_unusable() {
+        return Err(why.to_string());
+    }
+    let function = binary
+        .function_at(file_pc)
+        .ok()
+        .flatten()
+        .ok_or("no function at the site")?;
+    let mut ranges: Vec<(u64, u64)> = function
+        .function
+        .ranges
+        .iter()
+        .map(|r| (r.start.0, r.end.0))
+        .collect();
+    // The ELF symbol's extent too, when it says more than DWARF.
+    if let Some(f) = binary.function_at_by_symbol(file_pc) {
+        ranges.extend(f.function.ranges.iter().map(|r| (r.start.0, r.end.0)));
+    }
+    for &(lo, hi) in &ranges {
+        if binary.has_landing_pads(symbols::FileAddr(lo)) {
+            return Err("the function has exception landing pads".into());
+        }
+        if let Some(jump) = targets.unexplained_in(lo, hi) {
+            return Err(format!(
+                "the function has an indirect jump with unknown targets at {:#x}",
+                module.to_runtime(symbols::FileAddr(jump))
+            ));
+        }
+    }
+    Ok(ranges)
+}
+
+/// Refuses a jump over `[addr, addr+len)` when something may jump strictly inside it:
+/// a target of the module's code, or a direct branch of any range of the function
+/// (decoded again from its own start, in case no symbol starts the range).
+fn check_targets(
+    t: &Tracer,
+    module: &crate::modules::Module,
+    ranges: &[(u64, u64)],
+    addr: u64,
+    len: usize,
+) -> Result<(), Refusal> {
+    let (lo, hi) = (module.to_file(addr).0, module.to_file(addr).0 + len as u64);
+    let targets = module.branch_targets();
+    if let Some(target) = targets.inside(lo, hi) {
+        return Err(format!(
+            "the jump would cover a branch target ({:#x})",
+            module.to_runtime(symbols::FileAddr(target))
+        ));
+    }
+    for &(start, end) in ranges {
+        if targets.is_function_start(start) {
+            // Decoded with the module.
+            continue;
+        }
+        let start = module.to_runtime(symbols::FileAddr(start));
+        let end = module.to_runtime(symbols::FileAddr(end));
+        let mut code = vec![0u8; end.saturating_sub(start).min(MAX_FUNCTION) as usize];
+        let n = t
+            .read_memory(RuntimeAddr(start), &mut code)
+            .map_err(|e| format!("reading the function: {e}"))?;
+        code.truncate(n);
+        let mut decoder = Decoder::with_ip(64, &code, start, DecoderOptions::NONE);
+        for ins in decoder.iter() {
+            if ins.flow_control() == FlowControl::Next || ins.is_invalid() {
+                continue;
+            }
+            let target = ins.near_branch_target();
+            if addr < target && target < addr + len as u64 {
+                return Err("the jump would cover a branch target".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What was placed at a site: the key of the [`PlacementCache`] with the displaced
+/// bytes.
+#[derive(Clone, Debug, PartialEq)]
+enum Placed {
+    /// A copy of the site's instructions alone ([`place_step_over`]).
+    Copy,
+    /// A lowered condition and the CFA rule it reads frame slots through.
+    Condition { node: Node, cfa: (u16, i64) },
+}
+
+/// Code placed for sites of one module, reused when the same thing is placed at the
+/// same site over the same bytes again (placed code is never freed, so without reuse
+/// each re-sent `setBreakpoints` would take new memory). A module's cache lives and
+/// dies with the module: an exec or a module mapped anew starts empty.
+#[derive(Debug, Default)]
+pub struct PlacementCache {
+    by_site: Mutex<HashMap<u64, Vec<CachedPlacement>>>,
+}
+
+#[derive(Debug)]
+struct CachedPlacement {
+    placed: Placed,
+    /// The displaced instructions' bytes the code was assembled from.
+    original: Vec<u8>,
+    spec: PatchSpec,
+}
+
+impl PlacementCache {
+    fn get(&self, site: u64, placed: &Placed, original: &[u8]) -> Option<PatchSpec> {
+        let map = self.by_site.lock().ok()?;
+        map.get(&site)?
+            .iter()
+            .find(|c| &c.placed == placed && c.original == original)
+            .map(|c| c.spec.clone())
+    }
+
+    fn insert(&self, site: u64, placed: Placed, original: Vec<u8>, spec: PatchSpec) {
+        if let Ok(mut map) = self.by_site.lock() {
+            map.entry(site).or_default().push(CachedPlacement {
+                placed,
+                original,
+                spec,
+            });
+        }
+    }
 }
 
 /// Assembles placed code for the site (first at the site's own address, for its size),
-/// reserves room near the site, assembles it there and installs the patch.
+/// reserves room near the site, assembles it there and installs the patch; or
+/// reinstalls the code placed before for the same thing over the same bytes.
 fn place(
     t: &mut Tracer,
+    module: &crate::modules::Module,
+    placed: Placed,
     addr: u64,
     displaced: &Displaced,
     assemble_at: impl Fn(u64) -> Result<Assembled, Refusal>,
 ) -> Result<bool, Refusal> {
+    let cache = module.placements();
+    if let Some(spec) = cache.get(addr, &placed, &displaced.bytes) {
+        tracing::trace!(addr, "reusing the code placed before");
+        return t.install_patch(spec).map_err(|e| e.to_string());
+    }
     let size = assemble_at(addr)?.code.len() + SLACK;
     let at = t
         .alloc_code(RuntimeAddr(addr), size)
         .map_err(|e| e.to_string())?;
-    let placed = assemble_at(at.0)?;
-    if placed.code.len() > size {
+    let placed_code = assemble_at(at.0)?;
+    if placed_code.code.len() > size {
         return Err("the placed code grew past its room".into());
     }
     let spec = PatchSpec {
         site: RuntimeAddr(addr),
         len: displaced.len,
         code_addr: at,
-        code: placed.code,
-        copies: placed
+        code: placed_code.code,
+        copies: placed_code
             .copies
             .iter()
             .map(|(c, o)| (RuntimeAddr(*c), RuntimeAddr(*o)))
             .collect(),
-        copies_end: RuntimeAddr(placed.copies_end),
-        trap: placed.trap.map(RuntimeAddr),
+        copies_end: RuntimeAddr(placed_code.copies_end),
+        trap: placed_code.trap.map(RuntimeAddr),
     };
-    t.install_patch(spec).map_err(|e| e.to_string())
+    let installed = t.install_patch(spec.clone()).map_err(|e| e.to_string())?;
+    cache.insert(addr, placed, displaced.bytes.clone(), spec);
+    Ok(installed)
 }
 
 /// Places a copy of breakpoint `addr`'s instruction followed by a jump back, so that a
@@ -147,39 +308,49 @@ pub(crate) fn place_step_over(
     if binary.has_landing_pads(module.to_file(addr)) {
         return Err("the function has exception landing pads".into());
     }
-    let (code, start) = function_code(t, &module, binary, addr)?;
-    let displaced = displaced(&code, start, addr, 1)?;
-    place(t, addr, &displaced, |at| {
+    let function = binary
+        .function_at(module.to_file(addr))
+        .ok()
+        .flatten()
+        .ok_or("no function at the site")?;
+    let ranges: Vec<(u64, u64)> = function
+        .function
+        .ranges
+        .iter()
+        .map(|r| (r.start.0, r.end.0))
+        .collect();
+    let displaced = site_code(t, &module, &ranges, addr, 1)?;
+    place(t, &module, Placed::Copy, addr, &displaced, |at| {
         assemble_copy(addr, &displaced, at)
     })
 }
 
-/// The code of the function containing `addr` (original bytes) and where it starts.
-fn function_code(
+/// The instructions at `addr` a patch would displace (original bytes): from an
+/// instruction start (as the module's decoding from its function symbols says), within
+/// the function range `addr` is in, at least `min_len` bytes of them.
+fn site_code(
     t: &Tracer,
     module: &crate::modules::Module,
-    binary: &symbols::Binary,
+    ranges: &[(u64, u64)],
     addr: u64,
-) -> Result<(Vec<u8>, u64), Refusal> {
-    let file_pc = module.to_file(addr);
-    let function = binary
-        .function_at(file_pc)
-        .ok()
-        .flatten()
-        .ok_or("no function at the site")?;
-    let range = function
-        .function
-        .ranges
+    min_len: usize,
+) -> Result<Displaced, Refusal> {
+    let file_pc = module.to_file(addr).0;
+    if !module.branch_targets().is_instruction(file_pc) {
+        return Err("the site is not an instruction boundary".into());
+    }
+    let end = ranges
         .iter()
-        .find(|r| r.start <= file_pc && file_pc < r.end)
+        .find(|r| r.0 <= file_pc && file_pc < r.1)
+        .map(|r| r.1)
         .ok_or("no function range at the site")?;
-    let (start, end) = (module.to_runtime(range.start), module.to_runtime(range.end));
-    let mut code = vec![0u8; end.saturating_sub(start).min(MAX_FUNCTION + 1) as usize];
+    // Longer than any run of instructions a jump displaces.
+    let mut code = vec![0u8; (end - file_pc).min(64) as usize];
     let n = t
-        .read_memory(RuntimeAddr(start), &mut code)
+        .read_memory(RuntimeAddr(addr), &mut code)
         .map_err(|e| format!("reading the function: {e}"))?;
     code.truncate(n);
-    Ok((code, start))
+    displaced(&code, addr, addr, min_len)
 }
 
 /// The copies of displaced instructions and the jump back, alone.
@@ -227,10 +398,14 @@ pub(crate) struct Displaced {
     pub instructions: Vec<Instruction>,
     /// How many bytes they span.
     pub len: usize,
+    /// Their original bytes.
+    pub bytes: Vec<u8>,
 }
 
-/// Decodes the function `code` (at runtime address `start`) and picks the instructions
-/// from `site` on that cover at least `min_len` bytes (a jump's, or one instruction).
+/// Decodes `code` (at runtime address `start`, the site or before) and picks the
+/// instructions from `site` on that cover at least `min_len` bytes (a jump's, or one instruction):
+/// whole instructions that neither branch nor call, none of them (but the first) a
+/// branch target of this code. The module-wide targets are checked by the caller.
 pub(crate) fn displaced(
     code: &[u8],
     start: u64,
@@ -245,17 +420,13 @@ pub(crate) fn displaced(
     let mut targets = HashSet::new();
     for ins in decoder.iter() {
         if ins.is_invalid() {
-            return Err("the function does not decode".into());
+            break;
         }
-        match ins.flow_control() {
-            // A switch table may land anywhere: only one instruction can be displaced.
-            FlowControl::IndirectBranch if min_len > 1 => {
-                return Err("the function has an indirect jump".into());
-            }
-            FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch => {
-                targets.insert(ins.near_branch_target());
-            }
-            _ => {}
+        if matches!(
+            ins.flow_control(),
+            FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch | FlowControl::Call
+        ) {
+            targets.insert(ins.near_branch_target());
         }
         all.push(ins);
     }
@@ -281,7 +452,16 @@ pub(crate) fn displaced(
     if len < min_len {
         return Err("the function ends too close to the site".into());
     }
-    Ok(Displaced { instructions, len })
+    let from = (site - start) as usize;
+    let bytes = code
+        .get(from..from + len)
+        .ok_or("the function ends too close to the site")?
+        .to_vec();
+    Ok(Displaced {
+        instructions,
+        len,
+        bytes,
+    })
 }
 
 /// How the site's CFA is found from the registers the placed code sees.

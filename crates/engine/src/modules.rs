@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use symbols::{Binary, FileAddr, LoadBias, OpenOptions, RuntimeAddr};
+
+use crate::jit::targets::BranchTargets;
+use crate::jit::PlacementCache;
 use target::Pid;
 
 /// One mapped ELF file.
@@ -30,6 +33,10 @@ pub struct Module {
     binary: OnceLock<Option<Arc<Binary>>>,
     /// Where to read the file when the process runs in another mount namespace.
     inside: Option<Inside>,
+    /// Every address the module's code may jump to, scanned on first use (`crate::jit`).
+    targets: OnceLock<Arc<BranchTargets>>,
+    /// Code placed for the module's sites, reused when placed again (`crate::jit`).
+    placements: PlacementCache,
 }
 
 /// How to reach a file mapped by a process in another mount namespace.
@@ -109,6 +116,8 @@ impl Module {
             main: true,
             binary: cell,
             inside: None,
+            targets: OnceLock::new(),
+            placements: PlacementCache::default(),
         }
     }
 
@@ -127,6 +136,24 @@ impl Module {
                 },
             })
             .as_ref()
+    }
+
+    /// Every address the module's code may jump to, scanned from its file on first use;
+    /// an empty set that refuses every site when the module has no readable file.
+    pub(crate) fn branch_targets(&self) -> Arc<BranchTargets> {
+        self.targets
+            .get_or_init(|| {
+                Arc::new(match self.binary() {
+                    Some(b) => BranchTargets::scan(b),
+                    None => BranchTargets::unusable("the module's file cannot be read"),
+                })
+            })
+            .clone()
+    }
+
+    /// Code placed for the module's sites.
+    pub(crate) fn placements(&self) -> &PlacementCache {
+        &self.placements
     }
 
     /// Whether `addr` is inside the module's mappings.
@@ -240,6 +267,8 @@ impl Modules {
                 main: false,
                 binary: OnceLock::new(),
                 inside,
+                targets: OnceLock::new(),
+                placements: PlacementCache::default(),
             }));
         }
     }
@@ -270,6 +299,8 @@ impl Modules {
                 main: true,
                 binary: OnceLock::new(),
                 inside: main.inside.clone(),
+                targets: OnceLock::new(),
+                placements: PlacementCache::default(),
             };
             if let Some(b) = binary {
                 module.binary = OnceLock::from(Some(b));

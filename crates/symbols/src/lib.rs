@@ -30,6 +30,8 @@ pub mod index;
 pub mod lines;
 /// Demangling and name matching.
 pub mod names;
+/// The loaded image (code, data, relocated pointers) for code analysis.
+pub mod text;
 /// The type model.
 pub mod types;
 /// Call frame information.

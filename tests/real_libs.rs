@@ -1,0 +1,212 @@
+//! Real libraries under tandem (issue 17): Lua 5.4 and SQLite built at -O0 and -O2 from
+//! the crates.io packages lua-src and libsqlite3-sys by scripts/real-libs. Lua at -O2
+//! runs with a never-true condition (`tandem_never == 1`, a global every unit of those
+//! builds has) on every line with code of lstring.c and ltable.c: it prints and exits
+//! exactly as it does alone, never stops, and most sites run their condition in the
+//! debuggee (the figures are printed). At a function breakpoint in each of the four
+//! programs, the first three frames and the values of parameters equal gdb's.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+#[path = "placement_util.rs"]
+mod placement_util;
+mod support;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use placement_util::{debugged_run_lines, plain_run, summary, Run};
+use serde_json::json;
+use support::dap::{repo, DapClient};
+
+/// The output directory of scripts/real-libs, built once per test binary.
+fn reallibs() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../reallibs");
+            let status = Command::new(repo().join("scripts/real-libs"))
+                .env("TANDEM_REALLIBS", &out)
+                .status()
+                .expect("cannot run scripts/real-libs");
+            assert!(status.success(), "scripts/real-libs failed");
+            out.canonicalize().unwrap()
+        })
+        .clone()
+}
+
+/// Lines `1..=count` of a file.
+fn whole(file: PathBuf) -> (PathBuf, std::ops::RangeInclusive<usize>) {
+    let n = std::fs::read_to_string(&file).unwrap().lines().count();
+    (file, 1..=n)
+}
+
+/// Runs `program` alone and under tandem with the condition on `files`, checks they
+/// agree, and returns the debugged run.
+fn same_as_alone(
+    program: &str,
+    args: &[&str],
+    files: &[(PathBuf, std::ops::RangeInclusive<usize>)],
+) -> Run {
+    let dir = reallibs();
+    let exe = dir.join(program);
+    let (stdout, stderr, code, alone) = plain_run(&exe, args, &dir);
+    assert_eq!(code, 0, "{program} alone: {stderr}");
+    let run = debugged_run_lines(&exe, args, &dir, files, "tandem_never == 1", &[]);
+    let report = summary(&run);
+    eprintln!("{program}: alone {alone:?}; {report}");
+    assert_eq!(run.stops, 0, "{report}");
+    assert_eq!(run.exit_code, Some(0), "{report}");
+    assert_eq!(run.stdout, stdout, "{report}");
+    assert_eq!(run.stderr, stderr, "{report}");
+    assert!(run.verified > 100, "{report}");
+    run
+}
+
+fn lua_files() -> Vec<(PathBuf, std::ops::RangeInclusive<usize>)> {
+    // The path the DWARF records (the link resolved).
+    let src = reallibs().join("lua-src").canonicalize().unwrap();
+    ["lstring.c", "ltable.c"]
+        .iter()
+        .map(|f| whole(src.join(f)))
+        .collect()
+}
+
+#[test]
+fn lua_at_o2_runs_as_alone_with_a_condition_on_every_line() {
+    let run = same_as_alone("lua-O2", &["bench.lua"], &lua_files());
+    assert!(run.patches.len() * 2 > run.verified, "{}", summary(&run));
+}
+
+/// gdb's answer at the first hit of `function`: the function names of the first
+/// `depth` frames and the value of each of `exprs`.
+fn gdb_at(
+    program: &str,
+    args: &[&str],
+    function: &str,
+    depth: usize,
+    exprs: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let dir = reallibs();
+    let mut cmd = Command::new("gdb");
+    cmd.current_dir(&dir)
+        .args([
+            "-batch",
+            "-nx",
+            "-ex",
+            "set width 0",
+            "-ex",
+            &format!("break {function}"),
+            "-ex",
+            "run",
+        ])
+        .args(["-ex", &format!("bt {depth}")]);
+    for e in exprs {
+        cmd.args(["-ex", &format!("output {e}"), "-ex", "echo \\n"]);
+    }
+    let out = cmd
+        .arg("--args")
+        .arg(dir.join(program))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let frames: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| {
+            // "#1  0x… in luaS_new (L=…" or "#0  luaS_newlstr (L=…"
+            let l = l
+                .split(" in ")
+                .nth(1)
+                .unwrap_or_else(|| l.split_whitespace().nth(1).unwrap());
+            l.split_whitespace().next().unwrap().to_string()
+        })
+        .collect();
+    let values: Vec<String> = text
+        .lines()
+        .rev()
+        .take(exprs.len())
+        .map(str::to_string)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    (frames, values)
+}
+
+/// tandem's answer to the same.
+fn tandem_at(
+    program: &str,
+    args: &[&str],
+    function: &str,
+    depth: usize,
+    exprs: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let dir = reallibs();
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": dir.join(program), "args": args, "cwd": dir}),
+    );
+    c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": function}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let thread = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(thread);
+    let names: Vec<String> = frames
+        .iter()
+        .take(depth)
+        .map(|f| {
+            f["name"]
+                .as_str()
+                .unwrap()
+                .split('(')
+                .next()
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    let top = frames[0]["id"].as_i64().unwrap();
+    let values = exprs
+        .iter()
+        .map(|e| c.evaluate(top, e)["result"].as_str().unwrap().to_string())
+        .collect();
+    c.finish();
+    (names, values)
+}
+
+#[test]
+fn frames_and_values_at_function_breakpoints_equal_gdbs() {
+    let cases: &[(&str, &[&str], &str, &[&str])] = &[
+        ("lua-O0", &["bench.lua"], "luaS_newlstr", &["l", "*str"]),
+        (
+            "lua-O2",
+            &["bench.lua"],
+            "luaH_resize",
+            &["newasize", "nhsize"],
+        ),
+        (
+            "sqlite-O0",
+            &["300"],
+            "sqlite3BtreeInsert",
+            &["seekResult", "flags"],
+        ),
+        (
+            "sqlite-O2",
+            &["300"],
+            "sqlite3BtreeCursor",
+            &["iTable", "wrFlag"],
+        ),
+    ];
+    for (program, args, function, exprs) in cases {
+        let gdb = gdb_at(program, args, function, 3, exprs);
+        let ours = tandem_at(program, args, function, 3, exprs);
+        assert_eq!(ours, gdb, "{program} at {function}");
+    }
+}
