@@ -483,6 +483,19 @@ impl Renderer<'_> {
         gdb_type_name(info.and_then(|i| i.name.clone()).as_deref().unwrap_or("?"))
     }
 
+    /// An optional's `_M_engaged` flag (a `bool`): what `has_value()` returns.
+    pub(crate) fn cpp_optional_engaged(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+    ) -> Option<(TypeRef, Place)> {
+        if self.class_name(ty)?.as_str() != "optional" {
+            return None;
+        }
+        let (pt, pp) = self.cpp_find(ty, place, "_M_payload")?;
+        self.cpp_find(pt, &pp, "_M_engaged")
+    }
+
     /// An optional's contained value, `Ok(None)` when it holds none.
     pub(crate) fn cpp_optional_value(
         &self,

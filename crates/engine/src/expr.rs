@@ -1534,22 +1534,6 @@ impl Env<'_> {
         })
     }
 
-    /// A C++ `bool` (an `int` where the program has no `bool`).
-    fn bool_val(&self, b: bool) -> EVal {
-        let t = self.binary.types_by_name("bool").into_iter().find(|t| {
-            resolve(self.binary, *t).is_ok_and(|r| {
-                r.size == Some(1) && matches!(r.kind, TypeKind::Base(BaseEncoding::Bool))
-            })
-        });
-        match t {
-            Some(t) => EVal {
-                ty: ETy::Dwarf(t),
-                loc: Loc::Val(vec![u8::from(b)]),
-            },
-            None => int_val(i128::from(b), INT),
-        }
-    }
-
     /// The C++ library value (through references) with its DWARF type and place.
     fn cpp_value(&self, v: &EVal) -> Result<Option<(EVal, TypeRef, crate::values::Place)>> {
         if !self.is_foreign(&v.ty) || self.is_rust(&v.ty) {
@@ -1613,17 +1597,18 @@ impl Env<'_> {
                 let Num::I(n, _) = self.load_num(&n)? else {
                     return Self::err("size() is not a number");
                 };
-                Ok(Some(self.bool_val(n == 0)))
+                // The symbol index has no base types to find `bool` by, so
+                // `empty()` is C's truth value, as conditions use it.
+                Ok(Some(int_val(i128::from(n == 0), INT)))
             }
             "front" | "back" => match r.cpp_end(t, &place, method == "back") {
                 None => Ok(None),
                 Some(Err(e)) => Self::err(e),
                 Some(Ok((ty, p))) => self.from_place(ty, p).map(Some),
             },
-            "has_value" => match r.cpp_optional_value(t, &place) {
+            "has_value" => match r.cpp_optional_engaged(t, &place) {
                 None => Ok(None),
-                Some(Err(e)) => Self::err(e),
-                Some(Ok(x)) => Ok(Some(self.bool_val(x.is_some()))),
+                Some((ty, p)) => self.from_place(ty, p).map(Some),
             },
             "value" => match r.cpp_optional_value(t, &place) {
                 None => Ok(None),
