@@ -1,6 +1,7 @@
 // Sample for tests/cpp_values.rs: libstdc++'s everyday types (optional, variant,
 // deque, list, forward_list, map, unordered_map, shared_ptr, unique_ptr, vector) in
-// one function, stopped at the marked return and compared with gdb's libstdc++ printers.
+// one function, stopped at the marked return and compared with gdb's libstdc++ printers;
+// and a list made cyclic for one stop.
 #include <deque>
 #include <forward_list>
 #include <list>
@@ -39,4 +40,20 @@ static int stl(int scale) {
     return total * scale; // break in stl
 }
 
-int main() { return stl(1) > 0 ? 0 : 1; }
+// Makes the list's second node link to itself for one stop (the node layout is
+// libstdc++'s: `next` first), then repairs it: a renderer must stop, not hang.
+static int corrupt(std::list<int> &broken) {
+    void **head = reinterpret_cast<void **>(&broken);
+    void **first = static_cast<void **>(head[0]);
+    void **second = static_cast<void **>(first[0]);
+    void *saved = second[0];
+    second[0] = second;
+    int n = (int)broken.size(); // break in corrupt
+    second[0] = saved;
+    return n;
+}
+
+int main() {
+    std::list<int> three = {1, 2, 3};
+    return stl(1) > 0 && corrupt(three) == 3 ? 0 : 1;
+}
