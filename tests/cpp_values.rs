@@ -38,7 +38,7 @@ fn gdb_at(program: &Path, marker: &str, exprs: &[&str]) -> (HashMap<String, Stri
     ];
     for e in exprs {
         args.push("-ex".into());
-        args.push(format!("echo EXPR\\n"));
+        args.push("echo EXPR\\n".to_string());
         args.push("-ex".into());
         args.push(format!("output {e}"));
         args.push("-ex".into());

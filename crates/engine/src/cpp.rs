@@ -2,7 +2,9 @@
 //! gdb's libstdc++ printers show them: `std::string` as `"text"`, `std::vector` as
 //! `{1, 2, 3}` with elements `[i]`, `std::map` and `std::unordered_map` as
 //! `{["key"] = value}`, `unique_ptr` and `shared_ptr` as their pointer with the
-//! pointee (and the counts) as children.
+//! pointee (and the counts) as children, `std::optional`, `std::variant`,
+//! `std::deque`, `std::list` and `std::forward_list` as gdb prints them; and the
+//! lookups expressions need on them (`[]`, `*`, `front()`, `value()`).
 
 use symbols::{TypeKind, TypeRef};
 

@@ -6,6 +6,10 @@
 //! arithmetic, shifts, bitwise, logical and comparison operators with C's usual
 //! arithmetic conversions; casts to base, named and pointer types; `sizeof`.
 //!
+//! C++ library types: `[]` on deque, map and unordered_map (string keys from
+//! literals), `*`/`->` on smart pointers and optionals, and the methods in
+//! [`Env::cpp_method`], all read from memory.
+//!
 //! Rust (and C++) additions: `.` follows references, `Box` and pointers; `.0` names
 //! tuple fields; indexing works on `Vec`, `VecDeque`, slices and `&str`-free arrays
 //! with a bounds check; `len()` and `is_empty()` on strings and collections; string
@@ -1516,7 +1520,7 @@ impl Env<'_> {
     }
 
     /// A value the renderer found, as an expression value.
-    fn from_place(&self, ty: TypeRef, place: crate::values::Place) -> Result<EVal> {
+    fn value_at(&self, ty: TypeRef, place: crate::values::Place) -> Result<EVal> {
         let loc = match place {
             crate::values::Place::Memory(a) => Loc::Mem(a),
             crate::values::Place::Bytes(b, off) => {
@@ -1562,7 +1566,7 @@ impl Env<'_> {
         match self.renderer().cpp_index(t, &place, &key) {
             None => Ok(None),
             Some(Err(e)) => Self::err(e),
-            Some(Ok((ty, p))) => self.from_place(ty, p).map(Some),
+            Some(Ok((ty, p))) => self.value_at(ty, p).map(Some),
         }
     }
 
@@ -1573,14 +1577,14 @@ impl Env<'_> {
         };
         let r = self.renderer();
         if let Some((pt, pp)) = r.cpp_smart_pointer(t, &place) {
-            let p = self.from_place(pt, pp)?;
+            let p = self.value_at(pt, pp)?;
             return self.deref(&p).map(Some);
         }
         match r.cpp_optional_value(t, &place) {
             None => Ok(None),
             Some(Err(e)) => Self::err(e),
             Some(Ok(None)) => Self::err("the optional holds no value"),
-            Some(Ok(Some((ty, p)))) => self.from_place(ty, p).map(Some),
+            Some(Ok(Some((ty, p)))) => self.value_at(ty, p).map(Some),
         }
     }
 
@@ -1604,21 +1608,21 @@ impl Env<'_> {
             "front" | "back" => match r.cpp_end(t, &place, method == "back") {
                 None => Ok(None),
                 Some(Err(e)) => Self::err(e),
-                Some(Ok((ty, p))) => self.from_place(ty, p).map(Some),
+                Some(Ok((ty, p))) => self.value_at(ty, p).map(Some),
             },
             "has_value" => match r.cpp_optional_engaged(t, &place) {
                 None => Ok(None),
-                Some((ty, p)) => self.from_place(ty, p).map(Some),
+                Some((ty, p)) => self.value_at(ty, p).map(Some),
             },
             "value" => match r.cpp_optional_value(t, &place) {
                 None => Ok(None),
                 Some(Err(e)) => Self::err(e),
                 Some(Ok(None)) => Self::err("bad optional access: the optional holds no value"),
-                Some(Ok(Some((ty, p)))) => self.from_place(ty, p).map(Some),
+                Some(Ok(Some((ty, p)))) => self.value_at(ty, p).map(Some),
             },
             "get" => match r.cpp_smart_pointer(t, &place) {
                 None => Ok(None),
-                Some((ty, p)) => self.from_place(ty, p).map(Some),
+                Some((ty, p)) => self.value_at(ty, p).map(Some),
             },
             "use_count" => Ok(r.cpp_use_count(t, &place).map(|n| int_val(n, LONG))),
             _ => Ok(None),
