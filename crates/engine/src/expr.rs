@@ -8,7 +8,7 @@
 //!
 //! C++ library types: `[]` on deque, map and unordered_map (string keys from
 //! literals), `*`/`->` on smart pointers and optionals, and the methods in
-//! [`Env::cpp_method`], all read from memory.
+//! `Env::cpp_method`, all read from memory.
 //!
 //! Rust (and C++) additions: `.` follows references, `Box` and pointers; `.0` names
 //! tuple fields; indexing works on `Vec`, `VecDeque`, slices and `&str`-free arrays
