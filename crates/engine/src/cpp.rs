@@ -2,7 +2,9 @@
 //! gdb's libstdc++ printers show them: `std::string` as `"text"`, `std::vector` as
 //! `{1, 2, 3}` with elements `[i]`, `std::map` and `std::unordered_map` as
 //! `{["key"] = value}`, `unique_ptr` and `shared_ptr` as their pointer with the
-//! pointee (and the counts) as children.
+//! pointee (and the counts) as children, `std::optional`, `std::variant`,
+//! `std::deque`, `std::list` and `std::forward_list` as gdb prints them; and the
+//! lookups expressions need on them (`[]`, `*`, `front()`, `value()`).
 
 use symbols::{TypeKind, TypeRef};
 
@@ -168,6 +170,10 @@ impl Renderer<'_> {
             "unordered_map" | "unordered_set" | "unordered_multimap" | "unordered_multiset" => {
                 Some(self.cpp_hash(ty, place, class.ends_with("map")))
             }
+            "optional" => Some(self.cpp_optional(ty, place)),
+            "variant" => Some(self.cpp_variant(ty, place)),
+            "deque" => Some(self.cpp_deque_shown(ty, place)),
+            "list" | "forward_list" => Some(self.cpp_list_shown(ty, place, &class)),
             "unique_ptr" => {
                 let (tt, tp) = self.cpp_find(ty, place, "_M_t")?;
                 let (addr, target) = self.deep_pointer(tt, &tp, 0)?;
@@ -296,6 +302,12 @@ impl Renderer<'_> {
     }
 
     fn cpp_tree(&self, ty: TypeRef, place: &Place, map: bool) -> R<Shown> {
+        let (value_ty, addrs, count) = self.cpp_tree_nodes(ty, place)?;
+        Ok(self.cpp_entries(value_ty, &addrs, count, map))
+    }
+
+    /// The value type, value addresses (in order) and node count of a red-black tree.
+    fn cpp_tree_nodes(&self, ty: TypeRef, place: &Place) -> R<(TypeRef, Vec<u64>, u64)> {
         let bad = || "<error: unexpected std::map layout>".to_string();
         let (tt, tp) = self.cpp_find(ty, place, "_M_t").ok_or_else(bad)?;
         let value_ty = self.cpp_template_param(tt, "_Val").ok_or_else(bad)?;
@@ -341,10 +353,16 @@ impl Renderer<'_> {
                 }
             }
         }
-        Ok(self.cpp_entries(value_ty, &addrs, count, map))
+        Ok((value_ty, addrs, count))
     }
 
     fn cpp_hash(&self, ty: TypeRef, place: &Place, map: bool) -> R<Shown> {
+        let (value_ty, addrs, count) = self.cpp_hash_nodes(ty, place)?;
+        Ok(self.cpp_entries(value_ty, &addrs, count, map))
+    }
+
+    /// The value type, value addresses (chain order) and element count of a hash table.
+    fn cpp_hash_nodes(&self, ty: TypeRef, place: &Place) -> R<(TypeRef, Vec<u64>, u64)> {
         let bad = || "<error: unexpected std::unordered_map layout>".to_string();
         let (ht, hp) = self.cpp_find(ty, place, "_M_h").ok_or_else(bad)?;
         let value_ty = self.cpp_template_param(ht, "_Value").ok_or_else(bad)?;
@@ -366,7 +384,7 @@ impl Renderer<'_> {
             addrs.push(node + value_offset);
             node = le_u64(&Place::Memory(node).read(self.mem, 8)?);
         }
-        Ok(self.cpp_entries(value_ty, &addrs, count, map))
+        Ok((value_ty, addrs, count))
     }
 
     /// A `std::vector`'s elements.
@@ -415,10 +433,527 @@ impl Renderer<'_> {
             "unordered_map" | "unordered_set" | "unordered_multimap" | "unordered_multiset" => {
                 ("_M_h", "_M_element_count")
             }
-            _ => return None,
+            _ => return self.cpp_sequence_len(ty, place),
         };
         let (t, p) = self.cpp_find(ty, place, path)?;
         let (ct, cp) = self.cpp_find(t, &p, count)?;
         self.uint(ct, &cp).ok()
+    }
+}
+/// gdb's spelling of a libstdc++ type's DWARF name (`optional<int>`): in `std::`,
+/// `std::string` for the whole `std::__cxx11::basic_string<char, …>`, no
+/// `__cxx11` inline namespace, no space between closing brackets.
+fn gdb_type_name(name: &str) -> String {
+    format!("std::{name}")
+        .replace(
+            "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+            "std::string",
+        )
+        .replace("std::__cxx11::", "std::")
+        .replace(" >", ">")
+}
+
+/// A key for `operator[]` on a library container, from an expression.
+pub(crate) enum CppKey<'a> {
+    /// An integer (an index or an integral key).
+    Int(i128),
+    /// A string's bytes (a `std::string` key from a literal or a string value).
+    Bytes(&'a [u8]),
+}
+
+/// The chunks of a `std::deque`: element `i` lives in chunk `(first + i) / per_chunk`
+/// of the node map at `nodes`, slot `(first + i) % per_chunk`.
+struct Deque {
+    elem: TypeRef,
+    size: u64,
+    len: u64,
+    first: u64,
+    nodes: u64,
+    per_chunk: u64,
+}
+
+/// The elements of a linked list as read, and what stopped the walk early.
+pub(crate) struct Linked {
+    elem: TypeRef,
+    addrs: Vec<u64>,
+    broken: Option<String>,
+}
+
+impl Renderer<'_> {
+    fn gdb_name(&self, ty: TypeRef) -> String {
+        let info = self.binary.type_info_shared(self.strip(ty)).ok();
+        gdb_type_name(info.and_then(|i| i.name.clone()).as_deref().unwrap_or("?"))
+    }
+
+    /// An optional's `_M_engaged` flag (a `bool`): what `has_value()` returns.
+    pub(crate) fn cpp_optional_engaged(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+    ) -> Option<(TypeRef, Place)> {
+        if self.class_name(ty)?.as_str() != "optional" {
+            return None;
+        }
+        let (pt, pp) = self.cpp_find(ty, place, "_M_payload")?;
+        self.cpp_find(pt, &pp, "_M_engaged")
+    }
+
+    /// An optional's contained value, `Ok(None)` when it holds none.
+    pub(crate) fn cpp_optional_value(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+    ) -> Option<R<Option<(TypeRef, Place)>>> {
+        if self.class_name(ty)?.as_str() != "optional" {
+            return None;
+        }
+        let ty = self.strip(ty);
+        let elem = self.cpp_template_param(ty, "_Tp")?;
+        let (pt, pp) = self.cpp_find(ty, place, "_M_payload")?;
+        let (et, ep) = self.cpp_find(pt, &pp, "_M_engaged")?;
+        let (ut, up) = self.cpp_find(pt, &pp, "_M_payload")?;
+        let (_, vp) = self.cpp_find(ut, &up, "_M_value")?;
+        Some(self.int(et, &ep).map(|e| (e != 0).then_some((elem, vp))))
+    }
+
+    fn cpp_optional(&self, ty: TypeRef, place: &Place) -> R<Shown> {
+        let name = self.gdb_name(ty);
+        match self.cpp_optional_value(ty, place) {
+            None => Err("<error: unexpected std::optional layout>".into()),
+            Some(Err(e)) => Err(e),
+            Some(Ok(None)) => Ok(Shown {
+                text: format!("{name} [no contained value]"),
+                synth: None,
+                address: None,
+            }),
+            Some(Ok(Some((t, p)))) => Ok(Shown {
+                text: format!(
+                    "{name} = {{[contained value] = {}}}",
+                    self.cpp_summary(t, &p)
+                ),
+                synth: Some(Synth::Fields(vec![field("[contained value]", t, p)])),
+                address: None,
+            }),
+        }
+    }
+
+    /// A variant's active index and alternative; `Ok(None)` when it is valueless.
+    pub(crate) fn cpp_variant_value(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+    ) -> Option<R<Option<(u64, TypeRef, Place)>>> {
+        if self.class_name(ty)?.as_str() != "variant" {
+            return None;
+        }
+        let (it, ip) = self.cpp_find(ty, place, "_M_index")?;
+        let (mut ut, mut up) = self.cpp_find(ty, place, "_M_u")?;
+        let bits = 8 * self.binary.type_size(it).ok().flatten().unwrap_or(1).min(8);
+        let index = match self.uint(it, &ip) {
+            Ok(i) => i,
+            Err(e) => return Some(Err(e)),
+        };
+        // `variant_npos` in the index's width: valueless by exception.
+        if bits < 64 && index == (1u64 << bits) - 1 || index == u64::MAX {
+            return Some(Ok(None));
+        }
+        if index > 256 {
+            return Some(Err(format!("<error: variant index {index} out of range>")));
+        }
+        for _ in 0..index {
+            (ut, up) = self.cpp_find(ut, &up, "_M_rest")?;
+        }
+        let (ft, fp) = self.cpp_find(ut, &up, "_M_first")?;
+        let alt = self.cpp_template_param(ft, "_Type")?;
+        Some(Ok(Some((index, alt, fp))))
+    }
+
+    fn cpp_variant(&self, ty: TypeRef, place: &Place) -> R<Shown> {
+        let name = self.gdb_name(ty);
+        match self.cpp_variant_value(ty, place) {
+            None => Err("<error: unexpected std::variant layout>".into()),
+            Some(Err(e)) => Err(e),
+            Some(Ok(None)) => Ok(Shown {
+                text: format!("{name} [no contained value]"),
+                synth: None,
+                address: None,
+            }),
+            Some(Ok(Some((i, t, p)))) => Ok(Shown {
+                text: format!("{name} [index {i}] = {{{}}}", self.cpp_summary(t, &p)),
+                synth: Some(Synth::Fields(vec![
+                    text("index", "unsigned long", i.to_string()),
+                    field("[contained value]", t, p),
+                ])),
+                address: None,
+            }),
+        }
+    }
+
+    fn cpp_deque(&self, ty: TypeRef, place: &Place) -> Option<R<Deque>> {
+        if self.class_name(ty)?.as_str() != "deque" {
+            return None;
+        }
+        let ty = self.strip(ty);
+        let elem = self.cpp_template_param(ty, "_Tp")?;
+        let (it, ip) = self.cpp_find(ty, place, "_M_impl")?;
+        let (st, sp) = self.cpp_find(it, &ip, "_M_start")?;
+        let (ft, fp) = self.cpp_find(it, &ip, "_M_finish")?;
+        let ptr = |t: TypeRef, p: &Place, n: &str| self.ptr_at(t, p, n).map(|x| x.0);
+        let (s_cur, s_first, s_last, s_node) = (
+            ptr(st, &sp, "_M_cur")?,
+            ptr(st, &sp, "_M_first")?,
+            ptr(st, &sp, "_M_last")?,
+            ptr(st, &sp, "_M_node")?,
+        );
+        let (f_cur, f_first, f_node) = (
+            ptr(ft, &fp, "_M_cur")?,
+            ptr(ft, &fp, "_M_first")?,
+            ptr(ft, &fp, "_M_node")?,
+        );
+        let size = self
+            .binary
+            .type_size(elem)
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+            .max(1);
+        let corrupt = || Some(Err("<error: corrupt std::deque>".to_string()));
+        // A chunk holds what lies between a node's first and last element.
+        let per_chunk = s_last.wrapping_sub(s_first) / size;
+        if per_chunk == 0
+            || s_cur < s_first
+            || s_last < s_cur
+            || f_cur < f_first
+            || f_node < s_node
+            || (f_node - s_node) % 8 != 0
+        {
+            return corrupt();
+        }
+        let chunks = (f_node - s_node) / 8;
+        let len = chunks
+            .checked_mul(per_chunk)
+            .and_then(|n| n.checked_add((f_cur - f_first) / size))
+            .and_then(|n| n.checked_sub((s_cur - s_first) / size));
+        let Some(len) = len else { return corrupt() };
+        Some(Ok(Deque {
+            elem,
+            size,
+            len,
+            first: (s_cur - s_first) / size,
+            nodes: s_node,
+            per_chunk,
+        }))
+    }
+
+    fn deque_element(&self, d: &Deque, i: u64) -> R<u64> {
+        let at = d.first + i;
+        let node = d.nodes + (at / d.per_chunk) * 8;
+        let chunk = le_u64(&Place::Memory(node).read(self.mem, 8)?);
+        Ok(chunk + (at % d.per_chunk) * d.size)
+    }
+
+    fn cpp_deque_shown(&self, ty: TypeRef, place: &Place) -> R<Shown> {
+        let d = self
+            .cpp_deque(ty, place)
+            .unwrap_or_else(|| Err("<error: unexpected std::deque layout>".into()))?;
+        let mut addrs = Vec::new();
+        let mut broken = None;
+        for i in 0..d.len.min(MAX_NODES) {
+            match self.deque_element(&d, i) {
+                Ok(a) => addrs.push(a),
+                Err(e) => {
+                    broken = Some(e);
+                    break;
+                }
+            }
+        }
+        if d.len > MAX_NODES && broken.is_none() {
+            broken = Some(format!(
+                "<error: std::deque of {} elements, showing {MAX_NODES}>",
+                d.len
+            ));
+        }
+        Ok(self.cpp_linear("std::deque", d.elem, d.len, &addrs, broken))
+    }
+
+    /// A sequence shown as `std::deque with 2 elements = {1, 2}`, elements `[i]`;
+    /// when its memory is broken, the error first and what was read as children.
+    fn cpp_linear(
+        &self,
+        what: &str,
+        elem: TypeRef,
+        len: u64,
+        addrs: &[u64],
+        broken: Option<String>,
+    ) -> Shown {
+        let mut parts = Vec::new();
+        let mut fields = Vec::new();
+        for (i, a) in addrs.iter().enumerate() {
+            if (i as u64) < ITEMS {
+                parts.push(self.cpp_summary(elem, &Place::Memory(*a)));
+            }
+            fields.push(field(&format!("[{i}]"), elem, Place::Memory(*a)));
+        }
+        if addrs.len() as u64 > ITEMS {
+            parts.push("...".into());
+        }
+        let body = if addrs.is_empty() {
+            String::new()
+        } else {
+            format!(" = {{{}}}", parts.join(", "))
+        };
+        let text = match broken {
+            Some(e) => format!("{e} {what} read {} elements{body}", addrs.len()),
+            None => format!("{what} with {len} elements{body}"),
+        };
+        Shown {
+            text,
+            synth: Some(Synth::Fields(fields)),
+            address: None,
+        }
+    }
+
+    /// Walks a `std::list` (circular, through its header) or a `std::forward_list`
+    /// (null-terminated), at most [`MAX_NODES`] nodes, stopping at a cycle.
+    pub(crate) fn cpp_linked(&self, ty: TypeRef, place: &Place) -> Option<R<Linked>> {
+        let class = self.class_name(ty)?;
+        let circular = match class.as_str() {
+            "list" => true,
+            "forward_list" => false,
+            _ => return None,
+        };
+        let ty = self.strip(ty);
+        let elem = self.cpp_template_param(ty, "_Tp")?;
+        let (it, ip) = self.cpp_find(ty, place, "_M_impl")?;
+        let (ht, hp) = self.cpp_find(it, &ip, if circular { "_M_node" } else { "_M_head" })?;
+        let header = hp.address()?;
+        let claimed = if circular {
+            let (zt, zp) = self.cpp_find(ht, &hp, "_M_size")?;
+            self.uint(zt, &zp).ok()
+        } else {
+            None
+        };
+        let align = self
+            .binary
+            .type_info_shared(elem)
+            .ok()
+            .and_then(|i| i.align)
+            .unwrap_or(8)
+            .max(1);
+        // The node's links (next, and prev for `list`) come before the value.
+        let links: u64 = if circular { 16 } else { 8 };
+        let value_offset = links.div_ceil(align) * align;
+        let mut addrs = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut broken = None;
+        let read = |a: u64| -> R<u64> { Ok(le_u64(&Place::Memory(a).read(self.mem, 8)?)) };
+        let mut node = match read(header) {
+            Ok(n) => n,
+            Err(e) => return Some(Err(e)),
+        };
+        loop {
+            if (circular && node == header) || (!circular && node == 0) {
+                break;
+            }
+            if node == 0 {
+                broken = Some("<error: null link in std::list>".to_string());
+                break;
+            }
+            if !seen.insert(node) {
+                broken = Some(format!("<error: cycle after {} elements>", addrs.len()));
+                break;
+            }
+            if addrs.len() as u64 >= MAX_NODES {
+                broken = Some(format!("<error: more than {MAX_NODES} elements>"));
+                break;
+            }
+            addrs.push(node + value_offset);
+            node = match read(node) {
+                Ok(n) => n,
+                Err(e) => {
+                    broken = Some(e);
+                    break;
+                }
+            };
+        }
+        if let (None, Some(n)) = (&broken, claimed) {
+            if n != addrs.len() as u64 {
+                broken = Some(format!(
+                    "<error: size {n} but {} linked elements>",
+                    addrs.len()
+                ));
+            }
+        }
+        Some(Ok(Linked {
+            elem,
+            addrs,
+            broken,
+        }))
+    }
+
+    fn cpp_list_shown(&self, ty: TypeRef, place: &Place, class: &str) -> R<Shown> {
+        let l = self
+            .cpp_linked(ty, place)
+            .unwrap_or_else(|| Err(format!("<error: unexpected std::{class} layout>")))?;
+        let len = l.addrs.len() as u64;
+        Ok(self.cpp_linear(&format!("std::{class}"), l.elem, len, &l.addrs, l.broken))
+    }
+
+    /// The number of elements of a deque or list (a broken list has none).
+    fn cpp_sequence_len(&self, ty: TypeRef, place: &Place) -> Option<u64> {
+        if let Some(d) = self.cpp_deque(ty, place) {
+            return d.ok().map(|d| d.len);
+        }
+        let l = self.cpp_linked(ty, place)?.ok()?;
+        l.broken.is_none().then_some(l.addrs.len() as u64)
+    }
+
+    /// The elements `front()` and `back()` name: a vector's, deque's or list's.
+    pub(crate) fn cpp_end(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+        back: bool,
+    ) -> Option<R<(TypeRef, Place)>> {
+        let pick = |len: u64| -> R<u64> {
+            if len == 0 {
+                Err("the container is empty".into())
+            } else {
+                Ok(if back { len - 1 } else { 0 })
+            }
+        };
+        if let Some(seq) = self.cpp_sequence(ty, place) {
+            let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
+            return Some(pick(seq.len).map(|i| (seq.elem, Place::Memory(seq.ptr + i * stride))));
+        }
+        if let Some(d) = self.cpp_deque(ty, place) {
+            return Some(d.and_then(|d| {
+                let i = pick(d.len)?;
+                Ok((d.elem, Place::Memory(self.deque_element(&d, i)?)))
+            }));
+        }
+        let l = self.cpp_linked(ty, place)?;
+        Some(l.and_then(|l| {
+            if let Some(e) = l.broken {
+                return Err(e);
+            }
+            let i = pick(l.addrs.len() as u64)?;
+            Ok((l.elem, Place::Memory(l.addrs[i as usize])))
+        }))
+    }
+
+    /// `container[key]` on a deque, map or unordered_map, read from memory (no code
+    /// runs in the debuggee, so a missing key is an error rather than an insertion).
+    pub(crate) fn cpp_index(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+        key: &CppKey<'_>,
+    ) -> Option<R<(TypeRef, Place)>> {
+        let class = self.class_name(ty)?;
+        let (value_ty, addrs) = match class.as_str() {
+            "deque" => {
+                let d = match self.cpp_deque(ty, place)? {
+                    Ok(d) => d,
+                    Err(e) => return Some(Err(e)),
+                };
+                let CppKey::Int(i) = *key else {
+                    return Some(Err("a deque's index must be an integer".into()));
+                };
+                if i < 0 || i as u64 >= d.len {
+                    return Some(Err(format!(
+                        "index out of bounds: the len is {} but the index is {i}",
+                        d.len
+                    )));
+                }
+                return Some(
+                    self.deque_element(&d, i as u64)
+                        .map(|a| (d.elem, Place::Memory(a))),
+                );
+            }
+            "map" => self.cpp_tree_nodes(ty, place).map(|(v, a, _)| (v, a)),
+            "unordered_map" => self.cpp_hash_nodes(ty, place).map(|(v, a, _)| (v, a)),
+            _ => return None,
+        }
+        .map_or_else(
+            |e| (None, vec![Err(e)]),
+            |(v, a)| (Some(v), a.into_iter().map(Ok).collect()),
+        );
+        let value_ty = value_ty?;
+        let first = self.cpp_find(value_ty, &Place::Memory(0), "first");
+        let second = self.cpp_find(value_ty, &Place::Memory(0), "second");
+        let (Some((kt, Place::Memory(ko))), Some((vt, Place::Memory(vo)))) = (first, second) else {
+            return Some(Err(format!("<error: unexpected std::{class} layout>")));
+        };
+        for a in addrs {
+            let a = match a {
+                Ok(a) => a,
+                Err(e) => return Some(Err(e)),
+            };
+            let kp = Place::Memory(a + ko);
+            let hit = match (key, self.cpp_string(kt, &kp)) {
+                (CppKey::Bytes(want), Some((ptr, len))) => {
+                    len == want.len() as u64
+                        && (len == 0
+                            || Place::Memory(ptr)
+                                .read(self.mem, len)
+                                .is_ok_and(|b| b == *want))
+                }
+                (CppKey::Int(want), None) => self.int(kt, &kp).is_ok_and(|k| k == *want),
+                (CppKey::Bytes(_), None) => {
+                    return Some(Err("the map's key is not a string".into()))
+                }
+                (CppKey::Int(_), Some(_)) => return Some(Err("the map's key is a string".into())),
+            };
+            if hit {
+                return Some(Ok((vt, Place::Memory(a + vo))));
+            }
+        }
+        Some(Err("no entry with this key".into()))
+    }
+
+    /// The pointer a smart pointer holds (`get()`): its type and where it is.
+    pub(crate) fn cpp_smart_pointer(&self, ty: TypeRef, place: &Place) -> Option<(TypeRef, Place)> {
+        match self.class_name(ty)?.as_str() {
+            "unique_ptr" => {
+                let (tt, tp) = self.cpp_find(ty, place, "_M_t")?;
+                self.deep_pointer_place(tt, &tp, 0)
+            }
+            "shared_ptr" | "weak_ptr" => self.cpp_find(ty, place, "_M_ptr"),
+            _ => None,
+        }
+    }
+
+    fn deep_pointer_place(
+        &self,
+        ty: TypeRef,
+        place: &Place,
+        depth: u32,
+    ) -> Option<(TypeRef, Place)> {
+        if depth > 10 {
+            return None;
+        }
+        let r = resolve(self.binary, ty).ok()?;
+        match r.kind {
+            TypeKind::Pointer(_) => Some((ty, place.clone())),
+            TypeKind::Composite { members, .. } => members.iter().find_map(|m| {
+                self.deep_pointer_place(m.ty?, &place.offset(m.byte_offset), depth + 1)
+            }),
+            _ => None,
+        }
+    }
+
+    /// A shared_ptr's `use_count()`.
+    pub(crate) fn cpp_use_count(&self, ty: TypeRef, place: &Place) -> Option<i128> {
+        if !matches!(self.class_name(ty)?.as_str(), "shared_ptr" | "weak_ptr") {
+            return None;
+        }
+        let (rt, rp) = self.cpp_find(ty, place, "_M_refcount")?;
+        let (pi, base) = self.ptr_at(rt, &rp, "_M_pi")?;
+        if pi == 0 {
+            return Some(0);
+        }
+        let (t, p) = self.cpp_find(base?, &Place::Memory(pi), "_M_use_count")?;
+        self.int(t, &p).ok()
     }
 }

@@ -6,6 +6,10 @@
 //! arithmetic, shifts, bitwise, logical and comparison operators with C's usual
 //! arithmetic conversions; casts to base, named and pointer types; `sizeof`.
 //!
+//! C++ library types: `[]` on deque, map and unordered_map (string keys from
+//! literals), `*`/`->` on smart pointers and optionals, and the methods in
+//! `Env::cpp_method`, all read from memory.
+//!
 //! Rust (and C++) additions: `.` follows references, `Box` and pointers; `.0` names
 //! tuple fields; indexing works on `Vec`, `VecDeque`, slices and `&str`-free arrays
 //! with a bounds check; `len()` and `is_empty()` on strings and collections; string
@@ -863,6 +867,9 @@ impl Env<'_> {
             Expr::Index(base, index) => {
                 let mut b = self.eval_depth(base, d)?;
                 let i = self.eval_depth(index, d)?;
+                if let Some(found) = self.cpp_index(&b, &i)? {
+                    return Ok(found);
+                }
                 let Num::I(i, _) = self.load_num(&i)? else {
                     return Self::err("array index is not an integer");
                 };
@@ -1354,7 +1361,13 @@ impl Env<'_> {
                 Loc::Mem(a) => (elem, a),
                 Loc::Val(_) => return Self::err("array is not in memory"),
             },
-            _ => return Self::err("cannot dereference a value that is not a pointer"),
+            _ => {
+                // `*` and `->` on a smart pointer or an optional, as their operators do.
+                if let Some(found) = self.cpp_deref(v)? {
+                    return Ok(found);
+                }
+                return Self::err("cannot dereference a value that is not a pointer");
+            }
         };
         if addr == 0 {
             return Self::err("cannot dereference a null pointer");
@@ -1457,10 +1470,17 @@ impl Env<'_> {
         })
     }
 
-    /// `len()` (and `size()` for C++) of strings and collections.
+    /// `len()` (and `size()` for C++) of strings and collections; the C++ library
+    /// methods [`Env::cpp_method`] knows.
     fn method(&self, v: &EVal, method: &str) -> Result<EVal> {
+        if let Some(found) = self.cpp_method(v, method)? {
+            return Ok(found);
+        }
         if !matches!(method, "len" | "size") {
-            return Self::err(format!("no method '{method}' (only len() is supported)"));
+            return Self::err(format!(
+                "no method '{method}' (len(), size(), empty(), front(), back(), value(), \
+                 has_value(), get() and use_count() are supported)"
+            ));
         }
         if let Some(bytes) = self.string_bytes(v)? {
             return Ok(int_val(bytes.len() as i128, ULONG));
@@ -1497,6 +1517,116 @@ impl Env<'_> {
             "cannot take {method}() of a '{}'",
             self.type_name(&v.ty)
         ))
+    }
+
+    /// A value the renderer found, as an expression value.
+    fn value_at(&self, ty: TypeRef, place: crate::values::Place) -> Result<EVal> {
+        let loc = match place {
+            crate::values::Place::Memory(a) => Loc::Mem(a),
+            crate::values::Place::Bytes(b, off) => {
+                let size = self.binary.type_size(ty).ok().flatten().unwrap_or(0) as usize;
+                Loc::Val(
+                    b.get(off..off.saturating_add(size))
+                        .ok_or_else(|| Error::Eval("value out of range".into()))?
+                        .to_vec(),
+                )
+            }
+        };
+        Ok(EVal {
+            ty: ETy::Dwarf(ty),
+            loc,
+        })
+    }
+
+    /// The C++ library value (through references) with its DWARF type and place.
+    fn cpp_value(&self, v: &EVal) -> Result<Option<(EVal, TypeRef, crate::values::Place)>> {
+        if !self.is_foreign(&v.ty) || self.is_rust(&v.ty) {
+            return Ok(None);
+        }
+        let v = self.auto_deref(v.clone())?;
+        let ETy::Dwarf(t) = v.ty else { return Ok(None) };
+        let place = Self::place_of(&v);
+        Ok(Some((v, t, place)))
+    }
+
+    /// `container[key]` on a deque, map or unordered_map (gdb's xmethods' meaning,
+    /// read from memory); `None` for other values.
+    fn cpp_index(&self, b: &EVal, i: &EVal) -> Result<Option<EVal>> {
+        let Some((_, t, place)) = self.cpp_value(b)? else {
+            return Ok(None);
+        };
+        let bytes = self.string_bytes(i)?;
+        let key = match &bytes {
+            Some(b) => crate::cpp::CppKey::Bytes(b),
+            None => match self.load_num(i)? {
+                Num::I(n, _) => crate::cpp::CppKey::Int(n),
+                _ => return Self::err("a container's key must be an integer or a string"),
+            },
+        };
+        match self.renderer().cpp_index(t, &place, &key) {
+            None => Ok(None),
+            Some(Err(e)) => Self::err(e),
+            Some(Ok((ty, p))) => self.value_at(ty, p).map(Some),
+        }
+    }
+
+    /// `*` of a `unique_ptr`, `shared_ptr` or `optional`; `None` for other values.
+    fn cpp_deref(&self, v: &EVal) -> Result<Option<EVal>> {
+        let Some((_, t, place)) = self.cpp_value(v)? else {
+            return Ok(None);
+        };
+        let r = self.renderer();
+        if let Some((pt, pp)) = r.cpp_smart_pointer(t, &place) {
+            let p = self.value_at(pt, pp)?;
+            return self.deref(&p).map(Some);
+        }
+        match r.cpp_optional_value(t, &place) {
+            None => Ok(None),
+            Some(Err(e)) => Self::err(e),
+            Some(Ok(None)) => Self::err("the optional holds no value"),
+            Some(Ok(Some((ty, p)))) => self.value_at(ty, p).map(Some),
+        }
+    }
+
+    /// The C++ library methods gdb's xmethods provide, read from memory: `empty()`,
+    /// `front()`, `back()`, `has_value()`, `value()`, `get()`, `use_count()`.
+    fn cpp_method(&self, v: &EVal, method: &str) -> Result<Option<EVal>> {
+        let Some((inner, t, place)) = self.cpp_value(v)? else {
+            return Ok(None);
+        };
+        let r = self.renderer();
+        match method {
+            "empty" => {
+                let n = self.method(&inner, "size")?;
+                let Num::I(n, _) = self.load_num(&n)? else {
+                    return Self::err("size() is not a number");
+                };
+                // The symbol index has no base types to find `bool` by, so
+                // `empty()` is C's truth value, as conditions use it.
+                Ok(Some(int_val(i128::from(n == 0), INT)))
+            }
+            "front" | "back" => match r.cpp_end(t, &place, method == "back") {
+                None => Ok(None),
+                Some(Err(e)) => Self::err(e),
+                Some(Ok((ty, p))) => self.value_at(ty, p).map(Some),
+            },
+            "has_value" => match r.cpp_optional_engaged(t, &place) {
+                None => Ok(None),
+                Some((ty, p)) => self.value_at(ty, p).map(Some),
+            },
+            "value" => match r.cpp_optional_value(t, &place) {
+                None => Ok(None),
+                Some(Err(e)) => Self::err(e),
+                Some(Ok(None)) => Self::err("bad optional access: the optional holds no value"),
+                Some(Ok(Some((ty, p)))) => self.value_at(ty, p).map(Some),
+            },
+            "get" => match r.cpp_smart_pointer(t, &place) {
+                None => Ok(None),
+                Some((ty, p)) => self.value_at(ty, p).map(Some),
+            },
+            "use_count" => Ok(r.cpp_use_count(t, &place).map(|n| int_val(n, LONG))),
+            _ => Ok(None),
+        }
     }
 
     /// The bytes of a string value: a literal, a Rust `&str`/`String`/`PathBuf`, a

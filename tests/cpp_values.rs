@@ -1,0 +1,267 @@
+//! C++ as its users see it (issue #22): samples/cpp/stl_types.cpp (g++ -O0 -g
+//! -std=c++17) stopped over DAP in a function holding optional, variant, deque, list,
+//! forward_list, map, unordered_map and smart pointers. Values and watch expressions
+//! are checked against gdb (its libstdc++ printers and xmethods) on the same program;
+//! a list made cyclic renders as an error with what was readable instead of hanging.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use support::dap::{build, line_of, sample_path, var, DapClient};
+
+fn program() -> PathBuf {
+    build("cpp/stl_types.cpp", "g++", &["-g", "-O0", "-std=c++17"])
+}
+
+/// gdb at `marker`: `info locals` as name → text, and each expression's `print` text
+/// (or its error).
+fn gdb_at(program: &Path, marker: &str, exprs: &[&str]) -> (HashMap<String, String>, Vec<String>) {
+    let line = line_of(&sample_path("cpp/stl_types.cpp"), marker);
+    let mut args = vec![
+        "-batch".to_string(),
+        "-nx".into(),
+        "-ex".into(),
+        "set pagination off".into(),
+        "-ex".into(),
+        format!("break stl_types.cpp:{line}"),
+        "-ex".into(),
+        "run".into(),
+        "-ex".into(),
+        "echo LOCALS\\n".into(),
+        "-ex".into(),
+        "info locals".into(),
+    ];
+    for e in exprs {
+        args.push("-ex".into());
+        args.push("echo EXPR\\n".to_string());
+        args.push("-ex".into());
+        args.push(format!("output {e}"));
+        args.push("-ex".into());
+        args.push("echo \\n".into());
+    }
+    let out = Command::new("gdb")
+        .args(&args)
+        .arg(program)
+        .output()
+        .expect("gdb runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (_, rest) = stdout
+        .split_once("LOCALS\n")
+        .unwrap_or_else(|| panic!("gdb did not stop: {stdout}\n{stderr}"));
+    let mut parts = rest.split("EXPR\n");
+    let locals = parts
+        .next()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    // An expression gdb cannot evaluate prints nothing on stdout (the error is on stderr).
+    let values = parts.map(|p| p.trim_end().to_string()).collect();
+    (locals, values)
+}
+
+/// The values inside gdb's `{[0] = 7, [1] = 8}` or `{7, 8}`.
+fn gdb_elements(text: &str) -> Vec<String> {
+    let inner = text
+        .split_once(" = {")
+        .map_or("", |(_, b)| b.trim_end_matches('}'));
+    inner
+        .split(", ")
+        .filter(|s| !s.is_empty())
+        .map(|s| s.split_once("] = ").map_or(s, |(_, v)| v).to_string())
+        .collect()
+}
+
+fn stop_at(marker: &str) -> (DapClient, i64) {
+    let program = program();
+    let source = sample_path("cpp/stl_types.cpp");
+    let mut dap = DapClient::new();
+    let stopped = dap.launch_to_stop(
+        json!({"program": program}),
+        &source,
+        &[line_of(&source, marker)],
+    );
+    let thread = stopped["body"]["threadId"].as_i64().unwrap();
+    let frame = dap.frames(thread)[0]["id"].as_i64().unwrap();
+    (dap, frame)
+}
+
+fn value(v: &Value) -> String {
+    v["value"].as_str().unwrap().to_string()
+}
+
+fn child_values(dap: &mut DapClient, v: &Value) -> Vec<(String, String)> {
+    let r = &v["variablesReference"];
+    if r.as_i64() == Some(0) {
+        return Vec::new();
+    }
+    dap.children(r)
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), value(c)))
+        .collect()
+}
+
+#[test]
+fn stl_values_and_expressions_match_gdb() {
+    // Expressions gdb's xmethods evaluate too; the others (no xmethod in gdb) are
+    // checked against the elements gdb's printers show.
+    let both = [
+        "dq[1]",
+        "lst.size()",
+        "maybe.has_value()",
+        "nothing.has_value()",
+        "v.size()",
+        "v.empty()",
+        "none.empty()",
+        "sp->tag",
+        "*up",
+        "dq.size()",
+        "*maybe",
+    ];
+    let (locals, gdb_values) = gdb_at(&program(), "break in stl", &both);
+    let (mut dap, frame) = stop_at("break in stl");
+    let vars = dap.scope_vars(frame, "Locals");
+
+    // Printed exactly as gdb's libstdc++ printers print them.
+    for name in [
+        "maybe", "nothing", "word", "var", "vs", "dq", "empty_dq", "ages",
+    ] {
+        let gdb = locals
+            .get(name)
+            .unwrap_or_else(|| panic!("gdb has no {name}: {locals:?}"));
+        let ours = value(var(&vars, name));
+        let gdb = gdb.replace("std::map with 2 elements = ", "");
+        assert_eq!(ours, gdb, "{name}");
+    }
+    // Children: the contained value, the active alternative, the elements.
+    let kids = child_values(&mut dap, var(&vars, "maybe"));
+    assert_eq!(kids, [("[contained value]".to_string(), "5".to_string())]);
+    assert_eq!(child_values(&mut dap, var(&vars, "nothing")), []);
+    let kids = child_values(&mut dap, var(&vars, "var"));
+    assert!(kids.contains(&("index".into(), "1".into())), "{kids:?}");
+    assert!(
+        kids.contains(&("[contained value]".into(), "2.5".into())),
+        "{kids:?}"
+    );
+    for (name, what) in [
+        ("dq", "std::deque"),
+        ("lst", "std::list"),
+        ("fl", "std::forward_list"),
+    ] {
+        let expected = gdb_elements(&locals[name]);
+        assert!(
+            !expected.is_empty(),
+            "gdb shows no elements of {name}: {locals:?}"
+        );
+        let v = var(&vars, name);
+        let ours = value(v);
+        assert!(
+            ours.starts_with(&format!("{what} with {} elements = {{", expected.len())),
+            "{name}: {ours}"
+        );
+        let kids = child_values(&mut dap, v);
+        let names: Vec<String> = (0..expected.len()).map(|i| format!("[{i}]")).collect();
+        assert_eq!(
+            kids.iter().map(|k| k.0.clone()).collect::<Vec<_>>(),
+            names,
+            "{name}"
+        );
+        assert_eq!(
+            kids.iter().map(|k| k.1.clone()).collect::<Vec<_>>(),
+            expected,
+            "{name}"
+        );
+    }
+
+    // Expressions against gdb's answers (gdb says true/false where C says 1/0).
+    assert_eq!(gdb_values.len(), both.len(), "{gdb_values:?}");
+    for (e, gdb) in both.iter().zip(&gdb_values) {
+        assert!(!gdb.is_empty(), "gdb could not evaluate {e}");
+        let ours = dap.evaluate(frame, e)["result"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // gdb shows a reference's address before the value: `(int &) @0x7ffd…: 5`.
+        let gdb = match gdb.split_once(" &) @0x") {
+            Some((_, rest)) => rest.split_once(": ").map_or(gdb.as_str(), |(_, v)| v),
+            None => gdb.as_str(),
+        };
+        let gdb_c = match (ours.as_str(), gdb) {
+            ("0" | "1", "false") => "0",
+            ("0" | "1", "true") => "1",
+            _ => gdb,
+        };
+        assert_eq!(ours, gdb_c, "{e}");
+    }
+    // No xmethod in gdb for these: the value gdb's printer shows for that entry.
+    assert!(locals["ages"].contains("[\"bob\"] = 42"), "{locals:?}");
+    assert!(locals["codes"].contains("[2] = 200"), "{locals:?}");
+    assert!(
+        locals["maybe"].contains("[contained value] = 5"),
+        "{locals:?}"
+    );
+    for (e, want) in [
+        ("ages[\"bob\"]", "42"),
+        ("codes[2]", "200"),
+        ("maybe.value()", "5"),
+        ("word.value()", "\"hi\""),
+        ("lst.back()", "9"),
+        ("dq.front()", "10"),
+        ("sp.use_count()", "1"),
+        ("ages[\"bob\"] + codes[2]", "242"),
+    ] {
+        let r = dap.evaluate(frame, e);
+        assert_eq!(r["result"], want, "{e}: {r}");
+    }
+    // Bad input says what is wrong.
+    for (e, why) in [
+        ("ages[\"zed\"]", "no entry with this key"),
+        (
+            "dq[4]",
+            "index out of bounds: the len is 4 but the index is 4",
+        ),
+        ("nothing.value()", "the optional holds no value"),
+        ("ages[2]", "the map's key is a string"),
+        ("v.frobnicate()", "no method 'frobnicate'"),
+    ] {
+        let msg = dap.err(
+            "evaluate",
+            json!({"expression": e, "frameId": frame, "context": "watch"}),
+        );
+        assert!(msg.contains(why), "{e}: {msg}");
+    }
+    dap.finish();
+}
+
+#[test]
+fn a_cyclic_list_renders_what_was_readable() {
+    let (mut dap, frame) = stop_at("break in corrupt");
+    let vars = dap.scope_vars(frame, "Arguments");
+    let broken = var(&vars, "broken");
+    let text = value(broken);
+    assert!(
+        text.starts_with("<error: cycle after 2 elements>"),
+        "{text}"
+    );
+    let kids = child_values(&mut dap, broken);
+    assert_eq!(
+        kids,
+        [
+            ("[0]".to_string(), "1".to_string()),
+            ("[1]".to_string(), "2".to_string())
+        ]
+    );
+    let msg = dap.err(
+        "evaluate",
+        json!({"expression": "broken.back()", "frameId": frame, "context": "watch"}),
+    );
+    assert!(msg.contains("cycle"), "{msg}");
+    dap.finish();
+}
