@@ -1566,7 +1566,12 @@ impl Debugger {
         };
         // Kept only at a stop, where the list cannot change.
         if d.session.is_stopped() {
-            d.listed = Some(body.threads.iter().map(|t| (t.id, t.name.clone())).collect());
+            d.listed = Some(
+                body.threads
+                    .iter()
+                    .map(|t| (t.id, t.name.clone()))
+                    .collect(),
+            );
         }
         Ok(body)
     }
