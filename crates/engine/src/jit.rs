@@ -440,11 +440,19 @@ pub(crate) fn displaced(
         if len >= min_len {
             break;
         }
-        if ins.flow_control() != FlowControl::Next {
-            return Err("the jump would cover a branch or call".into());
-        }
         if len > 0 && targets.contains(&ins.ip()) {
             return Err("the jump would cover a branch target".into());
+        }
+        if ins.flow_control() != FlowControl::Next {
+            // A direct jcc or jmp may be the last instruction displaced: its copy is
+            // relocated to the same target and falls through to the jump back, which is
+            // where the original falls through. Never a call (the return address would
+            // point into placed code), an indirect branch, or one with more after it.
+            let last = len + ins.len() >= min_len;
+            let direct = ins.is_jcc_short_or_near() || ins.is_jmp_short_or_near();
+            if !(last && direct) {
+                return Err("the jump would cover a branch or call".into());
+            }
         }
         len += ins.len();
         instructions.push(*ins);
