@@ -650,7 +650,10 @@ fn lsp_types_fallback_checks_shapes() {
     let hover = json!({"jsonrpc": "2.0", "id": 3, "result": {"contents": {"kind": "markdown", "value": "x"}}});
     assert_eq!(check(&hover, Some("textDocument/hover")), Some(Ok(())));
     let bad_hover = json!({"jsonrpc": "2.0", "id": 3, "result": {"contents": 7}});
-    assert!(matches!(check(&bad_hover, Some("textDocument/hover")), Some(Err(_))));
+    assert!(matches!(
+        check(&bad_hover, Some("textDocument/hover")),
+        Some(Err(_))
+    ));
     let diags = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
         "params": {"uri": "file:///a.c", "diagnostics": [{"range": {"start": {"line": 0, "character": 0},
         "end": {"line": 0, "character": 1}}, "message": "m"}]}});
@@ -658,9 +661,18 @@ fn lsp_types_fallback_checks_shapes() {
     let bad_diags = json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics",
         "params": {"uri": "file:///a.c", "diagnostics": [{"message": "no range"}]}});
     assert!(matches!(check(&bad_diags, None), Some(Err(_))));
-    assert!(matches!(check(&json!({"id": 1, "result": null}), Some("shutdown")), Some(Err(_))));
+    assert!(matches!(
+        check(&json!({"id": 1, "result": null}), Some("shutdown")),
+        Some(Err(_))
+    ));
     let error = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
     assert_eq!(check(&error, Some("custom/x")), Some(Ok(())));
     // A method lsp-types does not know is not validated, and says so.
-    assert_eq!(check(&json!({"jsonrpc": "2.0", "id": 1, "result": {}}), Some("tandem/document")), None);
+    assert_eq!(
+        check(
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+            Some("tandem/document")
+        ),
+        None
+    );
 }

@@ -20,7 +20,10 @@ fn check<T: DeserializeOwned>(what: &str, value: &Value) -> Result<(), String> {
 
 /// Checks one message the server sent; `None` when lsp-types has no type for it (a custom
 /// method such as `tandem/document`), which the caller counts as not validated.
-pub fn check_server_message(msg: &Value, answered_method: Option<&str>) -> Option<Result<(), String>> {
+pub fn check_server_message(
+    msg: &Value,
+    answered_method: Option<&str>,
+) -> Option<Result<(), String>> {
     if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Some(Err(format!("LSP message without jsonrpc 2.0: {msg}")));
     }
@@ -65,7 +68,9 @@ pub fn check_server_message(msg: &Value, answered_method: Option<&str>) -> Optio
         return Some(if ok {
             Ok(())
         } else {
-            Err(format!("LSP error response without an integer code and a message: {msg}"))
+            Err(format!(
+                "LSP error response without an integer code and a message: {msg}"
+            ))
         });
     }
     let result = msg.get("result").cloned().unwrap_or(Value::Null);
