@@ -1355,16 +1355,9 @@ impl Session {
         Ok((condition, hit, log))
     }
 
-    #[allow(clippy::type_complexity)]
     fn install(
         &self,
-        wanted: Vec<(
-            BpKey,
-            Vec<u64>,
-            Option<expr::Expr>,
-            Option<HitCondition>,
-            Option<Vec<LogPart>>,
-        )>,
+        wanted: Vec<Wanted>,
         replaces: impl Fn(&BpKey) -> bool + Send + 'static,
     ) -> Result<Vec<BreakpointId>> {
         let core = self.core.clone();
@@ -1379,17 +1372,20 @@ impl Session {
     }
 }
 
-#[allow(clippy::type_complexity)]
+/// One breakpoint a request asks for: where, the addresses it resolved to, its condition,
+/// hit condition and log message.
+type Wanted = (
+    BpKey,
+    Vec<u64>,
+    Option<expr::Expr>,
+    Option<HitCondition>,
+    Option<Vec<LogPart>>,
+);
+
 fn install_now(
     t: &mut Tracer,
     core: &Mutex<Core>,
-    wanted: Vec<(
-        BpKey,
-        Vec<u64>,
-        Option<expr::Expr>,
-        Option<HitCondition>,
-        Option<Vec<LogPart>>,
-    )>,
+    wanted: Vec<Wanted>,
     replaces: impl Fn(&BpKey) -> bool,
 ) -> Vec<BreakpointId> {
     let mut c = lock(core);

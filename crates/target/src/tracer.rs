@@ -1016,20 +1016,29 @@ impl Tracer {
                 stash_push(w);
                 continue;
             }
-            match self.handle_status(w, true)? {
-                Outcome::Absorbed => {}
-                Outcome::Info(ev) => self.queue.push_back(ev),
-                Outcome::Report(tid, reason) => self.deferred.push_back((tid, reason)),
-                Outcome::Gone(ev) => {
-                    self.queue.push_back(ev);
-                    return Ok(false);
-                }
+            if !self.collect(w)? {
+                return Ok(false);
             }
         }
         if !self.collect_pending_traps()? {
             return Ok(false);
         }
         self.evacuate_patches();
+        Ok(true)
+    }
+
+    /// Keeps what one wait result of a known thread says while the process is being
+    /// stopped: news for later, the thread left stopped. False when the process is gone.
+    fn collect(&mut self, w: WaitResult) -> Result<bool> {
+        match self.handle_status(w, true)? {
+            Outcome::Absorbed => {}
+            Outcome::Info(ev) => self.queue.push_back(ev),
+            Outcome::Report(tid, reason) => self.deferred.push_back((tid, reason)),
+            Outcome::Gone(ev) => {
+                self.queue.push_back(ev);
+                return Ok(false);
+            }
+        }
         Ok(true)
     }
 

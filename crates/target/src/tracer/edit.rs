@@ -189,14 +189,8 @@ impl Tracer {
                     Err(e) => return Err(Error::ptrace("waitpid", tid, e)),
                 }
             };
-            match self.handle_status(w, true)? {
-                Outcome::Absorbed => {}
-                Outcome::Info(ev) => self.queue.push_back(ev),
-                Outcome::Report(tid, reason) => self.deferred.push_back((tid, reason)),
-                Outcome::Gone(ev) => {
-                    self.queue.push_back(ev);
-                    return Ok(false);
-                }
+            if !self.collect(w)? {
+                return Ok(false);
             }
         }
         Ok(true)
