@@ -103,12 +103,14 @@ pub const FILTERS: &[Filter] = &[
         "abort() (failed assertion, panic=abort)",
         true,
     ),
+    // Like gdb, a SIGTRAP tandem did not cause always stops and is not delivered (the
+    // engine keeps the tracer's policy for it): offered as on, saying so.
     signal(
         "SIGTRAP",
         "Signal: SIGTRAP",
         libc::SIGTRAP,
-        "A trap the program raised itself",
-        false,
+        "A trap the program raised itself; always stops, as in gdb",
+        true,
     ),
     signal(
         "SIGINT",
