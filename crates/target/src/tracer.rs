@@ -337,6 +337,9 @@ pub struct Tracer {
     /// Traps whose breakpoint was removed, and where a thread that still reports one
     /// resumes (the restored instruction; a placed condition's site).
     moribund: HashMap<u64, u64>,
+    /// During [`Tracer::edit_text`]: every thread's pc and stack words, read once (`None`
+    /// inside: not read yet).
+    stacks: Option<Option<Vec<u64>>>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -455,6 +458,7 @@ impl Tracer {
             patches: BTreeMap::new(),
             regions: Vec::new(),
             moribund: HashMap::new(),
+            stacks: None,
             _not_send: PhantomData,
         }
     }

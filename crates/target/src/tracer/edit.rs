@@ -32,7 +32,16 @@ impl Tracer {
     /// resumed after `f`; a stopped one is left as it is.
     pub fn edit_text<R>(&mut self, f: impl FnOnce(&mut Tracer) -> R) -> Result<R> {
         let held = self.hold()?;
+        // Nothing runs during the edit: what the stacks hold is read once for all of its
+        // placements (a setBreakpoints of a whole file may place thousands).
+        let outer = self.stacks.is_some();
+        if !outer {
+            self.stacks = Some(None);
+        }
         let r = f(self);
+        if !outer {
+            self.stacks = None;
+        }
         if held {
             self.release()?;
         }
@@ -199,11 +208,27 @@ impl Tracer {
     /// Whether a thread could come back into the bytes `(start, end)` strictly past a
     /// site: its pc is there, or a word on its stack points there (a signal frame's saved
     /// pc, a return address). A stack that cannot be searched whole counts as yes.
-    pub(super) fn may_return_into(&self, start: u64, end: u64) -> bool {
+    pub(super) fn may_return_into(&mut self, start: u64, end: u64) -> bool {
         if end <= start + 1 {
             return false;
         }
         let inside = |pc: u64| start < pc && pc < end;
+        if let Some(cached) = &self.stacks {
+            if cached.is_none() {
+                let words = self.stack_words();
+                self.stacks = Some(Some(words));
+            }
+            let words = self.stacks.as_ref().and_then(Option::as_ref);
+            let words = words.map_or(&[0u64][..], Vec::as_slice);
+            return match words.first() {
+                // A stack that cannot be searched whole.
+                Some(0) => true,
+                _ => {
+                    let i = words.partition_point(|&w| w <= start);
+                    words.get(i).is_some_and(|&w| w < end)
+                }
+            };
+        }
         let Ok(maps) = procfs::read_maps(self.pid) else {
             return true;
         };
@@ -222,6 +247,46 @@ impl Tracer {
             }
         }
         false
+    }
+
+    /// Every thread's pc and every word of every thread's stack, sorted, for
+    /// [`Tracer::may_return_into`] during one edit; `[0, …]` when some thread runs or a
+    /// stack cannot be read whole (then every placement is refused).
+    fn stack_words(&self) -> Vec<u64> {
+        let unknown = vec![0];
+        let Ok(maps) = procfs::read_maps(self.pid) else {
+            return unknown;
+        };
+        let mut words = Vec::new();
+        for (tid, t) in &self.threads {
+            if t.running {
+                return unknown;
+            }
+            let Some(regs) = t.regs.or_else(|| sys::get_regs(*tid).ok()) else {
+                return unknown;
+            };
+            words.push(regs.rip);
+            let sp = regs.rsp & !7;
+            let Some(m) = maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0) else {
+                return unknown;
+            };
+            if m.end.0 - sp > MAX_STACK_SCAN {
+                return unknown;
+            }
+            let mut buf = vec![0u8; (m.end.0 - sp) as usize];
+            match self.read_raw(sp, &mut buf) {
+                Ok(n) if n == buf.len() => {}
+                _ => return unknown,
+            }
+            words.extend(
+                buf.chunks_exact(8)
+                    .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])),
+            );
+        }
+        words.retain(|&w| w != 0);
+        words.sort_unstable();
+        words.dedup();
+        words
     }
 
     /// Whether any 8-byte word of the stack from `sp` to the end of its mapping satisfies

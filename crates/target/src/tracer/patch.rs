@@ -220,6 +220,7 @@ impl Tracer {
         if p.spec.trap.is_none() || p.stale || !single_user || others || !self.watch.is_empty() {
             return false;
         }
+        let bytes = p.jump_bytes();
         // No thread may come back into the covered bytes: not its pc, not a pc saved in a
         // signal frame or a return address on its stack.
         if self.may_return_into(start, end) {
@@ -229,7 +230,6 @@ impl Tracer {
             );
             return false;
         }
-        let bytes = p.jump_bytes();
         if let Err(e) = self.write_raw(site, &bytes) {
             tracing::warn!(site, "placing a jump patch failed: {e}");
             return false;
