@@ -648,6 +648,18 @@ impl Core {
     }
 }
 
+/// The modules one `setBreakpoints` resolves in (main, then non-system libraries) and
+/// their files' lines, resolved once.
+#[derive(Default)]
+struct LineMemo {
+    /// The main executable's module(s), taken on first use.
+    main_modules: Option<Vec<Arc<Module>>>,
+    /// The loaded libraries that are not system libraries.
+    other_modules: Vec<Arc<Module>>,
+    main: FileLines,
+    others: FileLines,
+}
+
 /// Where a breakpoint resolved in some modules.
 #[derive(Default)]
 struct Resolution {
@@ -657,17 +669,50 @@ struct Resolution {
     moved: bool,
 }
 
+/// Every line of one file resolved at once, per module (by its index in the list
+/// resolved in): a `setBreakpoints` of many lines reads the file's line tables once
+/// instead of once per line.
+type FileLines = HashMap<usize, Vec<symbols::LineResolution>>;
+
+/// `resolve_line(file, line)` answered from the whole file's resolutions: the first with
+/// code at or after `line` (what `Binary::resolve_file_lines` promises).
+fn resolve_from(all: &[symbols::LineResolution], line: Line) -> Option<symbols::LineResolution> {
+    let i = all.partition_point(|r| r.line < line);
+    let mut r = all.get(i)?.clone();
+    r.requested = line;
+    Some(r)
+}
+
 /// Resolves a breakpoint's request in `modules`.
 fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resolution {
+    resolve_in_with(modules, key, map, None)
+}
+
+/// [`resolve_in`], answering line requests from `memo` (filled on first use per module).
+fn resolve_in_with(
+    modules: &[Arc<Module>],
+    key: &BpKey,
+    map: &SourceMap,
+    mut memo: Option<&mut FileLines>,
+) -> Resolution {
     let mut out = Resolution::default();
-    for m in modules {
+    for (index, m) in modules.iter().enumerate() {
         let Some(b) = m.binary() else { continue };
         match key {
             BpKey::Line(file, line) => {
                 let Some(line) = Line::new(*line) else {
                     continue;
                 };
-                if let Ok(Some(res)) = b.resolve_line(file, line, map) {
+                let res = match memo.as_deref_mut() {
+                    Some(memo) => {
+                        let all = memo
+                            .entry(index)
+                            .or_insert_with(|| b.resolve_file_lines(file, map).unwrap_or_default());
+                        Ok(resolve_from(all, line))
+                    }
+                    None => b.resolve_line(file, line, map),
+                };
+                if let Ok(Some(res)) = res {
                     out.line = out.line.or(Some(res.line));
                     out.moved |= res.moved();
                     if out.file.is_none() {
@@ -1219,6 +1264,7 @@ impl Session {
         let file = self.source_path(file);
         let mut wanted = Vec::new();
         let mut statuses = Vec::new();
+        let mut memo = LineMemo::default();
         for spec in specs {
             let key = BpKey::Line(file.clone(), spec.line);
             let mut status = BreakpointStatus {
@@ -1234,7 +1280,11 @@ impl Session {
             if spec.line == 0 {
                 status.message = Some("line 0 does not exist".into());
             } else {
-                let found = self.resolve_now(&key);
+                let found = if specs.len() > 1 {
+                    self.resolve_line_now(&key, &mut memo)
+                } else {
+                    self.resolve_now(&key)
+                };
                 if found.addrs.is_empty() {
                     status.message = Some(format!(
                         "pending: no code at or after line {} in {} in the loaded modules",
@@ -1455,6 +1505,29 @@ fn install_now(
 }
 
 impl Session {
+    /// [`Session::resolve_now`] for a line, with the file's lines resolved once per module
+    /// for all the lines of one request.
+    fn resolve_line_now(&self, key: &BpKey, memo: &mut LineMemo) -> Resolution {
+        if memo.main_modules.is_none() {
+            let modules: Vec<Arc<Module>> = lock(&self.core).modules.all().to_vec();
+            let (main, rest): (Vec<Arc<Module>>, Vec<Arc<Module>>) =
+                modules.into_iter().partition(|m| m.main);
+            memo.other_modules = rest.into_iter().filter(|m| !is_system(&m.path)).collect();
+            memo.main_modules = Some(main);
+        }
+        let main = memo.main_modules.as_deref().unwrap_or_default();
+        let found = resolve_in_with(main, key, &self.source_map, Some(&mut memo.main));
+        if !found.addrs.is_empty() {
+            return found;
+        }
+        resolve_in_with(
+            &memo.other_modules,
+            key,
+            &self.source_map,
+            Some(&mut memo.others),
+        )
+    }
+
     /// Resolves in the main executable, else in the loaded non-system libraries, else
     /// (functions only) in the loaded system libraries such as libc.
     fn resolve_now(&self, key: &BpKey) -> Resolution {
