@@ -337,9 +337,10 @@ pub struct Tracer {
     /// Traps whose breakpoint was removed, and where a thread that still reports one
     /// resumes (the restored instruction; a placed condition's site).
     moribund: HashMap<u64, u64>,
-    /// During [`Tracer::edit_text`]: every thread's pc and stack words, read once (`None`
-    /// inside: not read yet).
-    stacks: Option<Option<Vec<u64>>>,
+    /// Inside [`Tracer::edit_text`]: nothing runs, so the stacks are read once.
+    editing: bool,
+    /// Every thread's pc and stack words, read once during an edit (`None`: not yet).
+    stacks: Option<edit::StackWords>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -458,6 +459,7 @@ impl Tracer {
             patches: BTreeMap::new(),
             regions: Vec::new(),
             moribund: HashMap::new(),
+            editing: false,
             stacks: None,
             _not_send: PhantomData,
         }

@@ -25,6 +25,20 @@ use super::*;
 /// How much of one thread's stack is searched for pcs that could return into a patch.
 const MAX_STACK_SCAN: u64 = 1 << 20;
 
+/// Every thread's pc and stack words, sorted; `None` when they cannot all be read.
+pub(super) type StackWords = Option<Vec<u64>>;
+
+/// Whether a word lies in `lo..hi` (unknown stacks: yes).
+fn holds(words: &StackWords, lo: u64, hi: u64) -> bool {
+    match words {
+        None => true,
+        Some(words) => {
+            let i = words.partition_point(|&w| w < lo);
+            words.get(i).is_some_and(|&w| w < hi)
+        }
+    }
+}
+
 impl Tracer {
     /// Runs `f` with every thread of the process stopped, for a change of its text or
     /// memory. A running process is stopped first (nothing is reported for that stop;
@@ -34,12 +48,10 @@ impl Tracer {
         let held = self.hold()?;
         // Nothing runs during the edit: what the stacks hold is read once for all of its
         // placements (a setBreakpoints of a whole file may place thousands).
-        let outer = self.stacks.is_some();
-        if !outer {
-            self.stacks = Some(None);
-        }
+        let outer = std::mem::replace(&mut self.editing, true);
         let r = f(self);
         if !outer {
+            self.editing = false;
             self.stacks = None;
         }
         if held {
@@ -207,128 +219,64 @@ impl Tracer {
 
     /// Whether a thread could come back into the bytes `(start, end)` strictly past a
     /// site: its pc is there, or a word on its stack points there (a signal frame's saved
-    /// pc, a return address). A stack that cannot be searched whole counts as yes.
+    /// pc, a return address). A stack that cannot be searched whole counts as yes. During
+    /// [`Tracer::edit_text`] the stacks are read once for all of its placements.
     pub(super) fn may_return_into(&mut self, start: u64, end: u64) -> bool {
         if end <= start + 1 {
             return false;
         }
-        let inside = |pc: u64| start < pc && pc < end;
-        if let Some(cached) = &self.stacks {
-            if cached.is_none() {
-                let words = self.stack_words();
-                self.stacks = Some(Some(words));
+        let words = if self.editing {
+            if self.stacks.is_none() {
+                self.stacks = Some(self.stack_words());
             }
-            let words = self.stacks.as_ref().and_then(Option::as_ref);
-            let words = words.map_or(&[0u64][..], Vec::as_slice);
-            return match words.first() {
-                // A stack that cannot be searched whole.
-                Some(0) => true,
-                _ => {
-                    let i = words.partition_point(|&w| w <= start);
-                    words.get(i).is_some_and(|&w| w < end)
-                }
-            };
-        }
-        let Ok(maps) = procfs::read_maps(self.pid) else {
-            return true;
+            self.stacks.clone().flatten()
+        } else {
+            self.stack_words()
         };
-        for (tid, t) in &self.threads {
-            if t.running {
-                return true;
-            }
-            let Some(regs) = t.regs.or_else(|| sys::get_regs(*tid).ok()) else {
-                return true;
-            };
-            if inside(regs.rip) {
-                return true;
-            }
-            if self.stack_points_into(&maps, regs.rsp, &inside) {
-                return true;
-            }
-        }
-        false
+        holds(&words, start + 1, end)
     }
 
-    /// Every thread's pc and every word of every thread's stack, sorted, for
-    /// [`Tracer::may_return_into`] during one edit; `[0, …]` when some thread runs or a
-    /// stack cannot be read whole (then every placement is refused).
-    fn stack_words(&self) -> Vec<u64> {
-        let unknown = vec![0];
-        let Ok(maps) = procfs::read_maps(self.pid) else {
-            return unknown;
-        };
+    /// Every thread's pc and every word of every thread's stack (from its sp to the end
+    /// of the stack's mapping), sorted; `None` when some thread runs or a stack cannot be
+    /// read whole.
+    fn stack_words(&self) -> StackWords {
+        let maps = procfs::read_maps(self.pid).ok()?;
         let mut words = Vec::new();
         for (tid, t) in &self.threads {
             if t.running {
-                return unknown;
+                return None;
             }
-            let Some(regs) = t.regs.or_else(|| sys::get_regs(*tid).ok()) else {
-                return unknown;
-            };
+            let regs = t.regs.or_else(|| sys::get_regs(*tid).ok())?;
             words.push(regs.rip);
             let sp = regs.rsp & !7;
-            let Some(m) = maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0) else {
-                return unknown;
-            };
+            let m = maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0)?;
             if m.end.0 - sp > MAX_STACK_SCAN {
-                return unknown;
+                return None;
             }
             let mut buf = vec![0u8; (m.end.0 - sp) as usize];
             match self.read_raw(sp, &mut buf) {
                 Ok(n) if n == buf.len() => {}
-                _ => return unknown,
+                _ => return None,
             }
             words.extend(
                 buf.chunks_exact(8)
                     .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])),
             );
         }
-        words.retain(|&w| w != 0);
         words.sort_unstable();
         words.dedup();
-        words
-    }
-
-    /// Whether any 8-byte word of the stack from `sp` to the end of its mapping satisfies
-    /// `inside` (or the stack cannot be read whole).
-    fn stack_points_into(
-        &self,
-        maps: &[procfs::Mapping],
-        sp: u64,
-        inside: &dyn Fn(u64) -> bool,
-    ) -> bool {
-        let sp = sp & !7;
-        let Some(m) = maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0) else {
-            return true;
-        };
-        if m.end.0 - sp > MAX_STACK_SCAN {
-            return true;
-        }
-        let mut buf = vec![0u8; (m.end.0 - sp) as usize];
-        match self.read_raw(sp, &mut buf) {
-            Ok(n) if n == buf.len() => {}
-            _ => return true,
-        }
-        buf.chunks_exact(8)
-            .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]))
-            .any(inside)
+        Some(words)
     }
 
     /// The regions of placed code some thread may still return into (its pc, or a word on
     /// its stack, inside them): they stay mapped when the others are unmapped.
     pub(super) fn regions_in_use(&self, regions: &[patch::Region]) -> Vec<bool> {
-        let maps = procfs::read_maps(self.pid).unwrap_or_default();
+        let words = self.stack_words();
         regions
             .iter()
             .map(|r| {
                 let (start, end) = r.span();
-                let inside = |pc: u64| start <= pc && pc < end;
-                self.threads.iter().any(|(tid, t)| {
-                    let Some(regs) = t.regs.or_else(|| sys::get_regs(*tid).ok()) else {
-                        return true;
-                    };
-                    inside(regs.rip) || self.stack_points_into(&maps, regs.rsp, &inside)
-                })
+                holds(&words, start, end)
             })
             .collect()
     }
