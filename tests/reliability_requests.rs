@@ -734,26 +734,6 @@ fn every_lsp_method_survives_malformed_params() {
     assert_eq!(lsp.wait_exit(PATIENCE).code(), Some(0));
 }
 
-/// A small deterministic generator (xorshift64*), so a failing sequence can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<T: Clone>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())].clone()
-    }
-}
-
 /// A random sequence of requests against one real session: valid, stale and random ids,
 /// random numbers and types, resuming requests among them. `TANDEM_SEQ_SEED` and
 /// `TANDEM_SEQ_STEPS` replay or lengthen a run.
@@ -767,7 +747,7 @@ fn a_random_request_sequence_keeps_the_session_and_the_debuggee_sound() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(300);
-    let mut rng = Rng(seed.max(1));
+    let mut rng = support::Rng(seed.max(1));
     let src = sample_path("c/rel_faults.c");
     let line = line_of(&src, "LINE_TICK");
     let mut c = DapClient::new();
@@ -811,12 +791,12 @@ fn a_random_request_sequence_keeps_the_session_and_the_debuggee_sound() {
     for step in 0..steps {
         let command = rng.pick(&commands);
         // An id: the current one, a stale one, or a random number.
-        let id = |current: i64, seen: &[i64], rng: &mut Rng| match rng.below(4) {
+        let id = |current: i64, seen: &[i64], rng: &mut support::Rng| match rng.below(4) {
             0 | 1 => current,
             2 => rng.pick(seen),
             _ => rng.pick(&[0, -1, 1, 2, 1000, HUGE, -HUGE, i64::from(i32::MAX)]),
         };
-        let number = |rng: &mut Rng| -> Value {
+        let number = |rng: &mut support::Rng| -> Value {
             match rng.below(6) {
                 0 => json!(rng.below(20)),
                 1 => json!(-(rng.below(20) as i64)),

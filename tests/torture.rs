@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::dap::{build_sources, line_of, sample_path, DapClient};
-use support::{Peer, Protocol};
+use support::{Peer, Protocol, Rng};
 
 /// Calls per round of each worker (samples/c/torture.c's CALLS).
 const CALLS: i64 = 64;
@@ -42,35 +42,21 @@ fn seconds() -> f64 {
         .unwrap_or(10.0)
 }
 
-/// xorshift64*: the edit sequence is reproducible from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> Rng {
-        let seed = std::env::var("TANDEM_TORTURE_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64
-                    | 1
-            });
-        eprintln!("torture: TANDEM_TORTURE_SEED={seed}");
-        Rng(seed)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
+/// The edit sequence's generator, seeded from `TANDEM_TORTURE_SEED` (else the clock),
+/// which it prints so a failing sequence can be replayed.
+fn rng() -> Rng {
+    let seed = std::env::var("TANDEM_TORTURE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        });
+    eprintln!("torture: TANDEM_TORTURE_SEED={seed}");
+    Rng(seed)
 }
 
 /// A line of the hot functions and the never-true conditions that make sense on it.
@@ -150,7 +136,7 @@ fn debugged_run(opt: &str, jit: bool, with_true: bool) -> Outcome {
     let sites = sites(opt);
     let true_line = line_of(&lib, "T:add1");
     let secs = seconds();
-    let mut rng = Rng::new();
+    let mut rng = rng();
     let log = std::env::var("TANDEM_TORTURE_LOG").unwrap_or_else(|_| "warn".into());
     let mut envs = vec![("TANDEM_LOG", log.as_str())];
     if !jit {

@@ -70,6 +70,27 @@ pub fn lsp_model() -> Option<&'static schema::LspModel> {
         .as_ref()
 }
 
+/// A small deterministic generator (xorshift64*), so a failing sequence can be replayed
+/// from its seed.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    pub fn pick<T: Clone>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())].clone()
+    }
+}
+
 /// A running `tandem` speaking one protocol on its stdio.
 pub struct Peer {
     pub protocol: Protocol,
