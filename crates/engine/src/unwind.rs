@@ -199,16 +199,12 @@ impl LazyEntryRegisters<'_> {
         }
         let caller = match self.row {
             Some(row) => {
-                let ctx = EvalContext {
-                    memory: self.mem,
-                    registers: self.regs,
-                    bias: self.module.bias,
-                    pc: RuntimeAddr(self.pc),
-                    frame_base: None,
-                    cfa: None,
-                    tls_base: None,
-                    entry_registers: None,
-                };
+                let ctx = EvalContext::of_frame(
+                    self.mem,
+                    self.regs,
+                    self.module.bias,
+                    RuntimeAddr(self.pc),
+                );
                 if !has_return_address(row) {
                     return None;
                 }
@@ -275,16 +271,7 @@ fn caller_frame(
 fn frame_cfa(regs: &FrameRegs, lookup_pc: u64, module: Option<&Module>) -> Option<u64> {
     if let Some((module, binary)) = module.and_then(|m| m.binary().map(|b| (m, b))) {
         if let Ok(Some(row)) = binary.unwind_row(module.to_file(lookup_pc)) {
-            let ctx = EvalContext {
-                memory: &NoMemory,
-                registers: regs,
-                bias: module.bias,
-                pc: RuntimeAddr(lookup_pc),
-                frame_base: None,
-                cfa: None,
-                tls_base: None,
-                entry_registers: None,
-            };
+            let ctx = EvalContext::of_frame(&NoMemory, regs, module.bias, RuntimeAddr(lookup_pc));
             return binary.compute_cfa(&row, &ctx).ok();
         }
     }
@@ -371,16 +358,7 @@ fn unwind_one(
     mem: &dyn MemoryReader,
 ) -> (Option<u64>, Option<FrameRegs>) {
     if let Some((module, binary)) = module.and_then(|m| m.binary().map(|b| (m, b))) {
-        let ctx = EvalContext {
-            memory: mem,
-            registers: regs,
-            bias: module.bias,
-            pc: RuntimeAddr(lookup_pc),
-            frame_base: None,
-            cfa: None,
-            tls_base: None,
-            entry_registers: None,
-        };
+        let ctx = EvalContext::of_frame(mem, regs, module.bias, RuntimeAddr(lookup_pc));
         if let Ok(Some(row)) = binary.unwind_row(module.to_file(lookup_pc)) {
             let cfa = binary.compute_cfa(&row, &ctx).ok();
             // A row without a rule for the return address (`_start`) ends the stack.

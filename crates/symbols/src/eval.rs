@@ -128,6 +128,28 @@ pub struct EvalContext<'a> {
     pub entry_registers: Option<&'a dyn RegisterReader>,
 }
 
+impl<'a> EvalContext<'a> {
+    /// The context of a frame known only by its registers: no frame base, CFA, thread
+    /// pointer or entry registers yet (each is computed or refused when needed).
+    pub fn of_frame(
+        memory: &'a dyn MemoryReader,
+        registers: &'a dyn RegisterReader,
+        bias: LoadBias,
+        pc: RuntimeAddr,
+    ) -> EvalContext<'a> {
+        EvalContext {
+            memory,
+            registers,
+            bias,
+            pc,
+            frame_base: None,
+            cfa: None,
+            tls_base: None,
+            entry_registers: None,
+        }
+    }
+}
+
 /// Where one piece of a value lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
