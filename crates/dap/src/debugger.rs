@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 use engine::{FrameId, ScopeKind, SessionEvent, SourceMap, StepKind, StopCause};
-use procman::target::Tid;
+use procman::tracer::Tid;
 use procman::ProcessManager;
 use serde_json::{json, Value};
 use wire::dap;
@@ -224,7 +224,7 @@ impl Debugger {
         };
         let terminal = match terminal {
             Some(kind) if self.client.run_in_terminal => {
-                options.stdio = procman::target::StdioMode::Pty;
+                options.stdio = procman::tracer::StdioMode::Pty;
                 Some(kind)
             }
             Some(_) => {
@@ -256,7 +256,7 @@ impl Debugger {
     /// client's through `runInTerminal`.
     fn connect_output(
         &mut self,
-        stdio: procman::target::Stdio,
+        stdio: procman::tracer::Stdio,
         terminal: Option<&str>,
         program: &str,
         cwd: Option<PathBuf>,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use engine::{BreakpointId, FrameId, ScopeKind, ValueRef};
-use procman::target::Tid;
+use procman::tracer::Tid;
 
 /// A DAP `frameId`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use engine::{LaunchOptions, SourceMap};
-use procman::target::{self, Pid};
+use procman::tracer::{self, Pid};
 
 use crate::types::{AttachArguments, EnvSpec, LaunchArguments, PidSpec, SourceMapSpec};
 
@@ -46,8 +46,8 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         cwd,
         env: environment(args.env.as_ref())?,
         stdio: match args.stdio.as_deref() {
-            None | Some("terminal") => target::StdioMode::Terminals,
-            Some("pipes") => target::StdioMode::Pipes,
+            None | Some("terminal") => tracer::StdioMode::Terminals,
+            Some("pipes") => tracer::StdioMode::Pipes,
             Some(other) => {
                 return Err(format!(
                     "unknown 'stdio' value '{other}': use \"terminal\" or \"pipes\""
@@ -75,9 +75,9 @@ fn program_path(program: &str, cwd: Option<&Path>) -> Result<PathBuf, String> {
 }
 
 /// The environment: variables set (or removed, with `null`) on top of tandem's own.
-fn environment(spec: Option<&EnvSpec>) -> Result<target::Env, String> {
+fn environment(spec: Option<&EnvSpec>) -> Result<tracer::Env, String> {
     let vars: Vec<(OsString, Option<OsString>)> = match spec {
-        None => return Ok(target::Env::Inherit),
+        None => return Ok(tracer::Env::Inherit),
         Some(EnvSpec::Map(map)) => map
             .iter()
             .map(|(k, v)| (OsString::from(k), v.as_ref().map(OsString::from)))
@@ -99,7 +99,7 @@ fn environment(spec: Option<&EnvSpec>) -> Result<target::Env, String> {
             bad.to_string_lossy()
         ));
     }
-    Ok(target::Env::Merge(vars))
+    Ok(tracer::Env::Merge(vars))
 }
 
 /// Build-time → local path prefixes.
@@ -134,7 +134,7 @@ pub fn attach_source_map(args: &AttachArguments, pid: Pid) -> SourceMap {
         .map(PathBuf::from);
     if let Some(root) = root.filter(|r| r.is_dir()) {
         map.set_local_root(root);
-        if let Some(exe) = target::procfs::exe_of(pid) {
+        if let Some(exe) = tracer::procfs::exe_of(pid) {
             let open = engine::modules::main_executable(pid, &exe);
             engine::guess_source_map(&mut map, &open);
         }

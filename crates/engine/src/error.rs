@@ -6,7 +6,7 @@
 pub enum Error {
     /// The process layer failed (ptrace, memory, the tracer thread).
     #[error("target: {0}")]
-    Target(#[from] target::Error),
+    Target(#[from] tracer::Error),
     /// The symbol layer failed (ELF, DWARF).
     #[error("symbols: {0}")]
     Symbols(#[from] symbols::Error),

@@ -52,7 +52,7 @@ use crate::expr::{
     is_comparison, lower_condition, BinOp, Checked, Enumerators, Expr, IntTy, Node, Slot,
 };
 use crate::modules::Modules;
-use target::{PatchSpec, RuntimeAddr, Tracer};
+use tracer::{PatchSpec, RuntimeAddr, Tracer};
 
 /// Bytes below rsp a leaf function may use without moving rsp (System V red zone).
 const RED_ZONE: i32 = 128;
@@ -101,7 +101,7 @@ pub(crate) fn accelerate(
         cond,
     )
     .ok_or("the condition needs the debugger")?;
-    let displaced = site_code(t, &module, &ranges, addr, target::JUMP_LEN)?;
+    let displaced = site_code(t, &module, &ranges, addr, tracer::JUMP_LEN)?;
     check_targets(t, &module, &ranges, addr, displaced.len)?;
     let placed = Placed::Condition {
         node: node.clone(),

@@ -3,7 +3,7 @@
 //!
 //! # Shape
 //!
-//! A [`Session`] owns one launched process through a `target::TracerHandle`. The
+//! A [`Session`] owns one launched process through a `tracer::TracerHandle`. The
 //! tracer thread owns ptrace; the engine's state that decides about stops (the
 //! breakpoint table, compiled conditions, the current step plan, the module map) sits
 //! behind one mutex that the event sink locks **on the tracer thread**. So a

@@ -2,7 +2,7 @@
 //! the registers of one frame.
 
 use symbols::{MemoryReader, RegisterReader, RuntimeAddr};
-use target::Tracer;
+use tracer::Tracer;
 
 /// The memory of the debuggee, read on the tracer thread.
 pub(crate) struct TracerMemory<'a>(pub &'a Tracer);
@@ -11,7 +11,7 @@ impl MemoryReader for TracerMemory<'_> {
     fn read(&self, addr: RuntimeAddr, buf: &mut [u8]) -> std::io::Result<()> {
         let mut done = 0;
         while done < buf.len() {
-            let at = target::RuntimeAddr(addr.0.wrapping_add(done as u64));
+            let at = tracer::RuntimeAddr(addr.0.wrapping_add(done as u64));
             match self.0.read_memory(at, &mut buf[done..]) {
                 Ok(0) | Err(_) => {
                     return Err(std::io::Error::new(
@@ -45,7 +45,7 @@ pub struct FrameRegs([Option<u64>; FRAME_REGS]);
 
 impl FrameRegs {
     /// All general registers of a stopped thread.
-    pub fn from_registers(r: &target::Registers) -> FrameRegs {
+    pub fn from_registers(r: &tracer::Registers) -> FrameRegs {
         let mut regs = [None; FRAME_REGS];
         for (n, slot) in regs.iter_mut().enumerate() {
             *slot = r.by_dwarf(n as u16);
@@ -119,7 +119,7 @@ pub(crate) fn dwarf_register(name: &str) -> Option<(u16, u8)> {
 pub(crate) struct LiveRegs<'a> {
     pub general: &'a FrameRegs,
     pub tracer: &'a Tracer,
-    pub tid: target::Tid,
+    pub tid: tracer::Tid,
 }
 
 impl RegisterReader for LiveRegs<'_> {

@@ -15,7 +15,7 @@ use symbols::{Binary, FileAddr, LoadBias, OpenOptions, RuntimeAddr};
 
 use crate::jit::targets::BranchTargets;
 use crate::jit::PlacementCache;
-use target::Pid;
+use tracer::Pid;
 
 /// One mapped ELF file.
 #[derive(Debug)]
@@ -212,7 +212,7 @@ impl Modules {
     /// Re-reads /proc/PID/maps and adds the modules not seen before (libraries loaded
     /// since). Modules already known keep their opened symbols.
     pub fn refresh(&mut self, pid: Pid) {
-        let Ok(maps) = target::procfs::read_maps(pid) else {
+        let Ok(maps) = tracer::procfs::read_maps(pid) else {
             return;
         };
         // (path, start, end, where offset 0 is mapped, one mapping's exact range)
@@ -278,7 +278,7 @@ impl Modules {
         let Some(main) = self.list.first().cloned() else {
             return;
         };
-        let Ok(maps) = target::procfs::read_maps(pid) else {
+        let Ok(maps) = tracer::procfs::read_maps(pid) else {
             return;
         };
         let (mut start, mut end) = (u64::MAX, 0);

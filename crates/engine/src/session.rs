@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use symbols::{Binary, Line, LoadBias, SourceMap};
-use target::{Event, Pid, Tid, Tracer, TracerHandle};
+use tracer::{Event, Pid, Tid, Tracer, TracerHandle};
 
 use crate::breakpoints::{
     parse_log, Bp, BpKey, BreakpointStatus, FunctionBreakpoint, HitCondition, HitSite, LogPart,
@@ -59,9 +59,9 @@ pub struct LaunchOptions {
     /// Working directory.
     pub cwd: Option<PathBuf>,
     /// Environment.
-    pub env: target::Env,
+    pub env: tracer::Env,
     /// Where its standard streams go.
-    pub stdio: target::StdioMode,
+    pub stdio: tracer::StdioMode,
     /// Turn address randomization off.
     pub disable_aslr: bool,
     /// Build-time → local path prefixes.
@@ -351,7 +351,7 @@ impl Core {
     fn clear_step(&mut self, t: &mut Tracer) {
         if let Some(plan) = self.step.take() {
             if let Some((addr, _)) = plan.temp {
-                let _ = t.remove_breakpoint(target::RuntimeAddr(addr));
+                let _ = t.remove_breakpoint(tracer::RuntimeAddr(addr));
             }
         }
     }
@@ -406,8 +406,8 @@ impl Core {
         }
     }
 
-    fn on_stop(&mut self, t: &mut Tracer, tid: Tid, reason: target::StopReason) {
-        use target::StopReason as R;
+    fn on_stop(&mut self, t: &mut Tracer, tid: Tid, reason: tracer::StopReason) {
+        use tracer::StopReason as R;
         match reason {
             R::Breakpoint { addr } => self.on_breakpoint(t, tid, addr.0),
             R::Step => self.on_step(t, tid),
@@ -463,7 +463,7 @@ impl Core {
         let loaded: Vec<Arc<Module>> = self.modules.all().to_vec();
         self.plant_exceptions(t, &loaded);
         self.dl_hook = dl_debug_state(&self.modules, &info).filter(|&hook| {
-            t.insert_breakpoint(target::RuntimeAddr(hook))
+            t.insert_breakpoint(tracer::RuntimeAddr(hook))
                 .map_err(|e| tracing::warn!("cannot watch library loads at {hook:#x}: {e}"))
                 .is_ok()
         });
@@ -491,7 +491,7 @@ impl Core {
             }
             let found = resolve_in(&all, &bp.key, source_map);
             for a in &found.addrs {
-                match t.insert_breakpoint(target::RuntimeAddr(*a)) {
+                match t.insert_breakpoint(tracer::RuntimeAddr(*a)) {
                     Ok(()) => {
                         bp.addrs.push(*a);
                         by_addr.entry(*a).or_default().push(bp.id);
@@ -576,7 +576,7 @@ impl Core {
         for bp in bps.values_mut().filter(|b| b.addrs.is_empty()) {
             let found = resolve_in(new, &bp.key, source_map);
             for a in &found.addrs {
-                match t.insert_breakpoint(target::RuntimeAddr(*a)) {
+                match t.insert_breakpoint(tracer::RuntimeAddr(*a)) {
                     Ok(()) => {
                         bp.addrs.push(*a);
                         by_addr.entry(*a).or_default().push(bp.id);
@@ -938,7 +938,7 @@ pub struct Session {
     source_map: SourceMap,
     tables: Mutex<Tables>,
     frame_ids: Arc<AtomicU64>,
-    stdio: Mutex<Option<target::Stdio>>,
+    stdio: Mutex<Option<tracer::Stdio>>,
     launched: bool,
 }
 
@@ -955,19 +955,19 @@ impl Session {
     /// are loaded, no user code has run). Set breakpoints, then [`Session::resume`].
     pub fn launch(options: LaunchOptions) -> Result<Session> {
         let program = resolve_program(&options.program)?;
-        let config = target::LaunchConfig {
+        let config = tracer::LaunchConfig {
             program: program.clone(),
             args: options.args.clone(),
             cwd: options.cwd.clone(),
             env: options.env.clone(),
             stdio: options.stdio,
             disable_aslr: options.disable_aslr,
-            stop_at: target::StopAt::Entry,
+            stop_at: tracer::StopAt::Entry,
             ..Default::default()
         };
         let open = program.clone();
         Session::start(program, &open, options.source_map, move |sink| {
-            let (handle, launch) = target::spawn_launch(config, sink)?;
+            let (handle, launch) = tracer::spawn_launch(config, sink)?;
             Ok((handle, Some(launch.stdio)))
         })
     }
@@ -977,11 +977,11 @@ impl Session {
     /// A process in another mount namespace (a container) is read through /proc/PID/exe
     /// and /proc/PID/root: nothing needs to be installed in the container.
     pub fn attach(pid: Pid, source_map: SourceMap) -> Result<Session> {
-        let program = target::procfs::exe_of(pid)
+        let program = tracer::procfs::exe_of(pid)
             .ok_or_else(|| Error::NoExecutable(format!("/proc/{pid}/exe")))?;
         let open = crate::modules::main_executable(pid, &program);
         Session::start(program, &open, source_map, move |sink| {
-            let handle = target::spawn_attach(pid, target::AttachConfig::default(), sink)?;
+            let handle = tracer::spawn_attach(pid, tracer::AttachConfig::default(), sink)?;
             Ok((handle, None))
         })
     }
@@ -992,7 +992,7 @@ impl Session {
         program: PathBuf,
         open: &Path,
         source_map: SourceMap,
-        spawn: impl FnOnce(target::EventSink) -> Result<(TracerHandle, Option<target::Stdio>)>,
+        spawn: impl FnOnce(tracer::EventSink) -> Result<(TracerHandle, Option<tracer::Stdio>)>,
     ) -> Result<Session> {
         let main = Arc::new(Binary::open(open)?);
         let enums = Arc::new(Enumerators::new(main.clone()));
@@ -1042,7 +1042,7 @@ impl Session {
             frame_ids: frame_ids.clone(),
         }));
         let sink_core = core.clone();
-        let sink: target::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
+        let sink: tracer::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {
             let mut c = lock(&sink_core);
             c.on_event(t, ev);
             if std::mem::take(&mut c.stop_shown) && !c.exited {
@@ -1086,7 +1086,7 @@ impl Session {
         if let Some(hook) = hook {
             let hook_core = core.clone();
             let planted = handle.call(move |t: &mut Tracer| {
-                let ok = t.insert_breakpoint(target::RuntimeAddr(hook)).is_ok();
+                let ok = t.insert_breakpoint(tracer::RuntimeAddr(hook)).is_ok();
                 if ok {
                     lock(&hook_core).dl_hook = Some(hook);
                 }
@@ -1136,7 +1136,7 @@ impl Session {
     }
 
     /// The debuggee's standard streams (pipes or pty), taken once.
-    pub fn take_stdio(&self) -> Option<target::Stdio> {
+    pub fn take_stdio(&self) -> Option<tracer::Stdio> {
         lock(&self.stdio).take()
     }
 
@@ -1450,7 +1450,7 @@ fn install_now(
     for id in old_ids {
         if let Some(bp) = c.bps.remove(&id) {
             for a in &bp.addrs {
-                let _ = t.remove_breakpoint(target::RuntimeAddr(*a));
+                let _ = t.remove_breakpoint(tracer::RuntimeAddr(*a));
             }
             old.insert(bp.key.clone(), bp);
         }
@@ -1469,7 +1469,7 @@ fn install_now(
         };
         let mut planted = Vec::new();
         for a in addrs {
-            match t.insert_breakpoint(target::RuntimeAddr(a)) {
+            match t.insert_breakpoint(tracer::RuntimeAddr(a)) {
                 Ok(()) => planted.push(a),
                 Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
             }
@@ -1635,7 +1635,7 @@ impl Session {
                     };
                     let ra = caller.frame.pc.0;
                     plan.temp = Some((ra, Some(cfa)));
-                    t.insert_breakpoint(target::RuntimeAddr(ra))?;
+                    t.insert_breakpoint(tracer::RuntimeAddr(ra))?;
                     c.step = Some(plan);
                     c.last_stop = None;
                     t.resume()?;
@@ -1651,14 +1651,14 @@ impl Session {
 
     /// Ends the session: a launched debuggee is killed.
     pub fn terminate(&self) -> Result<()> {
-        self.handle.end(target::EndMode::Kill)?;
+        self.handle.end(tracer::EndMode::Kill)?;
         Ok(())
     }
 
     /// Ends the session the default way: a launched debuggee is killed, an attached
     /// one detached (every breakpoint removed) and left running.
     pub fn end(&self) -> Result<()> {
-        self.handle.end(target::EndMode::Default)?;
+        self.handle.end(tracer::EndMode::Default)?;
         Ok(())
     }
 
@@ -1675,7 +1675,7 @@ impl Session {
 
     /// Ends the session leaving the process running, every breakpoint removed.
     pub fn detach(&self) -> Result<()> {
-        self.handle.end(target::EndMode::Detach)?;
+        self.handle.end(tracer::EndMode::Detach)?;
         Ok(())
     }
 
@@ -1683,13 +1683,13 @@ impl Session {
     /// original bytes); fewer when the range runs into unmapped memory.
     pub fn read_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
         self.check_stopped()?;
-        Ok(self.handle.read_memory(target::RuntimeAddr(addr), len)?)
+        Ok(self.handle.read_memory(tracer::RuntimeAddr(addr), len)?)
     }
 
     /// Writes memory of the stopped process (value nodes read it again when expanded).
     pub fn write_memory(&self, addr: u64, data: Vec<u8>) -> Result<()> {
         self.check_stopped()?;
-        self.handle.write_memory(target::RuntimeAddr(addr), data)?;
+        self.handle.write_memory(tracer::RuntimeAddr(addr), data)?;
         Ok(())
     }
 
@@ -1853,7 +1853,7 @@ impl Session {
                 let v = env.eval(&rhs)?;
                 env.assignment(&place, &v)?
             };
-            t.write_memory(target::RuntimeAddr(addr), &bytes)?;
+            t.write_memory(tracer::RuntimeAddr(addr), &bytes)?;
             Ok(())
         })??;
         // Value nodes stay valid: their children are read from memory when asked for.
@@ -2073,7 +2073,7 @@ fn frame_variables(
 
 /// The dynamic linker's `_dl_debug_state` (r_debug's r_brk), which it calls after
 /// each change to the list of loaded libraries.
-fn dl_debug_state(modules: &Modules, info: &target::ProcessInfo) -> Option<u64> {
+fn dl_debug_state(modules: &Modules, info: &tracer::ProcessInfo) -> Option<u64> {
     let base = info.auxv.interp_base?.0;
     let ld = modules.all().iter().find(|m| m.contains(base))?.clone();
     let binary = ld.binary()?;

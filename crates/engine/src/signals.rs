@@ -157,7 +157,7 @@ fn reason(signo: i32, code: i32) -> Option<&'static str> {
 
 impl SignalInfo {
     /// Builds the description from the kernel's siginfo.
-    pub(crate) fn from_siginfo(info: &target::SigInfo) -> SignalInfo {
+    pub(crate) fn from_siginfo(info: &tracer::SigInfo) -> SignalInfo {
         let name = signal_name(info.signo);
         let fault_address = info.addr.filter(|_| {
             matches!(
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn descriptions_read_like_siginfo() {
-        let segv = SignalInfo::from_siginfo(&target::SigInfo {
+        let segv = SignalInfo::from_siginfo(&tracer::SigInfo {
             signo: libc::SIGSEGV,
             code: 1,
             addr: Some(0),
@@ -223,7 +223,7 @@ mod tests {
             segv.description,
             "SIGSEGV: address not mapped to object at 0x0"
         );
-        let abrt = SignalInfo::from_siginfo(&target::SigInfo {
+        let abrt = SignalInfo::from_siginfo(&tracer::SigInfo {
             signo: libc::SIGABRT,
             code: libc::SI_TKILL,
             addr: None,

@@ -54,14 +54,14 @@ pub(crate) struct FrameData {
     /// Index of the physical frame (0 = innermost).
     pub physical: usize,
     /// The thread, so frame 0 can read its SSE registers.
-    pub tid: Option<target::Tid>,
+    pub tid: Option<tracer::Tid>,
     /// The calling physical frame, for `DW_OP_entry_value` through its call site.
     pub caller: Option<Arc<CallerFrame>>,
 }
 
 impl FrameData {
     /// The registers expressions in this frame read (see [`FrameRegisters`]).
-    pub(crate) fn registers<'a>(&'a self, tracer: &'a target::Tracer) -> FrameRegisters<'a> {
+    pub(crate) fn registers<'a>(&'a self, tracer: &'a tracer::Tracer) -> FrameRegisters<'a> {
         match (self.physical, self.tid) {
             (0, Some(tid)) => FrameRegisters::Live(LiveRegs {
                 general: &self.regs,

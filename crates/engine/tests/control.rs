@@ -671,7 +671,7 @@ fn qualified_and_template_function_breakpoints_in_cpp() {
     );
     let session = engine::Session::launch(engine::LaunchOptions {
         program: path,
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         ..Default::default()
     })
     .unwrap();

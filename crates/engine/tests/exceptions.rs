@@ -9,7 +9,7 @@ use engine::{ExceptionStop, SessionEvent, StopCause};
 
 fn next_exception(
     session: &engine::Session,
-) -> Option<(ExceptionStop, Option<String>, target::Tid)> {
+) -> Option<(ExceptionStop, Option<String>, tracer::Tid)> {
     match session.wait_stop(common::STOP).expect("event") {
         SessionEvent::Stopped(stop) => match stop.cause {
             StopCause::Exception { kind, message } => Some((kind, message, stop.tid)),

@@ -33,7 +33,7 @@ fn breakpoints_are_re_resolved_after_exec() {
     let session = engine::Session::launch(engine::LaunchOptions {
         program: parent.path.clone(),
         args: vec![child.path.clone().into()],
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         ..Default::default()
     })
     .unwrap();

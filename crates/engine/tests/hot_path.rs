@@ -16,7 +16,7 @@ fn false_condition_hits_stay_on_the_tracer_thread() {
     let session = engine::Session::launch(engine::LaunchOptions {
         program: sample.path.clone(),
         args: vec![n.to_string().into()],
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         ..Default::default()
     })
     .unwrap();

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use engine::{Session, SessionEvent, SourceBreakpoint, StopCause};
-use target::Pid;
+use tracer::Pid;
 
 struct Child(std::process::Child);
 
@@ -51,7 +51,7 @@ fn attach_break_detach_keeps_the_process_running() {
         child.0.try_wait().unwrap().is_none(),
         "still running after detach"
     );
-    assert_eq!(target::procfs::tracer_of(pid), Some(0));
+    assert_eq!(tracer::procfs::tracer_of(pid), Some(0));
 }
 
 #[test]
@@ -60,13 +60,13 @@ fn pause_stops_a_running_process() {
     let session = engine::Session::launch(engine::LaunchOptions {
         program: sample.path.clone(),
         args: vec!["2000000000".into()],
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         ..Default::default()
     })
     .unwrap();
     assert!(session.resume().is_ok());
     assert!(matches!(
-        session.stack_trace(target::Tid(pid_of(&session))),
+        session.stack_trace(tracer::Tid(pid_of(&session))),
         Err(engine::Error::Running)
     ));
     std::thread::sleep(Duration::from_millis(30));
@@ -131,7 +131,7 @@ fn pending_breakpoint_in_a_dlopened_library_resolves_and_hits() {
     let session = engine::Session::launch(engine::LaunchOptions {
         program: main.path.clone(),
         args: vec![lib.clone().into_os_string()],
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         ..Default::default()
     })
     .unwrap();

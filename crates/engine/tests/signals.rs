@@ -19,7 +19,7 @@ fn launch(sample: &common::Sample, mode: &str) -> Session {
     Session::launch(engine::LaunchOptions {
         program: sample.path.clone(),
         args: vec![mode.into()],
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         disable_aslr: true,
         ..Default::default()
     })
@@ -50,7 +50,7 @@ fn a_null_dereference_stops_and_continuing_delivers_sigsegv() {
         info.description,
         "SIGSEGV: address not mapped to object at 0x0"
     );
-    assert_eq!(session.exception_info(target::Tid(1)), None);
+    assert_eq!(session.exception_info(tracer::Tid(1)), None);
     assert_eq!(
         common::position(&session, stop.tid),
         format!("deref {}", line_of(&sample.source, "/* segv */"))

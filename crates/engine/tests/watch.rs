@@ -503,7 +503,7 @@ fn detach_clears_the_debug_registers_of_every_thread() {
             .unwrap(),
     );
     std::thread::sleep(std::time::Duration::from_millis(50));
-    let pid = target::Pid(child.0.id() as i32);
+    let pid = tracer::Pid(child.0.id() as i32);
     let session = Session::attach(pid, Default::default()).unwrap();
     assert_eq!(session.threads().unwrap().len(), 2);
     let counter = session.data_breakpoint_info(None, "counter").unwrap();

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use target::Pid;
+use tracer::Pid;
 
 use crate::error::{Error, Result};
 use crate::listing::ProcessRow;

@@ -6,7 +6,7 @@
 pub enum Error {
     /// Controlling the debuggee failed.
     #[error(transparent)]
-    Target(#[from] target::Error),
+    Target(#[from] tracer::Error),
     /// The debugger failed.
     #[error(transparent)]
     Engine(#[from] engine::Error),

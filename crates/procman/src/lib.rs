@@ -1,7 +1,7 @@
 //! The process manager: every debuggee and session, process listing, lifecycle.
 //!
 //! [`ProcessManager`] owns every debuggee tandem launches or attaches to, each on its
-//! own tracer thread (see the `target` crate). Front-ends get a [`Session`] per
+//! own tracer thread (see the `tracer` crate). Front-ends get a [`Session`] per
 //! debuggee (`Send + Sync + Clone`; its [`Session::target`] is the typed command
 //! handle) and subscribe to one event stream ([`ProcessManager::subscribe`]) that
 //! carries every session's stops, output and end, so the DAP and LSP sides see the
@@ -39,7 +39,7 @@ pub mod listing;
 pub mod manager;
 
 /// The process-control layer, re-exported for the types in this crate's API.
-pub use target;
+pub use tracer;
 
 pub use containers::{container_processes, Container, ContainerKey, Runtime};
 pub use error::{Error, Result};

@@ -2,7 +2,7 @@
 //! and for processes in containers their pid inside, their namespaces and the container.
 
 use std::path::PathBuf;
-use target::Pid;
+use tracer::Pid;
 
 use crate::containers::{self, Container};
 

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use target::{AttachConfig, EndMode, LaunchConfig, Origin, Pid, TracerHandle};
+use tracer::{AttachConfig, EndMode, LaunchConfig, Origin, Pid, TracerHandle};
 
 /// Identifies a session for as long as the manager lives; never reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,7 +49,7 @@ pub enum ManagerEvent {
         /// The session.
         session: SessionId,
         /// What happened.
-        event: target::Event,
+        event: tracer::Event,
     },
     /// Bytes the debuggee wrote.
     Output {
@@ -70,7 +70,7 @@ pub enum ManagerEvent {
         /// The debuggee.
         pid: Pid,
         /// The thread that stopped.
-        tid: target::Tid,
+        tid: tracer::Tid,
     },
     /// A debugged program runs again (values read before are stale).
     DebugResumed {
@@ -98,7 +98,7 @@ pub struct PausedDebuggee {
     /// The session.
     pub session: Arc<engine::Session>,
     /// The thread that stopped.
-    pub tid: target::Tid,
+    pub tid: tracer::Tid,
 }
 
 /// A summary of one live session.
@@ -165,7 +165,7 @@ struct Inner {
     /// Debugging sessions (the engine's): ended with the others.
     debuggers: Mutex<Vec<Weak<engine::Session>>>,
     /// The thread each paused debuggee stopped in, by pid.
-    paused: Mutex<HashMap<Pid, target::Tid>>,
+    paused: Mutex<HashMap<Pid, tracer::Tid>>,
     next_id: AtomicU64,
 }
 
@@ -302,9 +302,9 @@ impl ProcessManager {
         })
     }
 
-    fn sink(gate: &Arc<Gate>, id: SessionId) -> target::EventSink {
+    fn sink(gate: &Arc<Gate>, id: SessionId) -> tracer::EventSink {
         let gate = gate.clone();
-        Box::new(move |_tracer: &mut target::Tracer, event| {
+        Box::new(move |_tracer: &mut tracer::Tracer, event| {
             gate.send(ManagerEvent::Target { session: id, event })
         })
     }
@@ -330,7 +330,7 @@ impl ProcessManager {
     pub fn launch(&self, config: LaunchConfig) -> Result<Session> {
         let id = self.next_id();
         let gate = self.gate();
-        let (handle, launch) = target::spawn_launch(config, Self::sink(&gate, id))?;
+        let (handle, launch) = tracer::spawn_launch(config, Self::sink(&gate, id))?;
         let stdio = launch.stdio;
         let pty = stdio.stderr.is_none() && stdio.stdout.is_some();
         let mut readers = Vec::new();
@@ -363,7 +363,7 @@ impl ProcessManager {
     pub fn attach(&self, pid: Pid, config: AttachConfig) -> Result<Session> {
         let id = self.next_id();
         let gate = self.gate();
-        let handle = target::spawn_attach(pid, config, Self::sink(&gate, id))?;
+        let handle = tracer::spawn_attach(pid, config, Self::sink(&gate, id))?;
         let session = Arc::new(SessionInner {
             id,
             pid,
@@ -384,7 +384,7 @@ impl ProcessManager {
     pub fn attach_fork_child(
         &self,
         child: Pid,
-        fork_policy: target::ForkPolicy,
+        fork_policy: tracer::ForkPolicy,
     ) -> Result<Session> {
         self.attach(
             child,
@@ -446,7 +446,7 @@ impl ProcessManager {
 
     /// The debuggees paused right now, with the thread each stopped in.
     pub fn paused_debuggees(&self) -> Vec<PausedDebuggee> {
-        let paused: Vec<(Pid, target::Tid)> = match self.inner.paused.lock() {
+        let paused: Vec<(Pid, tracer::Tid)> = match self.inner.paused.lock() {
             Ok(p) => p.iter().map(|(p, t)| (*p, *t)).collect(),
             Err(_) => return Vec::new(),
         };

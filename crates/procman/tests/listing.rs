@@ -1,7 +1,7 @@
 //! The /proc listing behind `tandem ps`.
 
 use procman::{format_table, list_processes, read_process};
-use target::Pid;
+use tracer::Pid;
 
 #[test]
 fn lists_this_process_with_its_parent_user_and_exe() {

@@ -4,7 +4,7 @@ mod common;
 
 use procman::{ManagerEvent, OutputStream, ProcessManager};
 use std::time::Duration;
-use target::{AttachConfig, Event, LaunchConfig, Pid, StdioMode, StopAt, StopReason};
+use tracer::{AttachConfig, Event, LaunchConfig, Pid, StdioMode, StopAt, StopReason};
 
 fn config(path: &std::path::Path, args: &[&str]) -> LaunchConfig {
     LaunchConfig {
@@ -120,7 +120,7 @@ fn shutdown_kills_launched_and_detaches_attached() {
     let bias = a.target().info().load_bias.expect("bias");
     let sym = symbol(&spin.path, "proc_spin_work");
     a.target()
-        .insert_breakpoint(target::RuntimeAddr(sym + bias))
+        .insert_breakpoint(tracer::RuntimeAddr(sym + bias))
         .expect("bp");
     a.target().resume().expect("resume");
     keep.push(a);
@@ -199,7 +199,7 @@ fn a_followed_fork_child_becomes_its_own_session() {
     let rx = m.subscribe();
     let parent = m
         .launch(LaunchConfig {
-            fork_policy: target::ForkPolicy::Follow,
+            fork_policy: tracer::ForkPolicy::Follow,
             stdio: StdioMode::Null,
             ..config(&sample.path, &["fork"])
         })
@@ -219,7 +219,7 @@ fn a_followed_fork_child_becomes_its_own_session() {
                 ..
             } => {
                 let s = m
-                    .attach_fork_child(child, target::ForkPolicy::Detach)
+                    .attach_fork_child(child, tracer::ForkPolicy::Detach)
                     .expect("follow");
                 child_session = Some(s);
             }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use symbols::{SymbolKind, TypeKind};
-use target::Tracer;
+use tracer::Tracer;
 
 use super::env::{with_env, Place};
 use super::{is_system, lock, Session};

@@ -1,12 +1,12 @@
 //! Data breakpoints on the tracer thread: lvalues turned into watchable ranges, ranges
-//! assigned to the four debug-register slots (set on every thread by `target`), and
+//! assigned to the four debug-register slots (set on every thread by `tracer`), and
 //! hits decided — condition, hit count, old and new value — where they trap.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use target::debugregs::DR6_SINGLE_STEP;
-use target::{DebugRegisters, HwAccess, HwSlot, Tid, Tracer};
+use tracer::debugregs::DR6_SINGLE_STEP;
+use tracer::{DebugRegisters, HwAccess, HwSlot, Tid, Tracer};
 
 use super::env::{with_env, Place};
 use super::{eval_condition, lock, Core, Session, SessionEvent, StopCause};
@@ -69,7 +69,7 @@ struct Wanted {
 
 fn read_value(t: &Tracer, addr: u64, size: u64) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; usize::try_from(size).ok()?];
-    match t.read_memory(target::RuntimeAddr(addr), &mut buf) {
+    match t.read_memory(tracer::RuntimeAddr(addr), &mut buf) {
         Ok(n) if n == buf.len() => Some(buf),
         _ => None,
     }

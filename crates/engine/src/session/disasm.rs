@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use target::Tracer;
+use tracer::Tracer;
 
 use super::{lock, Session};
 use crate::disasm::{decode, Decoded, Instruction, MAX_INSN};
@@ -24,7 +24,7 @@ fn read_available(t: &Tracer, addr: u64, len: usize) -> Vec<u8> {
     let mut got = 0;
     while got < len {
         match t.read_memory(
-            target::RuntimeAddr(addr.wrapping_add(got as u64)),
+            tracer::RuntimeAddr(addr.wrapping_add(got as u64)),
             &mut buf[got..],
         ) {
             Ok(0) | Err(_) => break,

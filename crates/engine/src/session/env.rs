@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use symbols::Scope;
-use target::Tracer;
+use tracer::Tracer;
 
 use crate::error::{Error, Result};
 use crate::expr::{Enumerators, Env, Expr};

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use target::{Tid, Tracer};
+use tracer::{Tid, Tracer};
 
 use super::{lock, Core, Session, StopCause};
 use crate::error::Result;
@@ -108,7 +108,7 @@ impl Core {
                 {
                     continue;
                 }
-                match t.insert_breakpoint(target::RuntimeAddr(a)) {
+                match t.insert_breakpoint(tracer::RuntimeAddr(a)) {
                     Ok(()) => self.exceptions.addrs.push((a, kind)),
                     Err(e) => tracing::warn!("planting an exception breakpoint at {a:#x}: {e}"),
                 }
@@ -410,7 +410,7 @@ impl Session {
             .call(move |t: &mut Tracer| {
                 let mut c = lock(&core);
                 for (a, _) in std::mem::take(&mut c.exceptions.addrs) {
-                    let _ = t.remove_breakpoint(target::RuntimeAddr(a));
+                    let _ = t.remove_breakpoint(tracer::RuntimeAddr(a));
                 }
                 c.exceptions.wanted = wanted.clone();
                 let modules: Vec<Arc<Module>> = c.modules.all().to_vec();

@@ -1,7 +1,7 @@
 //! Signals on the tracer thread: the policy that lets only chosen signals stop (the
 //! others are delivered without a stop), and what the last signal stop was.
 
-use target::{SignalPolicy, Tid, Tracer};
+use tracer::{SignalPolicy, Tid, Tracer};
 
 use super::{lock, Core, Session, StopCause};
 use crate::error::Result;

@@ -3,7 +3,7 @@
 //! CFA compared, step in through PLT stubs, step out with the return registers).
 
 use symbols::{FileAddr, Line};
-use target::{Tid, Tracer};
+use tracer::{Tid, Tracer};
 
 use super::{Core, ReturnValue, StepKind, StopCause, MAX_STEPS};
 use crate::mem::{read_u64, TracerMemory};
@@ -35,7 +35,7 @@ impl Core {
             return;
         };
         if let Some((addr, _)) = plan.temp.take() {
-            let _ = t.remove_breakpoint(target::RuntimeAddr(addr));
+            let _ = t.remove_breakpoint(tracer::RuntimeAddr(addr));
         }
         match plan.kind {
             StepKind::Out => {
@@ -192,7 +192,7 @@ impl Core {
                             return;
                         }
                         plan.temp = Some((target, None));
-                        let _ = t.insert_breakpoint(target::RuntimeAddr(target));
+                        let _ = t.insert_breakpoint(tracer::RuntimeAddr(target));
                         self.resume(t);
                         return;
                     }
@@ -200,7 +200,7 @@ impl Core {
                         // Reached a function without debug information: finish it.
                         let ra = read_u64(&mem, sp).unwrap_or(0);
                         plan.temp = Some((ra, Some(sp + 8)));
-                        let _ = t.insert_breakpoint(target::RuntimeAddr(ra));
+                        let _ = t.insert_breakpoint(tracer::RuntimeAddr(ra));
                         self.resume(t);
                         return;
                     }
@@ -231,7 +231,7 @@ impl Core {
                         return;
                     }
                     plan.temp = Some((target, None));
-                    let _ = t.insert_breakpoint(target::RuntimeAddr(target));
+                    let _ = t.insert_breakpoint(tracer::RuntimeAddr(target));
                     self.resume(t);
                     return;
                 }
@@ -239,7 +239,7 @@ impl Core {
             // Step over the call: run to the return address in this frame.
             let ra = read_u64(&mem, sp).unwrap_or(0);
             plan.temp = Some((ra, Some(sp + 8)));
-            let _ = t.insert_breakpoint(target::RuntimeAddr(ra));
+            let _ = t.insert_breakpoint(tracer::RuntimeAddr(ra));
             self.resume(t);
             return;
         }

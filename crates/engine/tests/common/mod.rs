@@ -49,11 +49,11 @@ pub fn compile(name: &str, flags: &[&str]) -> Sample {
 pub fn launch(sample: &Sample) -> Session {
     Session::launch(engine::LaunchOptions {
         program: sample.path.clone(),
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         disable_aslr: true,
         // gdb's inferiors run without these (the script unsets them): the same
         // environment gives the same stack addresses and the same stack garbage.
-        env: target::Env::Merge(vec![("LINES".into(), None), ("COLUMNS".into(), None)]),
+        env: tracer::Env::Merge(vec![("LINES".into(), None), ("COLUMNS".into(), None)]),
         ..Default::default()
     })
     .expect("launch")
@@ -193,7 +193,7 @@ fn walk(session: &Session, path: &str, v: &Value, out: &mut Vec<String>, idx: us
 }
 
 /// The engine's dump of the current stop, in the gdb script's format.
-pub fn engine_stop(session: &Session, tid: target::Tid) -> Vec<String> {
+pub fn engine_stop(session: &Session, tid: tracer::Tid) -> Vec<String> {
     let frames = session.stack_trace(tid).expect("stack");
     let mut out = Vec::new();
     for (idx, f) in frames.iter().enumerate() {
@@ -295,7 +295,7 @@ pub fn gdb_steps(program: &Path, location: &str, steps: &[&str], dir: &Path) -> 
 }
 
 /// `function line` of the top frame.
-pub fn position(session: &Session, tid: target::Tid) -> String {
+pub fn position(session: &Session, tid: tracer::Tid) -> String {
     let frames = session.stack_trace(tid).expect("stack");
     let f = &frames[0];
     format!(

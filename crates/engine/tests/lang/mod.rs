@@ -135,7 +135,7 @@ fn walk(session: &Session, v: &Value, indent: usize, depth: u32, out: &mut Vec<S
 }
 
 /// The locals and arguments of frame 0 as an indented tree, `depth` levels deep.
-pub fn dump_tree(session: &Session, tid: target::Tid, depth: u32) -> String {
+pub fn dump_tree(session: &Session, tid: tracer::Tid, depth: u32) -> String {
     let frames = session.stack_trace(tid).expect("stack");
     let f = &frames[0];
     let mut out = vec![format!("frame {}", f.function.clone().unwrap_or_default())];
@@ -460,7 +460,7 @@ fn engine_flat(session: &Session, path: &str, v: &Value, out: &mut Vec<String>, 
 }
 
 /// The engine's leaves of frame 0, in the gdb script's format.
-pub fn engine_leaves(session: &Session, tid: target::Tid) -> Vec<String> {
+pub fn engine_leaves(session: &Session, tid: tracer::Tid) -> Vec<String> {
     let frames = session.stack_trace(tid).expect("stack");
     let f = &frames[0];
     let mut vars = session.variables(f.id, ScopeKind::Locals).expect("locals");

@@ -8,7 +8,7 @@
 
 use procman::ProcessManager;
 use std::io::Write;
-use target::{AttachConfig, LaunchConfig, Pid, StdioMode};
+use tracer::{AttachConfig, LaunchConfig, Pid, StdioMode};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

@@ -30,7 +30,7 @@ pub fn compile(name: &str, flags: &[&str]) -> Sample {
 
 /// The state letter of a process; None when it no longer exists.
 pub fn state(pid: i32) -> Option<char> {
-    target::procfs::process_state(target::Pid(pid))
+    tracer::procfs::process_state(tracer::Pid(pid))
 }
 
 /// Waits up to 2 s for a process to be gone (not even a zombie).
@@ -47,7 +47,7 @@ pub fn gone(pid: i32) -> bool {
 /// Running freely: neither in a tracing stop nor a zombie, and untraced.
 pub fn running_untraced(pid: i32) -> bool {
     let st = state(pid);
-    matches!(st, Some('R') | Some('S')) && target::procfs::tracer_of(target::Pid(pid)) == Some(0)
+    matches!(st, Some('R') | Some('S')) && tracer::procfs::tracer_of(tracer::Pid(pid)) == Some(0)
 }
 
 /// A plain (untraced) child of the test that is killed and reaped on drop.

@@ -3,7 +3,7 @@
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use target::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, Tracer};
+use tracer::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, Tracer};
 
 #[test]
 fn eight_threads_one_breakpoint() {
@@ -22,8 +22,8 @@ fn eight_threads_one_breakpoint() {
     t.insert_breakpoint(func).expect("insert");
     t.resume().expect("resume");
 
-    let mut hits: HashMap<target::Tid, u64> = HashMap::new();
-    let mut index_of: HashMap<target::Tid, u64> = HashMap::new();
+    let mut hits: HashMap<tracer::Tid, u64> = HashMap::new();
+    let mut index_of: HashMap<tracer::Tid, u64> = HashMap::new();
     let mut created = HashSet::new();
     let mut exited = HashSet::new();
     let code = loop {
@@ -43,7 +43,7 @@ fn eight_threads_one_breakpoint() {
                 *hits.entry(tid).or_default() += 1;
                 // All-stop: every other thread is in a ptrace-stop ('t').
                 for other in t.threads() {
-                    if let Some(s) = target::procfs::task_state(pid, other) {
+                    if let Some(s) = tracer::procfs::task_state(pid, other) {
                         assert!(s == 't' || s == 'Z' || s == 'X', "thread {other} is {s}");
                     }
                 }

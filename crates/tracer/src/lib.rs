@@ -1,6 +1,6 @@
 //! One Linux process under ptrace, owned by its tracer thread.
 //!
-//! `target` starts (`Tracer::launch`) or attaches to (`Tracer::attach`) one process
+//! `tracer` starts (`Tracer::launch`) or attaches to (`Tracer::attach`) one process
 //! on x86-64 Linux and controls it: all-stop continue, single-step, pause, software
 //! breakpoints, registers, memory, signals, thread and fork/exec events. It knows
 //! nothing of DWARF or of any protocol: addresses are [`RuntimeAddr`]s and the load

@@ -62,5 +62,5 @@ pub fn file_bytes(path: &Path, addr: u64, len: usize) -> Vec<u8> {
 
 /// The state letter of a process, None when it is gone (reaped).
 pub fn state(pid: i32) -> Option<char> {
-    target::procfs::process_state(target::Pid(pid))
+    tracer::procfs::process_state(tracer::Pid(pid))
 }

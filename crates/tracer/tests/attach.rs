@@ -5,7 +5,7 @@ mod common;
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use target::{AttachConfig, Error, Event, Pid, RuntimeAddr, StopReason, Tracer};
+use tracer::{AttachConfig, Error, Event, Pid, RuntimeAddr, StopReason, Tracer};
 
 struct Child(std::process::Child);
 
@@ -29,7 +29,7 @@ fn spin(sample: &common::Sample) -> Child {
 fn load_bias(pid: Pid, path: &std::path::Path) -> u64 {
     // The first mapping of the executable is at file offset 0.
     let canon = path.canonicalize().expect("canon");
-    let maps = target::procfs::read_maps(pid).expect("maps");
+    let maps = tracer::procfs::read_maps(pid).expect("maps");
     maps.iter()
         .find(|m| std::path::Path::new(&m.path) == canon && m.offset == 0)
         .map(|m| m.start.0)
@@ -84,7 +84,7 @@ fn attach_read_break_detach_keeps_running() {
     std::thread::sleep(Duration::from_millis(100));
     let st = common::state(pid.0).expect("still there");
     assert!(st == 'R' || st == 'S', "state {st}");
-    assert_eq!(target::procfs::tracer_of(pid), Some(0));
+    assert_eq!(tracer::procfs::tracer_of(pid), Some(0));
     // Its text in memory equals the ELF's.
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open(format!("/proc/{}/mem", pid.0)).expect("open mem");
@@ -170,7 +170,7 @@ fn attach_errors_are_clear() {
     holder.join().expect("join");
 
     // EPERM: kernel threads cannot be traced (kthreadd is pid 2).
-    if target::procfs::process_state(Pid(2)).is_some() {
+    if tracer::procfs::process_state(Pid(2)).is_some() {
         let err = Tracer::attach(Pid(2), &AttachConfig::default()).expect_err("kthread");
         assert!(matches!(err, Error::AttachPermission { .. }), "{err:?}");
     }

@@ -1,13 +1,13 @@
-//! Breakpoint round-trip benchmark: hits per second through `target`, beside the
+//! Breakpoint round-trip benchmark: hits per second through `tracer`, beside the
 //! minimal C ptrace loop (samples/c/proc_ptrace_loop.c) doing the same work.
 //!
-//! Usage: `cargo run --release -p target --example bp_bench [HITS]`
+//! Usage: `cargo run --release -p tracer --example bp_bench [HITS]`
 #![allow(clippy::print_stdout, clippy::unwrap_used)] // the figures are the output
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-use target::{Event, LaunchConfig, RuntimeAddr, StdioMode, StopAt, StopReason, Tracer};
+use tracer::{Event, LaunchConfig, RuntimeAddr, StdioMode, StopAt, StopReason, Tracer};
 
 fn gcc(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../samples/c/{name}.c"));
@@ -78,9 +78,9 @@ fn through_handle(program: &Path, func: u64, hits: u64) -> f64 {
         ..LaunchConfig::default()
     };
     let (tx, rx) = crossbeam_channel::unbounded();
-    let (h, _io) = target::spawn_launch(
+    let (h, _io) = tracer::spawn_launch(
         config,
-        Box::new(move |_tracer: &mut target::Tracer, ev| {
+        Box::new(move |_tracer: &mut tracer::Tracer, ev| {
             let _ = tx.send(ev);
         }),
     )
@@ -117,9 +117,9 @@ fn through_sink(program: &Path, func: u64, hits: u64) -> f64 {
     };
     let (tx, rx) = crossbeam_channel::unbounded();
     let mut n = 0u64;
-    let (h, _io) = target::spawn_launch(
+    let (h, _io) = tracer::spawn_launch(
         config,
-        Box::new(move |t: &mut target::Tracer, ev| match ev {
+        Box::new(move |t: &mut tracer::Tracer, ev| match ev {
             Event::Stopped {
                 reason: StopReason::Breakpoint { .. },
                 tid,

@@ -5,12 +5,12 @@ mod common;
 
 use crossbeam_channel::Receiver;
 use std::time::{Duration, Instant};
-use target::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, TracerHandle};
+use tracer::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, TracerHandle};
 
 fn launch(
     sample: &common::Sample,
     args: &[&str],
-) -> (TracerHandle, Receiver<Event>, target::LaunchInfo) {
+) -> (TracerHandle, Receiver<Event>, tracer::LaunchInfo) {
     let (tx, rx) = crossbeam_channel::unbounded();
     let config = LaunchConfig {
         program: sample.path.clone(),
@@ -18,9 +18,9 @@ fn launch(
         stop_at: StopAt::Entry,
         ..LaunchConfig::default()
     };
-    let (h, io) = target::spawn_launch(
+    let (h, io) = tracer::spawn_launch(
         config,
-        Box::new(move |_tracer: &mut target::Tracer, ev| {
+        Box::new(move |_tracer: &mut tracer::Tracer, ev| {
             let _ = tx.send(ev);
         }),
     )
@@ -65,9 +65,9 @@ fn pause_a_busy_loop_within_100ms() {
         let pc = h.regs(pid.into()).expect("regs").pc();
         assert_ne!(pc, 0);
     }
-    h.end(target::EndMode::Default).expect("end");
+    h.end(tracer::EndMode::Default).expect("end");
     assert_eq!(common::state(pid.0), None, "killed and reaped");
-    assert!(matches!(h.resume(), Err(target::Error::TracerGone)));
+    assert!(matches!(h.resume(), Err(tracer::Error::TracerGone)));
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn pause_stops_every_thread_of_a_busy_process() {
     h.resume().expect("resume");
     // Let the eight workers start.
     let start = Instant::now();
-    while target::procfs::threads_of(pid).expect("tasks").len() < 9 {
+    while tracer::procfs::threads_of(pid).expect("tasks").len() < 9 {
         assert!(start.elapsed() < Duration::from_secs(5));
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -197,13 +197,13 @@ fn pause_stops_every_thread_of_a_busy_process() {
     assert_eq!(threads.len(), 9);
     for tid in threads {
         assert_eq!(
-            target::procfs::task_state(pid, tid),
+            tracer::procfs::task_state(pid, tid),
             Some('t'),
             "thread {tid}"
         );
         h.regs(tid).expect("every thread's registers are readable");
     }
-    h.end(target::EndMode::Kill).expect("kill");
+    h.end(tracer::EndMode::Kill).expect("kill");
     assert_eq!(common::state(pid.0), None);
 }
 
@@ -224,12 +224,12 @@ fn the_sink_decides_on_the_tracer_thread() {
         program: sample.path.clone(),
         args: vec!["10".into(), "0".into()],
         stop_at: StopAt::Entry,
-        stdio: target::StdioMode::Null,
+        stdio: tracer::StdioMode::Null,
         ..LaunchConfig::default()
     };
-    let (h, _io) = target::spawn_launch(
+    let (h, _io) = tracer::spawn_launch(
         config,
-        Box::new(move |t: &mut target::Tracer, ev| {
+        Box::new(move |t: &mut tracer::Tracer, ev| {
             if let Event::Stopped {
                 tid,
                 reason: StopReason::Breakpoint { .. },

@@ -3,7 +3,7 @@
 mod common;
 
 use std::time::Duration;
-use target::{Event, LaunchConfig, SignalPolicy, StopAt, StopReason, Tracer};
+use tracer::{Event, LaunchConfig, SignalPolicy, StopAt, StopReason, Tracer};
 
 fn launch(sample: &common::Sample) -> Tracer {
     let config = LaunchConfig {
@@ -96,7 +96,7 @@ fn group_stop_listens_until_sigcont() {
     // Resumed with PTRACE_LISTEN: still stopped by job control.
     t.resume().expect("listen");
     let bias = t.info().load_bias.expect("bias");
-    let counter = target::RuntimeAddr(common::symbol(&sample.path, "proc_spin_counter") + bias);
+    let counter = tracer::RuntimeAddr(common::symbol(&sample.path, "proc_spin_counter") + bias);
     let read = |t: &Tracer| {
         let mut b = [0u8; 8];
         // Reading memory needs no stop: process_vm_readv.

@@ -4,7 +4,7 @@
 mod common;
 
 use std::time::Duration;
-use target::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, Tracer};
+use tracer::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, Tracer};
 
 fn run(mode: &str) {
     let sample = common::compile("proc_fork", &["-g", "-O0"]);
@@ -47,7 +47,7 @@ fn run(mode: &str) {
                 let c = child.expect("fork event first");
                 // The child runs untraced (it sleeps 300 ms after its exec).
                 std::thread::sleep(Duration::from_millis(50));
-                assert_eq!(target::procfs::tracer_of(c), Some(0), "child not traced");
+                assert_eq!(tracer::procfs::tracer_of(c), Some(0), "child not traced");
                 let st = common::state(c.0).expect("child alive");
                 assert!(st != 't' && st != 'T', "child state {st}");
                 t.resume().expect("resume");
@@ -78,7 +78,7 @@ fn follow_fork_hands_the_child_to_another_tracer() {
         program: sample.path.clone(),
         args: vec!["fork".into()],
         stop_at: StopAt::Entry,
-        fork_policy: target::ForkPolicy::Follow,
+        fork_policy: tracer::ForkPolicy::Follow,
         ..LaunchConfig::default()
     };
     let (mut t, _io) = Tracer::launch(&config).expect("launch");
@@ -97,7 +97,7 @@ fn follow_fork_hands_the_child_to_another_tracer() {
     };
     // The child waits in a job-control stop for its new tracer, on another thread.
     let follower = std::thread::spawn(move || {
-        let cfg = target::AttachConfig {
+        let cfg = tracer::AttachConfig {
             continue_job_stop: true,
             ..Default::default()
         };
@@ -153,7 +153,7 @@ fn a_fork_child_nobody_follows_is_not_left_stopped() {
         program: sample.path.clone(),
         args: vec!["fork".into()],
         stop_at: StopAt::Entry,
-        fork_policy: target::ForkPolicy::Follow,
+        fork_policy: tracer::ForkPolicy::Follow,
         ..LaunchConfig::default()
     };
     let (mut t, _io) = Tracer::launch(&config).expect("launch");

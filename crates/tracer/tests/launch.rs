@@ -3,9 +3,9 @@
 mod common;
 
 use std::io::Read;
-use target::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, Tid, Tracer};
+use tracer::{Event, LaunchConfig, RuntimeAddr, StopAt, StopReason, Tid, Tracer};
 
-fn launch(sample: &common::Sample, args: &[&str], stop_at: StopAt) -> (Tracer, target::LaunchInfo) {
+fn launch(sample: &common::Sample, args: &[&str], stop_at: StopAt) -> (Tracer, tracer::LaunchInfo) {
     let config = LaunchConfig {
         program: sample.path.clone(),
         args: args.iter().map(Into::into).collect(),
@@ -115,7 +115,7 @@ fn stop_at_exec_reports_exec_and_aslr_off() {
         args: vec!["0".into(), "0".into()],
         stop_at: StopAt::Exec,
         disable_aslr: true,
-        env: target::Env::Replace(vec![("A".into(), "1".into())]),
+        env: tracer::Env::Replace(vec![("A".into(), "1".into())]),
         cwd: Some(sample.dir.path().to_path_buf()),
         ..LaunchConfig::default()
     };
@@ -220,7 +220,7 @@ fn registers_fp_and_debug() {
     t.set_debug_reg(tid, 7, 0).expect("dr7 off");
     assert!(matches!(
         t.debug_reg(tid, 4),
-        Err(target::Error::InvalidDebugRegister(4))
+        Err(tracer::Error::InvalidDebugRegister(4))
     ));
     t.resume().expect("resume");
     assert_eq!(t.wait().expect("exit"), Event::Exited { code: 0 });
