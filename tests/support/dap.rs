@@ -1,7 +1,7 @@
 //! A DAP client for the end-to-end tests: requests and their responses, with the events
 //! that arrive meanwhile kept in order for the test to wait on; samples compiled once per
 //! test binary.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -13,14 +13,7 @@ use serde_json::{json, Value};
 
 use super::{Peer, PATIENCE};
 
-/// The repository's root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-pub fn sample_path(rel: &str) -> PathBuf {
-    repo().join("samples").join(rel).canonicalize().unwrap()
-}
+pub use testsupport::{repo, sample_path};
 
 static BUILD_LOCK: Mutex<()> = Mutex::new(());
 
@@ -56,14 +49,8 @@ pub fn build_sources(rels: &[&str], compiler: &str, flags: &[&str]) -> PathBuf {
         return out;
     }
     let tmp = out.with_extension("tmp");
-    let status = Command::new(compiler)
-        .args(flags)
-        .arg("-o")
-        .arg(&tmp)
-        .args(rels.iter().map(|r| sample_path(r)))
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
-    assert!(status.success(), "{compiler} failed on {rel}");
+    let sources: Vec<PathBuf> = rels.iter().map(|r| sample_path(r)).collect();
+    testsupport::compile_into(compiler, &sources, flags, &tmp);
     std::fs::rename(&tmp, &out).unwrap();
     out
 }

@@ -1,6 +1,6 @@
 //! Helpers shared by the engine tests: compile samples, run gdb as the oracle, walk
 //! the engine's value trees the way the gdb script walks gdb's.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,38 +11,11 @@ use engine::{ScopeKind, Session, SessionEvent, Value};
 /// How long a test waits for one stop.
 pub const STOP: Duration = Duration::from_secs(30);
 
-/// A sample compiled into its own temporary directory.
-pub struct Sample {
-    pub dir: tempfile::TempDir,
-    pub path: PathBuf,
-    pub source: PathBuf,
-}
+pub use testsupport::{compile, Sample};
 
+/// The C samples, `samples/c`.
 pub fn samples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/c")
-}
-
-/// Compiles samples/c/NAME.c with gcc and the given flags.
-pub fn compile(name: &str, flags: &[&str]) -> Sample {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(name);
-    let source = samples_dir()
-        .join(format!("{name}.c"))
-        .canonicalize()
-        .expect("sample");
-    let out = Command::new("gcc")
-        .args(flags)
-        .arg("-o")
-        .arg(&path)
-        .arg(&source)
-        .output()
-        .expect("running gcc");
-    assert!(
-        out.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Sample { dir, path, source }
+    testsupport::samples().join("c")
 }
 
 /// Launches a sample with its output discarded.

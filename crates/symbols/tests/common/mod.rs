@@ -1,51 +1,12 @@
 //! Shared helpers for the symbols tests: compiling samples and running the oracles.
-#![allow(dead_code, clippy::unwrap_used)]
+#![allow(dead_code, unused_imports, clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// The repository's `samples/` directory.
-pub fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../samples")
-        .canonicalize()
-        .unwrap()
-}
-
-/// Compiles a C or C++ sample with the given flags into `dir/out`.
-pub fn build_c(dir: &Path, source: &str, flags: &[&str], out: &str) -> PathBuf {
-    let src = samples().join(source);
-    let compiler = if source.ends_with(".cpp") {
-        "g++"
-    } else {
-        "gcc"
-    };
-    let bin = dir.join(out);
-    let status = Command::new(compiler)
-        .args(flags)
-        .arg("-o")
-        .arg(&bin)
-        .arg(&src)
-        .status()
-        .unwrap();
-    assert!(status.success(), "{compiler} {flags:?} failed");
-    bin
-}
-
-/// Compiles the Rust sample with `rustc -g`.
-pub fn build_rust(dir: &Path, source: &str, flags: &[&str], out: &str) -> PathBuf {
-    let bin = dir.join(out);
-    let status = Command::new("rustc")
-        .args(["-g", "--edition", "2021"])
-        .args(flags)
-        .arg("-o")
-        .arg(&bin)
-        .arg(samples().join(source))
-        .status()
-        .unwrap();
-    assert!(status.success(), "rustc failed");
-    bin
-}
+pub use testsupport::build as build_c;
+pub use testsupport::build as build_rust;
+pub use testsupport::samples;
 
 /// The C build matrix: (fixture name, flags).
 pub fn c_matrix() -> Vec<(&'static str, Vec<&'static str>)> {

@@ -1,38 +1,9 @@
-//! Helpers shared by the target tests: compile samples, find symbols, scan /proc.
-#![allow(dead_code)]
+//! Helpers shared by the tracer tests: the workspace's test support, ELF symbols and bytes.
+#![allow(dead_code, unused_imports)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-/// A sample compiled into its own temporary directory.
-pub struct Sample {
-    pub dir: tempfile::TempDir,
-    pub path: PathBuf,
-}
-
-pub fn samples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/c")
-}
-
-/// Compiles samples/c/NAME.c with gcc and the given flags.
-pub fn compile(name: &str, flags: &[&str]) -> Sample {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join(name);
-    let src = samples_dir().join(format!("{name}.c"));
-    let out = Command::new("gcc")
-        .args(flags)
-        .arg("-o")
-        .arg(&path)
-        .arg(&src)
-        .output()
-        .expect("running gcc");
-    assert!(
-        out.status.success(),
-        "gcc failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Sample { dir, path }
-}
+pub use testsupport::{compile, process_state as state, Sample};
 
 /// The file address of a symbol in the ELF symbol table.
 pub fn symbol(path: &Path, name: &str) -> u64 {
@@ -58,9 +29,4 @@ pub fn file_bytes(path: &Path, addr: u64, len: usize) -> Vec<u8> {
         }
     }
     panic!("address {addr:#x} in no section");
-}
-
-/// The state letter of a process, None when it is gone (reaped).
-pub fn state(pid: i32) -> Option<char> {
-    tracer::procfs::process_state(tracer::Pid(pid))
 }
