@@ -55,6 +55,28 @@ pub fn build_sources(rels: &[&str], compiler: &str, flags: &[&str]) -> PathBuf {
     out
 }
 
+/// A directory of this test binary's own under Cargo's test scratch directory.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let d =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Launches the C sample of the DAP suites to the line marked `marker` in its source:
+/// the stopped thread and its frames.
+pub fn stop_at(c: &mut DapClient, marker: &str) -> (i64, Vec<Value>) {
+    let src = sample_path("c/dap_main.c");
+    let stop = c.launch_to_stop(
+        json!({"program": dap_sample()}),
+        &src,
+        &[line_of(&src, marker)],
+    );
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    (tid, frames)
+}
+
 /// The C sample of the DAP suites, built `-g -O0`.
 pub fn dap_sample() -> PathBuf {
     build("c/dap_main.c", "gcc", &["-g", "-O0", "-pthread"])
