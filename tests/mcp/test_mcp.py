@@ -152,6 +152,9 @@ async def test_breakpoint_step_evaluate_variables_output_end(transport, workspac
         oracle = gdb_print(program, loop, "pt")
         assert local(st, "pt")["value"] == oracle == "{x = 3, y = 4}"
         assert local(st, "i")["value"] == "0"
+        # Written before the stop: there at the stop.
+        early = (await call(s, "debug_output", session=sid))["output"]
+        assert "hello from mcp_demo" in early and "to stderr" in early, early
 
         st = await call(s, "debug_step", session=sid, kind="in")
         assert st["state"] == "stopped" and st["reason"] == "step"

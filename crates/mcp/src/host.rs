@@ -207,6 +207,8 @@ struct Hosted {
     changed: Condvar,
     output: Mutex<Output>,
     output_done: Condvar,
+    /// Clones of the program's output streams, to see whether bytes are still unread.
+    streams: Mutex<Vec<std::fs::File>>,
     /// Files with line breakpoints set, so a new set clears the ones left out.
     files: Mutex<BTreeSet<PathBuf>>,
 }
@@ -353,6 +355,9 @@ impl Host {
         if let Some(stdio) = stdio {
             let mut open = 0;
             for file in [stdio.stdout, stdio.stderr].into_iter().flatten() {
+                if let Ok(clone) = file.try_clone() {
+                    lock(&hosted.streams).push(clone);
+                }
                 open += usize::from(spawn_output_reader(file, hosted.clone()));
             }
             lock(&hosted.output).open = open;
@@ -408,6 +413,7 @@ impl Host {
             changed: Condvar::new(),
             output: Mutex::new(Output::default()),
             output_done: Condvar::new(),
+            streams: Mutex::new(Vec::new()),
             files: Mutex::new(BTreeSet::new()),
         });
         spawn_event_pump(hosted.clone());
@@ -709,6 +715,14 @@ impl Host {
     pub fn output(&self, id: u64, limit: usize) -> Result<OutputReport> {
         let hosted = self.get(id)?;
         let exited = matches!(*lock(&hosted.phase), Phase::Exited { .. });
+        if !exited {
+            // What the program wrote before it stopped is in its terminals: let the
+            // readers take it first (they are quick; the wait is bounded).
+            let deadline = Instant::now() + Duration::from_millis(200);
+            while lock(&hosted.streams).iter().any(readable_now) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
         let mut out = lock(&hosted.output);
         if exited {
             // The program is gone: its last bytes are on their way to the readers.
@@ -973,6 +987,19 @@ fn spawn_output_reader(mut file: std::fs::File, hosted: Arc<Hosted>) -> bool {
         })
         .map_err(|e| tracing::warn!("cannot start an output reader: {e}"))
         .is_ok()
+}
+
+/// Whether a read of `file` would not block now (bytes are waiting).
+fn readable_now(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut p = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: polling one valid descriptor through a live struct, without waiting.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    r > 0 && p.revents & libc::POLLIN != 0
 }
 
 /// The pid an attach request names, in tandem's pid namespace.

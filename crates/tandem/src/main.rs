@@ -19,7 +19,7 @@ mod websocket;
 #[command(
     name = "tandem",
     version,
-    about = "Native debugging (DAP) and language features (LSP) from one backend"
+    about = "Native debugging (DAP) and language features (LSP) from one backend, with tools for coding agents (MCP)"
 )]
 struct Cli {
     /// Write logs to this file instead of stderr (level from TANDEM_LOG, e.g. `debug`).
