@@ -17,7 +17,7 @@ fn help_lists_the_subcommands() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for sub in ["lsp", "dap"] {
+    for sub in ["lsp", "dap", "mcp"] {
         assert!(text.contains(sub), "{text}");
     }
     let out = Command::new(support::tandem_bin())

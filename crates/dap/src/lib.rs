@@ -1,5 +1,5 @@
 //! tandem's debug adapter: the Debug Adapter Protocol over `wire`, driving the engine and the
-//! process manager. Only this crate, `lsp` and `wire` know JSON.
+//! process manager. Only this crate, `lsp`, `mcp` and `wire` know JSON.
 
 /// The debugging state behind the requests.
 mod debugger;

@@ -19,7 +19,7 @@ mod websocket;
 #[command(
     name = "tandem",
     version,
-    about = "Native debugging (DAP) and language features (LSP) from one backend"
+    about = "Native debugging (DAP) and language features (LSP) from one backend, with tools for coding agents (MCP)"
 )]
 struct Cli {
     /// Write logs to this file instead of stderr (level from TANDEM_LOG, e.g. `debug`).
@@ -38,6 +38,9 @@ enum Command {
     /// Serve the Debug Adapter Protocol on stdio (bridged to the workspace's `tandem lsp`
     /// when one runs), or on TCP or WebSocket with --listen.
     Dap(DapArgs),
+    /// Serve the Model Context Protocol for coding agents (tools that debug programs and
+    /// answer code questions) on stdio, or on Streamable HTTP with --listen.
+    Mcp(McpArgs),
     /// List processes (pid, ppid, user, executable, command line).
     Ps(PsArgs),
     /// Run a program, print the stack and values at each breakpoint, continue to the end,
@@ -47,6 +50,21 @@ enum Command {
     /// `"console": "integratedTerminal"` (editors run this through runInTerminal).
     #[command(hide = true)]
     TerminalRelay(relay::RelayArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct McpArgs {
+    /// Serve Streamable HTTP on this address instead of stdio (`127.0.0.1:4712`, endpoint
+    /// `/mcp`; port 0 picks a free one). An address other than loopback requires --token.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// With --listen: every request must carry `Authorization: Bearer TOKEN`.
+    #[arg(long, value_name = "TOKEN", requires = "listen")]
+    token: Option<String>,
+    /// The workspace root of the code_* tools and of relative paths (default: the working
+    /// directory).
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -181,6 +199,7 @@ fn run(command: Command) -> Result<i32> {
             code
         }
         Command::Dap(args) => dap(args),
+        Command::Mcp(args) => mcp(args),
         Command::Ps(args) => ps(args),
         Command::Debug(args) => debug::run(args),
         Command::TerminalRelay(args) => relay::run(args),
@@ -203,6 +222,55 @@ fn ps(args: PsArgs) -> Result<i32> {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
         other => other.map(|()| 0).context("cannot write the listing"),
     }
+}
+
+/// `tandem mcp`: the agents' tools, on stdio or Streamable HTTP.
+fn mcp(args: McpArgs) -> Result<i32> {
+    let manager = Arc::new(procman::ProcessManager::new());
+    if let Err(err) = procman::install_signal_hook(manager.shutdown_handle()) {
+        tracing::warn!("cannot install the signal hook: {err}");
+    }
+    procman::install_panic_hook(manager.shutdown_handle());
+    let root = match args.root {
+        Some(root) => root
+            .canonicalize()
+            .with_context(|| format!("no workspace root {}", root.display()))?,
+        None => std::env::current_dir().context("no working directory")?,
+    };
+    let server = mcp::Server::new(mcp::Config {
+        root,
+        manager: manager.clone(),
+    });
+    let served = match args.listen {
+        None => {
+            mcp::serve_stdio(&server, std::io::stdin(), std::io::stdout()).context("stdio failed")
+        }
+        Some(addr) => {
+            let token = args.token.filter(|t| !t.is_empty());
+            if !addr.ip().is_loopback() && token.is_none() {
+                bail!(
+                    "refusing to listen on {addr} without --token: only loopback addresses \
+                     (127.0.0.0/8, ::1) may be served without one"
+                );
+            }
+            let listener =
+                TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+            // Tests and scripts read this line to learn the port when they asked for port 0.
+            eprintln!("tandem: listening on http://{}/mcp", listener.local_addr()?);
+            // The same constant-time comparison as the other listeners' tokens.
+            let check = token.map(|token| -> mcp::http::TokenCheck {
+                Arc::new(move |given: Option<&str>| {
+                    given.is_some_and(|g| token::constant_time_eq(g.as_bytes(), token.as_bytes()))
+                })
+            });
+            mcp::http::serve(listener, server.clone(), check);
+            Ok(())
+        }
+    };
+    server.end_sessions();
+    // `main` leaves through process::exit, which runs no destructors.
+    manager.shutdown();
+    served.map(|()| 0)
 }
 
 /// `tandem dap`: bridged to the workspace's language server when one serves it (or the
