@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use engine::{FrameId, ScopeKind, SessionEvent, SourceMap, StepKind, StopCause};
 use procman::tracer::Tid;
-use procman::ProcessManager;
+use procman::{DebugEvent, DebugSession, ProcessManager, ViewId};
 use serde_json::{json, Value};
 use wire::dap;
 
@@ -38,8 +38,9 @@ struct ClientCaps {
 
 /// The program being debugged.
 struct Debuggee {
-    session: Arc<engine::Session>,
-    events: Receiver<SessionEvent>,
+    /// Owned by the process manager; this adapter is one of its views.
+    session: Arc<DebugSession>,
+    events: Receiver<DebugEvent>,
     launched: bool,
     stop_on_entry: bool,
     /// configurationDone let it run (or report its entry stop).
@@ -68,8 +69,10 @@ struct Debuggee {
 pub struct Debugger {
     out: Arc<Outbox>,
     manager: Arc<ProcessManager>,
+    /// This adapter as a view of the sessions it drives.
+    view: ViewId,
     output_tx: OutputSender,
-    never: Receiver<SessionEvent>,
+    never: Receiver<DebugEvent>,
     client: ClientCaps,
     /// Events to send after the current response.
     after: Vec<(&'static str, Value)>,
@@ -101,6 +104,7 @@ impl Debugger {
         Debugger {
             out,
             manager,
+            view: ViewId::new(),
             output_tx,
             never: crossbeam_channel::never(),
             client: ClientCaps::default(),
@@ -131,16 +135,10 @@ impl Debugger {
     }
 
     /// The debuggee's event stream, or one that never delivers.
-    pub(crate) fn events(&self) -> Receiver<SessionEvent> {
+    pub(crate) fn events(&self) -> Receiver<DebugEvent> {
         self.debuggee
             .as_ref()
             .map_or_else(|| self.never.clone(), |d| d.events.clone())
-    }
-
-    /// Tells the process manager (and so the language server of this process) what
-    /// happened to the debuggee.
-    fn publish(&self, event: procman::ManagerEvent) {
-        self.manager.publish(event);
     }
 
     fn after(&mut self, event: &'static str, body: Value) {
@@ -244,7 +242,7 @@ impl Debugger {
         self.progress_end(progress);
         let session = session.map_err(|e| format!("cannot launch {program}: {e}"))?;
         self.launch_args = Some(args.clone());
-        let stdio = session.take_stdio();
+        let stdio = session.engine().take_stdio();
         self.start_debuggee(session, args.stop_on_entry, source_map, "launch");
         if let Some(stdio) = stdio {
             self.connect_output(stdio, terminal, &program, cwd);
@@ -346,7 +344,7 @@ impl Debugger {
 
     fn start_debuggee(
         &mut self,
-        session: Arc<engine::Session>,
+        session: Arc<DebugSession>,
         stop_on_entry: bool,
         source_map: SourceMap,
         method: &str,
@@ -366,7 +364,7 @@ impl Debugger {
         self.ids.unbind_all();
         self.handles.invalidate();
         self.debuggee = Some(Debuggee {
-            events: session.events().clone(),
+            events: session.subscribe(),
             launched: session.launched(),
             session,
             stop_on_entry,
@@ -392,7 +390,7 @@ impl Debugger {
                 "pointerSize": 64,
             }),
         );
-        if let Ok(threads) = self.debuggee().map(|d| d.session.threads()) {
+        if let Ok(threads) = self.debuggee().map(|d| d.session.engine().threads()) {
             for tid in threads.unwrap_or_default() {
                 self.after("thread", json!({"reason": "started", "threadId": tid.0}));
             }
@@ -416,15 +414,11 @@ impl Debugger {
         if d.stop_on_entry {
             let tid = Tid(d.session.pid().0);
             d.focus = Some(tid);
-            self.manager.publish(procman::ManagerEvent::DebugStopped {
-                pid: d.session.pid(),
-                tid,
-            });
             self.after(
                 "stopped",
                 json!({"reason": "entry", "threadId": tid.0, "allThreadsStopped": true}),
             );
-        } else if let Err(e) = d.session.resume() {
+        } else if let Err(e) = d.session.resume(self.view) {
             self.console(format!("cannot start the program: {e}"));
         } else {
             let tid = d.session.pid().0;
@@ -467,35 +461,29 @@ impl Debugger {
         let args = args.unwrap_or_default();
         if let Some(d) = self.debuggee.take() {
             let terminate = args.terminate_debuggee.unwrap_or(d.launched);
-            let pid = d.session.pid();
-            self.publish(procman::ManagerEvent::DebugEnded { pid });
-            if terminate {
-                d.session.terminate().map_err(fail)?;
+            let how = if terminate {
+                procman::EndMode::Kill
+            } else if args.suspend_debuggee == Some(true) {
+                // Detached and then stopped: it waits, untraced, for SIGCONT.
+                procman::EndMode::DetachStopped
             } else {
-                d.session.detach().map_err(fail)?;
-                if args.suspend_debuggee == Some(true) {
-                    // Detached and then stopped: it waits, untraced, for SIGCONT.
-                    // SAFETY: kill(2) with a pid and a signal number.
-                    unsafe { libc::kill(pid.0, libc::SIGSTOP) };
-                }
-            }
+                procman::EndMode::Detach
+            };
+            d.session.end(how).map_err(fail)?;
         }
         Ok(())
     }
 
     pub(crate) fn terminate(&mut self, _: Option<TerminateArguments>) -> Result<(), Failure> {
         if let Some(d) = self.debuggee.take() {
-            let pid = d.session.pid();
-            self.publish(procman::ManagerEvent::DebugEnded { pid });
-            if d.launched {
-                d.session.terminate().map_err(fail)?;
+            // An attached program is asked to end as the system asks it: detached,
+            // then SIGTERM.
+            let how = if d.launched {
+                procman::EndMode::Kill
             } else {
-                // An attached program is asked to end as the system asks it: detached,
-                // then SIGTERM.
-                d.session.detach().map_err(fail)?;
-                // SAFETY: kill(2) with a pid and a signal number.
-                unsafe { libc::kill(pid.0, libc::SIGTERM) };
-            }
+                procman::EndMode::DetachTerminate
+            };
+            d.session.end(how).map_err(fail)?;
         }
         self.handles.invalidate();
         self.after("terminated", json!({}));
@@ -561,7 +549,25 @@ impl Debugger {
         }
     }
 
-    pub(crate) fn on_debuggee_event(&mut self, ev: SessionEvent, output_rx: &Receiver<Chunk>) {
+    /// An event of the session this adapter views.
+    pub(crate) fn on_debuggee_event(&mut self, ev: DebugEvent, output_rx: &Receiver<Chunk>) {
+        match ev {
+            DebugEvent::Engine(ev) => self.on_engine_event(ev, output_rx),
+            // Another view let the program run: what this client holds is stale.
+            DebugEvent::Resumed { by } if by != self.view => {
+                let tid = self
+                    .debuggee
+                    .as_ref()
+                    .map(|d| d.focus.unwrap_or(Tid(d.session.pid().0)));
+                self.before_run(tid);
+                self.flush_after();
+            }
+            DebugEvent::Ended => self.on_debuggee_gone(),
+            _ => {}
+        }
+    }
+
+    fn on_engine_event(&mut self, ev: SessionEvent, output_rx: &Receiver<Chunk>) {
         tracing::debug!(?ev, "debuggee event");
         match ev {
             SessionEvent::Stopped(stop) => {
@@ -608,9 +614,6 @@ impl Debugger {
         let Some(mut d) = self.debuggee.take() else {
             return;
         };
-        self.publish(procman::ManagerEvent::DebugEnded {
-            pid: d.session.pid(),
-        });
         let out = self.out.clone();
         drain_output(output_rx, &mut d.open_streams, |c| {
             if let Chunk::Text { category, text } = c {
@@ -635,10 +638,7 @@ impl Debugger {
     }
 
     pub(crate) fn on_debuggee_gone(&mut self) {
-        if let Some(d) = self.debuggee.take() {
-            self.publish(procman::ManagerEvent::DebugEnded {
-                pid: d.session.pid(),
-            });
+        if self.debuggee.take().is_some() {
             self.handles.invalidate();
             self.out.event("terminated", Some(json!({})));
         }
@@ -710,12 +710,6 @@ impl Debugger {
         if let Some(description) = description {
             body["description"] = json!(description);
         }
-        if let Some(d) = self.debuggee.as_ref() {
-            self.publish(procman::ManagerEvent::DebugStopped {
-                pid: d.session.pid(),
-                tid: stop.tid,
-            });
-        }
         if let Some(d) = self.debuggee.as_mut() {
             d.focus = Some(stop.tid);
             d.stacks.clear();
@@ -738,7 +732,7 @@ impl Debugger {
         let Some(d) = self.debuggee.as_mut() else {
             return;
         };
-        let now = d.session.modules();
+        let now = d.session.engine().modules();
         let before: HashSet<&PathBuf> = d.modules.iter().map(|m| &m.path).collect();
         let after_paths: HashSet<&PathBuf> = now.iter().map(|m| &m.path).collect();
         let mut events = Vec::new();
@@ -907,23 +901,11 @@ impl Debugger {
                 log_message: s.log_message.clone(),
             })
             .collect();
+        // The owner tells every view (the language server's hints) where they bound.
         let statuses = d
             .session
             .set_line_breakpoints(file, &engine_specs)
             .map_err(fail)?;
-        self.publish(procman::ManagerEvent::BreakpointLines {
-            file: file.to_path_buf(),
-            lines: statuses
-                .iter()
-                .zip(&lines)
-                .map(|(st, &line)| {
-                    (
-                        u32::try_from(line).unwrap_or(0),
-                        st.line.filter(|_| st.verified).map(|l| l.get()),
-                    )
-                })
-                .collect(),
-        });
         Ok(statuses
             .iter()
             .zip(&lines)
@@ -981,6 +963,7 @@ impl Debugger {
             .collect();
         let statuses = d
             .session
+            .engine()
             .set_function_breakpoints(&engine_specs)
             .map_err(fail)?;
         Ok(statuses
@@ -1015,6 +998,7 @@ impl Debugger {
         };
         let statuses = d
             .session
+            .engine()
             .set_instruction_breakpoints(&addrs)
             .map_err(fail)?;
         Ok(statuses
@@ -1088,7 +1072,7 @@ impl Debugger {
                 crate::dispatch::FilterEvent::Exception(_) => None,
             })
             .collect();
-        d.session.set_signal_stops(&signals).map_err(fail)?;
+        d.session.engine().set_signal_stops(&signals).map_err(fail)?;
         let stops: Vec<engine::ExceptionStop> = chosen
             .iter()
             .filter_map(|f| match f.event {
@@ -1098,7 +1082,7 @@ impl Debugger {
             .collect();
         // Not planted yet (libstdc++ not loaded) is fine: the engine plants them when
         // the library loads.
-        d.session.set_exception_stops(&stops).map_err(fail)?;
+        d.session.engine().set_exception_stops(&stops).map_err(fail)?;
         Ok(())
     }
 
@@ -1107,7 +1091,7 @@ impl Debugger {
         args: ExceptionInfoArguments,
     ) -> Result<ExceptionInfoBody, Failure> {
         let tid = self.thread(args.thread_id)?;
-        if let Some(e) = self.debuggee()?.session.last_exception(tid) {
+        if let Some(e) = self.debuggee()?.session.engine().last_exception(tid) {
             let id = match e.kind {
                 engine::ExceptionStop::RustPanic => "rust-panic",
                 engine::ExceptionStop::CppThrow => "cpp-throw",
@@ -1134,6 +1118,7 @@ impl Debugger {
         let info = self
             .debuggee()?
             .session
+            .engine()
             .exception_info(tid)
             .ok_or_else(|| {
                 Failure(format!(
@@ -1175,7 +1160,7 @@ impl Debugger {
                 return Ok(unavailable(format!("'{}' is not an address", args.name)));
             };
             let size = args.bytes.and_then(|b| u64::try_from(b).ok()).unwrap_or(8);
-            session.data_breakpoint_info_for_address(address, size)
+            session.engine().data_breakpoint_info_for_address(address, size)
         } else {
             let (frame, expression) = match args.variables_reference.filter(|r| *r > 0) {
                 Some(r) => match self.var_handle(r)? {
@@ -1209,7 +1194,7 @@ impl Debugger {
                     (frame, args.name.clone())
                 }
             };
-            session.data_breakpoint_info(frame, &expression)
+            session.engine().data_breakpoint_info(frame, &expression)
         };
         Ok(match info {
             Ok(info) => DataBreakpointInfoBody {
@@ -1277,7 +1262,7 @@ impl Debugger {
                 .map(|k| self.pending(k, None, None))
                 .collect());
         };
-        let statuses = d.session.set_data_breakpoints(&wanted).map_err(fail)?;
+        let statuses = d.session.engine().set_data_breakpoints(&wanted).map_err(fail)?;
         Ok(statuses
             .iter()
             .zip(&keys)
@@ -1312,6 +1297,7 @@ impl Debugger {
         let instructions = self
             .debuggee()?
             .session
+            .engine()
             .disassemble(addr, args.instruction_offset.unwrap_or(0), count)
             .map_err(fail)?;
         let resolve = args.resolve_symbols != Some(false);
@@ -1368,7 +1354,7 @@ impl Debugger {
             .map(char::len_utf16)
             .sum();
         let start = upto - word;
-        let items = self.debuggee()?.session.completions(frame, &prefix);
+        let items = self.debuggee()?.session.engine().completions(frame, &prefix);
         Ok(CompletionsBody {
             targets: items
                 .into_iter()
@@ -1403,7 +1389,7 @@ impl Debugger {
                 sources: Vec::new(),
             });
         };
-        let files = d.session.sources();
+        let files = d.session.engine().sources();
         Ok(LoadedSourcesBody {
             sources: files.iter().map(|f| self.local_source(f)).collect(),
         })
@@ -1423,7 +1409,7 @@ impl Debugger {
                 breakpoints: Vec::new(),
             });
         };
-        let lines = d.session.breakpoint_lines(Path::new(path)).map_err(fail)?;
+        let lines = d.session.engine().breakpoint_lines(Path::new(path)).map_err(fail)?;
         Ok(BreakpointLocationsBody {
             breakpoints: lines
                 .into_iter()
@@ -1456,11 +1442,6 @@ impl Debugger {
             );
         }
         self.handles.invalidate();
-        if let Some(d) = self.debuggee.as_ref() {
-            self.publish(procman::ManagerEvent::DebugResumed {
-                pid: d.session.pid(),
-            });
-        }
         if let Some(d) = self.debuggee.as_mut() {
             d.stacks.clear();
             d.listed = None;
@@ -1470,7 +1451,10 @@ impl Debugger {
     }
 
     pub(crate) fn continue_(&mut self, args: ContinueArguments) -> Result<ContinueBody, Failure> {
-        self.debuggee()?.session.resume().map_err(fail)?;
+        self.debuggee()?
+            .session
+            .resume(self.view)
+            .map_err(fail)?;
         let tid = i32::try_from(args.thread_id).ok().map(Tid);
         self.before_run(tid);
         Ok(ContinueBody {
@@ -1481,7 +1465,7 @@ impl Debugger {
     fn step(&mut self, args: StepArguments, kind: StepKind) -> Result<(), Failure> {
         let tid = self.thread(args.thread_id)?;
         let d = self.debuggee()?;
-        let threads = d.session.threads().map_err(fail)?;
+        let threads = d.session.engine().threads().map_err(fail)?;
         if !threads.contains(&tid) {
             return Err(format!("unknown thread {}", args.thread_id).into());
         }
@@ -1490,7 +1474,7 @@ impl Debugger {
             (_, Some("instruction")) => StepKind::Instruction,
             (k, _) => k,
         };
-        d.session.step(tid, kind).map_err(fail)?;
+        d.session.step(tid, kind, self.view).map_err(fail)?;
         self.before_run(Some(tid));
         Ok(())
     }
@@ -1510,13 +1494,13 @@ impl Debugger {
     pub(crate) fn pause(&mut self, args: PauseArguments) -> Result<(), Failure> {
         let tid = self.thread(args.thread_id)?;
         let d = self.debuggee()?;
-        if !d.session.threads().map_err(fail)?.contains(&tid) {
+        if !d.session.engine().threads().map_err(fail)?.contains(&tid) {
             return Err(format!("unknown thread {}", args.thread_id).into());
         }
         match d.session.pause() {
             Ok(()) => Ok(()),
             // Already stopped: nothing to do, as the specification asks.
-            Err(engine::Error::Running) => Ok(()),
+            Err(procman::Error::Engine(engine::Error::Running)) => Ok(()),
             Err(e) => Err(fail(e)),
         }
     }
@@ -1540,7 +1524,7 @@ impl Debugger {
                     .collect(),
             });
         }
-        let tids = d.session.threads().map_err(fail)?;
+        let tids = d.session.engine().threads().map_err(fail)?;
         let pid = d.session.pid();
         let body = ThreadsBody {
             threads: tids
@@ -1558,6 +1542,7 @@ impl Debugger {
                         id: i64::from(tid.0),
                         name: d
                             .session
+                            .engine()
                             .thread_name(tid)
                             .map_or_else(|| format!("thread {ids}"), |n| format!("{n} ({ids})")),
                     }
@@ -1565,7 +1550,7 @@ impl Debugger {
                 .collect(),
         };
         // Kept only at a stop, where the list cannot change.
-        if d.session.is_stopped() {
+        if d.session.engine().is_stopped() {
             d.listed = Some(
                 body.threads
                     .iter()
@@ -1585,7 +1570,7 @@ impl Debugger {
         if let Some(frames) = d.stacks.get(&tid) {
             return Ok(frames.clone());
         }
-        let frames = d.session.stack_trace(tid).map_err(fail)?;
+        let frames = d.session.engine().stack_trace(tid).map_err(fail)?;
         let with_ids: Vec<(engine::Frame, DapFrameId)> = frames
             .into_iter()
             .enumerate()
@@ -1609,7 +1594,7 @@ impl Debugger {
         let tid = self.thread(args.thread_id)?;
         {
             let d = self.debuggee()?;
-            if !d.session.threads().map_err(fail)?.contains(&tid) {
+            if !d.session.engine().threads().map_err(fail)?.contains(&tid) {
                 return Err(format!("unknown thread {}", args.thread_id).into());
             }
         }
@@ -1773,7 +1758,7 @@ impl Debugger {
                         variables: Vec::new(),
                     });
                 }
-                let mut values = session.variables(frame, kind).map_err(fail)?;
+                let mut values = session.engine().variables(frame, kind).map_err(fail)?;
                 if kind == ScopeKind::Locals && top {
                     if let Some(mut rv) = d.return_value.clone() {
                         rv.name = format!("{} returned", rv.name);
@@ -1812,7 +1797,7 @@ impl Debugger {
                     }
                     _ => {}
                 }
-                let values = session.children(value, start, count).map_err(fail)?;
+                let values = session.engine().children(value, start, count).map_err(fail)?;
                 values
                     .into_iter()
                     .map(|v| {
@@ -1872,6 +1857,7 @@ impl Debugger {
         let v = self
             .debuggee()?
             .session
+            .engine()
             .set_variable(frame, &target, &args.value)
             .map_err(fail)?;
         Ok(self.assigned(v, frame, &target))
@@ -1902,6 +1888,7 @@ impl Debugger {
         let v = self
             .debuggee()?
             .session
+            .engine()
             .set_variable(frame, &args.expression, &args.value)
             .map_err(fail)?;
         Ok(self.assigned(v, frame, &args.expression))
@@ -1921,6 +1908,7 @@ impl Debugger {
         let v = self
             .debuggee()?
             .session
+            .engine()
             .evaluate(frame, expression)
             .map_err(fail)?;
         if v.error && args.context.as_deref() == Some("hover") {
@@ -2013,7 +2001,7 @@ impl Debugger {
                 total_modules: 0,
             });
         };
-        let all = d.session.modules();
+        let all = d.session.engine().modules();
         d.modules = all.clone();
         let start = args
             .as_ref()
@@ -2046,7 +2034,7 @@ impl Debugger {
         let data = if count == 0 {
             Vec::new()
         } else {
-            match self.debuggee()?.session.read_memory(addr, count as usize) {
+            match self.debuggee()?.session.engine().read_memory(addr, count as usize) {
                 Ok(d) => d,
                 Err(engine::Error::Running) => return Err("the program is running".into()),
                 Err(engine::Error::Exited) => return Err("the process has exited".into()),
@@ -2074,6 +2062,7 @@ impl Debugger {
         let len = data.len() as i64;
         self.debuggee()?
             .session
+            .engine()
             .write_memory(addr, data)
             .map_err(|e| format!("cannot write {len} bytes at {addr:#x}: {e}"))?;
         if self.client.invalidated {

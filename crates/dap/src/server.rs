@@ -84,8 +84,8 @@ where
 /// Everything the main loop reacts to.
 enum Event {
     Client(Inbound),
-    Debuggee(engine::SessionEvent),
-    /// The debuggee's event stream closed (its tracer ended).
+    Debuggee(procman::DebugEvent),
+    /// The debuggee's event stream closed (the session ended).
     DebuggeeGone,
     Output(Chunk),
 }
