@@ -1,10 +1,54 @@
 //! Which request goes to which handler, and the capabilities that say so: a request is
 //! advertised exactly when it is dispatched here.
 
+use std::time::Instant;
+
 use wire::dap;
 
+use crate::outbox::Failure;
 use crate::server::{Adapter, Ending, Flow};
 use crate::types::*;
+
+impl Adapter {
+    pub(crate) fn on_request(&mut self, req: dap::Request) -> Flow {
+        tracing::debug!(seq = req.seq, command = %req.command, "request");
+        let command = req.command.clone();
+        if self.cancelled.remove(&req.seq) {
+            self.out.error(req.seq, &command, "cancelled");
+            return Flow::Continue;
+        }
+        let pre_init = [Initialize::COMMAND, Disconnect::COMMAND, Terminate::COMMAND];
+        if !self.initialized && !pre_init.contains(&command.as_str()) {
+            self.out.error(
+                req.seq,
+                &command,
+                "the adapter is not initialized: send initialize first",
+            );
+            return Flow::Continue;
+        }
+        if command == Initialize::COMMAND {
+            if self.handle::<Initialize>(&req, |a, args| a.initialize(args)) {
+                // Configuration requests are welcome from now on, before or after launch.
+                self.out.event("initialized", None::<()>);
+            }
+            return Flow::Continue;
+        }
+        let start = Instant::now();
+        let next = dispatch(self, &req);
+        tracing::debug!(command = %command, elapsed = ?start.elapsed(), "handled");
+        next
+    }
+
+    fn initialize(&mut self, args: InitializeArguments) -> Result<Capabilities, Failure> {
+        if self.initialized {
+            return Err("the adapter is already initialized".into());
+        }
+        tracing::info!(client = ?args.client_name, adapter = %args.adapter_id, "initialize");
+        self.initialized = true;
+        self.debugger.set_client(&args);
+        Ok(capabilities())
+    }
+}
 
 /// What an exception filter turns on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,6 +9,8 @@ mod dispatch;
 mod handles;
 /// From launch and attach arguments to engine options.
 mod launch;
+/// The write side of a session, a request's failure.
+mod outbox;
 /// The debuggee's stdout and stderr as output events.
 mod output;
 pub mod processes;
