@@ -379,7 +379,11 @@ impl DebugSession {
 
     /// Runs under the state lock so the `Resumed` it publishes precedes the stop the
     /// run leads to, for every subscriber.
-    fn run(&self, by: ViewId, go: impl FnOnce(&engine::Session) -> engine::Result<()>) -> Result<()> {
+    fn run(
+        &self,
+        by: ViewId,
+        go: impl FnOnce(&engine::Session) -> engine::Result<()>,
+    ) -> Result<()> {
         let mut st = self.shared.lock();
         if self.shared.ended.load(Ordering::Acquire) {
             return Err(Error::Ended);

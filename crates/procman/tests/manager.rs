@@ -35,7 +35,10 @@ fn drain(rx: &crossbeam_channel::Receiver<DebugEvent>) -> Vec<String> {
             break;
         }
     }
-    assert!(rx.recv_timeout(Duration::from_millis(100)).is_err(), "nothing after Ended");
+    assert!(
+        rx.recv_timeout(Duration::from_millis(100)).is_err(),
+        "nothing after Ended"
+    );
     seen
 }
 
@@ -44,8 +47,12 @@ fn every_view_sees_the_same_events_and_a_late_one_reads_the_state() {
     let sample = common::compile("proc_target", &["-g", "-O0"]);
     let m = ProcessManager::new();
     let bus = m.subscribe();
-    let s = m.launch_debug(options(&sample.path, &["3", "5"])).expect("launch");
-    assert!(matches!(next(&bus), ManagerEvent::DebugStarted { session, pid } if session == s.id() && pid == s.pid()));
+    let s = m
+        .launch_debug(options(&sample.path, &["3", "5"]))
+        .expect("launch");
+    assert!(
+        matches!(next(&bus), ManagerEvent::DebugStarted { session, pid } if session == s.id() && pid == s.pid())
+    );
     assert_eq!(m.debug_sessions().len(), 1);
     assert!(m.debug_session(s.id()).is_some());
     // Launched: stopped at the entry point, before any subscriber existed.
@@ -89,7 +96,10 @@ fn every_view_sees_the_same_events_and_a_late_one_reads_the_state() {
     // Another view resumes: every view hears who did.
     s.engine().set_function_breakpoints(&[]).expect("clear");
     s.resume(agent).expect("resume");
-    assert!(s.stop_frames().is_err() || s.has_ended(), "no frames while running");
+    assert!(
+        s.stop_frames().is_err() || s.has_ended(),
+        "no frames while running"
+    );
     let seen_a = drain(&a);
     let mut seen_b = vec![format!("{:?}", DebugEvent::Resumed { by: dap })];
     seen_b.push(format!("stopped {:?}", stop.cause));
@@ -139,7 +149,8 @@ fn every_view_sees_the_same_events_and_a_late_one_reads_the_state() {
 #[test]
 fn breakpoint_lines_reach_every_view() {
     let sample = common::compile("proc_target", &["-g", "-O0"]);
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/c/proc_target.c");
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/c/proc_target.c");
     let m = ProcessManager::new();
     let bus = m.subscribe();
     let s = m.launch_debug(options(&sample.path, &[])).expect("launch");
@@ -193,7 +204,9 @@ fn shutdown_kills_launched_and_detaches_attached() {
     let a = m
         .attach_debug(Pid(other.pid()), SourceMap::default())
         .expect("attach");
-    assert!(matches!(a.state(), DebugState::Stopped(ref stop) if stop.cause == StopCause::Attached));
+    assert!(
+        matches!(a.state(), DebugState::Stopped(ref stop) if stop.cause == StopCause::Attached)
+    );
     // Leave a breakpoint in the attached process: detaching must remove it.
     a.engine()
         .set_function_breakpoints(&[FunctionBreakpoint {
@@ -265,13 +278,22 @@ fn detaching_can_leave_the_process_stopped_or_ask_it_to_end() {
         .expect("attach");
     a.end(EndMode::DetachStopped).expect("detach stopped");
     std::thread::sleep(Duration::from_millis(50));
-    assert_eq!(common::state(stopped.pid()), Some('T'), "stopped, waiting for SIGCONT");
-    assert_eq!(tracer::procfs::tracer_of(Pid(stopped.pid())), Some(0), "untraced");
+    assert_eq!(
+        common::state(stopped.pid()),
+        Some('T'),
+        "stopped, waiting for SIGCONT"
+    );
+    assert_eq!(
+        tracer::procfs::tracer_of(Pid(stopped.pid())),
+        Some(0),
+        "untraced"
+    );
     let mut asked = common::Child::spawn(&spin.path);
     let b = m
         .attach_debug(Pid(asked.pid()), SourceMap::default())
         .expect("attach");
-    b.end(EndMode::DetachTerminate).expect("detach and terminate");
+    b.end(EndMode::DetachTerminate)
+        .expect("detach and terminate");
     let status = asked.0.wait().expect("wait");
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGTERM));
@@ -282,9 +304,7 @@ fn detaching_can_leave_the_process_stopped_or_ask_it_to_end() {
 fn attach_errors_pass_through() {
     let m = ProcessManager::new();
     let me = Pid(std::process::id() as i32);
-    let err = m
-        .attach_debug(me, SourceMap::default())
-        .expect_err("eperm");
+    let err = m.attach_debug(me, SourceMap::default()).expect_err("eperm");
     assert!(err.to_string().contains("not permitted"), "{err}");
 }
 

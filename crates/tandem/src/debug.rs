@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use engine::{
-    BreakpointStatus, FunctionBreakpoint, LaunchOptions, ScopeKind, SessionEvent,
-    SourceBreakpoint, StopCause,
+    BreakpointStatus, FunctionBreakpoint, LaunchOptions, ScopeKind, SessionEvent, SourceBreakpoint,
+    StopCause,
 };
 use procman::{DebugEvent, DebugSession, ProcessManager, ViewId};
 use serde_json::{json, Value as Json};
