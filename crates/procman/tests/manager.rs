@@ -317,3 +317,67 @@ fn sessions_and_the_manager_cross_threads() {
     assert_send_sync::<ManagerEvent>();
     assert_send_sync::<DebugEvent>();
 }
+
+#[test]
+fn a_resume_always_precedes_the_stop_it_leads_to() {
+    // Two views take turns resuming from their own threads, each right at the stop it
+    // sees; a third only watches. Every stop must come after the resume that led to it:
+    // the watcher sees Resumed and Stopped strictly alternate.
+    let sample = common::compile("proc_target", &["-g", "-O0"]);
+    let m = ProcessManager::new();
+    let s = m
+        .launch_debug(options(&sample.path, &["200", "0"]))
+        .expect("launch");
+    let _starter = s.subscribe();
+    let watcher = s.subscribe();
+    s.engine()
+        .set_function_breakpoints(&[FunctionBreakpoint {
+            name: "proc_bp_target".into(),
+            ..FunctionBreakpoint::default()
+        }])
+        .expect("breakpoint");
+    let views: Vec<_> = (0..2)
+        .map(|n| {
+            let s = s.clone();
+            let rx = s.subscribe();
+            std::thread::spawn(move || {
+                let me = ViewId::new();
+                let mut turn = 0usize;
+                loop {
+                    match rx.recv_timeout(Duration::from_secs(10)).expect("event") {
+                        DebugEvent::Engine(SessionEvent::Stopped(_)) => {
+                            if turn % 2 == n {
+                                s.resume(me).expect("resume");
+                            }
+                            turn += 1;
+                        }
+                        DebugEvent::Ended => return turn,
+                        _ => {}
+                    }
+                }
+            })
+        })
+        .collect();
+    s.resume(ViewId::new()).expect("first resume");
+    let mut last = "stopped";
+    let mut stops = 0;
+    loop {
+        match next(&watcher) {
+            DebugEvent::Resumed { .. } => {
+                assert_eq!(last, "stopped", "a resume follows a stop");
+                last = "resumed";
+            }
+            DebugEvent::Engine(SessionEvent::Stopped(_)) => {
+                assert_eq!(last, "resumed", "a stop follows its resume");
+                last = "stopped";
+                stops += 1;
+            }
+            DebugEvent::Ended => break,
+            _ => {}
+        }
+    }
+    assert_eq!(stops, 200);
+    for v in views {
+        assert_eq!(v.join().expect("view"), 200);
+    }
+}
