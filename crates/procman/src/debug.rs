@@ -73,9 +73,26 @@ pub enum DebugEvent {
         /// (requested line, bound line), 1-based.
         lines: Vec<(u32, Option<u32>)>,
     },
+    /// Bytes the program wrote, read by the owner (see [`DebugSession::capture_output`]),
+    /// decoded as UTF-8 (invalid sequences replaced).
+    Output {
+        /// Which stream.
+        stream: OutputStream,
+        /// The text, as read (not split at lines).
+        text: String,
+    },
     /// The session is over (the program exited, was killed or detached). Always the
     /// last event.
     Ended,
+}
+
+/// Which of the program's streams output came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputStream {
+    /// Standard output (or the terminal, for a program on a pty).
+    Stdout,
+    /// Standard error.
+    Stderr,
 }
 
 /// Where a session is now (answers a view that subscribes late).
@@ -126,7 +143,8 @@ struct State {
     /// Increases at every stop and resume; the frame cache belongs to one value.
     generation: u64,
     frames: Option<(u64, Tid, Vec<engine::Frame>)>,
-    /// The engine's output (logpoints, notes) and captured program output, bounded.
+    /// The engine's output (logpoints, notes) and the program's output when the owner
+    /// reads it, bounded.
     output: VecDeque<String>,
     output_len: usize,
 }
@@ -371,10 +389,31 @@ impl DebugSession {
         Ok(frames)
     }
 
-    /// The console output kept for late views (logpoints, the engine's notes), oldest
-    /// first; bounded to the last 256 KiB.
+    /// The output kept for late views (logpoints, the engine's notes, and the program's
+    /// own output when the owner reads it), oldest first; bounded to the last 256 KiB.
     pub fn output(&self) -> Vec<String> {
         self.shared.lock().output.iter().cloned().collect()
+    }
+
+    /// Reads the program's stdout and stderr in the owner, when no view took them
+    /// (`engine().take_stdio()`); its stdin is closed. Each read is kept (see
+    /// [`DebugSession::output`]) and published as [`DebugEvent::Output`]. Reads are not
+    /// synchronised with stops: output written just before a stop may follow it. False
+    /// when the streams were taken already (or the session was attached).
+    pub fn capture_output(&self) -> bool {
+        let Some(stdio) = self.engine.take_stdio() else {
+            return false;
+        };
+        drop(stdio.stdin);
+        for (file, stream) in [
+            (stdio.stdout, OutputStream::Stdout),
+            (stdio.stderr, OutputStream::Stderr),
+        ] {
+            if let Some(file) = file {
+                spawn_output_reader(file, stream, self.shared.clone());
+            }
+        }
+        true
     }
 
     /// Runs under the state lock so the `Resumed` it publishes precedes the stop the
@@ -541,6 +580,34 @@ impl Drop for DebugSession {
         if let Err(e) = self.end(EndMode::Default) {
             tracing::warn!(session = self.shared.id.0, "ending the debug session: {e}");
         }
+    }
+}
+
+fn spawn_output_reader(mut file: std::fs::File, stream: OutputStream, shared: Arc<Shared>) {
+    let spawned = std::thread::Builder::new()
+        .name(format!("debug-output:{}", shared.id))
+        .spawn(move || {
+            use std::io::Read;
+            let mut buf = vec![0u8; 8192];
+            loop {
+                match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                        let mut st = shared.lock();
+                        st.keep_output(&text);
+                        if !shared.ended.load(Ordering::Acquire) {
+                            st.publish(DebugEvent::Output { stream, text });
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    // EIO on a pty whose last writer is gone is its end of file.
+                    Err(_) => break,
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start an output reader: {e}");
     }
 }
 

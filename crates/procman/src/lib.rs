@@ -47,7 +47,9 @@ pub mod manager;
 pub use tracer;
 
 pub use containers::{container_processes, Container, ContainerKey, Runtime};
-pub use debug::{wait_on, DebugEvent, DebugId, DebugSession, DebugState, EndMode, ViewId};
+pub use debug::{
+    wait_on, DebugEvent, DebugId, DebugSession, DebugState, EndMode, OutputStream, ViewId,
+};
 pub use error::{Error, Result};
 pub use hooks::{install_panic_hook, install_signal_hook};
 pub use listing::{format_table, list_processes, read_process, ProcessRow};

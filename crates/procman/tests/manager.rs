@@ -381,3 +381,39 @@ fn a_resume_always_precedes_the_stop_it_leads_to() {
         assert_eq!(v.join().expect("view"), 200);
     }
 }
+
+#[test]
+fn the_owner_can_keep_the_program_output_for_late_views() {
+    let sample = common::compile("proc_target", &["-g", "-O0"]);
+    let m = ProcessManager::new();
+    let s = m
+        .launch_debug(LaunchOptions {
+            stdio: StdioMode::Pipes,
+            ..options(&sample.path, &["2", "4"])
+        })
+        .expect("launch");
+    let rx = s.subscribe();
+    assert!(s.capture_output());
+    assert!(!s.capture_output(), "the streams are read once");
+    s.resume(ViewId::new()).expect("resume");
+    let mut text = String::new();
+    loop {
+        match next(&rx) {
+            DebugEvent::Output {
+                stream: procman::OutputStream::Stdout,
+                text: t,
+            } => text.push_str(&t),
+            DebugEvent::Ended => break,
+            _ => {}
+        }
+    }
+    // The exit may be seen before the last read: wait for the kept output.
+    for _ in 0..100 {
+        if s.output().concat().contains("done 1") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(s.output().concat(), "done 1\n");
+    assert!(text.is_empty() || text == "done 1\n", "{text:?}");
+}
