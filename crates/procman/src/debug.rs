@@ -369,7 +369,8 @@ impl DebugSession {
     }
 
     /// The stack of the thread that stopped, unwound once per stop and kept until the
-    /// program runs again. Fails while the program runs.
+    /// program runs again. Fails while the program runs (`engine::Error::Running`) and
+    /// after the end (`Error::Ended`).
     pub fn stop_frames(&self) -> Result<Vec<engine::Frame>> {
         let (generation, tid) = {
             let st = self.shared.lock();
@@ -378,7 +379,8 @@ impl DebugSession {
                     return Ok(frames.clone())
                 }
                 (DebugState::Stopped(stop), _) => (st.generation, stop.tid),
-                _ => return Err(Error::Engine(engine::Error::Running)),
+                (DebugState::Ended { .. }, _) => return Err(Error::Ended),
+                (DebugState::Running, _) => return Err(Error::Engine(engine::Error::Running)),
             }
         };
         let frames = self.engine.stack_trace(tid)?;

@@ -120,6 +120,7 @@ fn every_view_sees_the_same_events_and_a_late_one_reads_the_state() {
         }
     );
     assert!(s.resume(dap).is_err(), "an ended session refuses to run");
+    assert!(matches!(s.stop_frames(), Err(procman::Error::Ended)));
     assert!(m.paused_debuggees().is_empty());
     assert!(m.debug_sessions().is_empty());
 
