@@ -5,6 +5,8 @@
 mod debugger;
 /// Which request goes to which handler; the capabilities.
 mod dispatch;
+/// The exception filters: signals and language exceptions.
+mod filters;
 /// Frame ids, variables references and breakpoint ids handed to the client.
 mod handles;
 /// From launch and attach arguments to engine options.

@@ -291,7 +291,7 @@ impl Debugger {
         let breakpoints = filters
             .iter()
             .map(|f| {
-                let ok = crate::dispatch::filter(f).is_some();
+                let ok = crate::filters::filter(f).is_some();
                 Breakpoint {
                     verified: ok,
                     ..Breakpoint::unverified(
@@ -313,12 +313,12 @@ impl Debugger {
         // Until the client sets filters, the defaults the capabilities announce apply;
         // once it does, its set replaces them (as VS Code expects: it sends the filters
         // marked `default` plus the ticked ones).
-        let chosen: Vec<&crate::dispatch::Filter> = match &self.signal_filters {
+        let chosen: Vec<&crate::filters::Filter> = match &self.signal_filters {
             Some(ids) => ids
                 .iter()
-                .filter_map(|f| crate::dispatch::filter(f))
+                .filter_map(|f| crate::filters::filter(f))
                 .collect(),
-            None => crate::dispatch::FILTERS
+            None => crate::filters::FILTERS
                 .iter()
                 .filter(|f| f.default)
                 .collect(),
@@ -326,8 +326,8 @@ impl Debugger {
         let signals: Vec<i32> = chosen
             .iter()
             .filter_map(|f| match f.event {
-                crate::dispatch::FilterEvent::Signal(s) => Some(s),
-                crate::dispatch::FilterEvent::Exception(_) => None,
+                crate::filters::FilterEvent::Signal(s) => Some(s),
+                crate::filters::FilterEvent::Exception(_) => None,
             })
             .collect();
         d.session
@@ -337,8 +337,8 @@ impl Debugger {
         let stops: Vec<engine::ExceptionStop> = chosen
             .iter()
             .filter_map(|f| match f.event {
-                crate::dispatch::FilterEvent::Exception(k) => Some(k),
-                crate::dispatch::FilterEvent::Signal(_) => None,
+                crate::filters::FilterEvent::Exception(k) => Some(k),
+                crate::filters::FilterEvent::Signal(_) => None,
             })
             .collect();
         // Not planted yet (libstdc++ not loaded) is fine: the engine plants them when
