@@ -5,10 +5,14 @@
 mod debugger;
 /// Which request goes to which handler; the capabilities.
 mod dispatch;
+/// The exception filters: signals and language exceptions.
+mod filters;
 /// Frame ids, variables references and breakpoint ids handed to the client.
 mod handles;
 /// From launch and attach arguments to engine options.
 mod launch;
+/// The write side of a session, a request's failure.
+mod outbox;
 /// The debuggee's stdout and stderr as output events.
 mod output;
 pub mod processes;

@@ -14,19 +14,18 @@
 use std::collections::{HashSet, VecDeque};
 use std::io::{Read, Write};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
-use serde::Serialize;
-use serde_json::{json, Value};
-use wire::dap::{self, ProtocolMessage, SeqCounter};
-use wire::{FrameWriter, Inbound, Limits};
+use crossbeam_channel::Receiver;
+use serde_json::Value;
+use wire::dap::{self, ProtocolMessage};
+use wire::{Inbound, Limits};
 
 use procman::ProcessManager;
 
 use crate::debugger::Debugger;
+use crate::outbox::{Failure, Outbox};
 use crate::output::Chunk;
-use crate::types::{self, Capabilities, ErrorMessage, Request};
+use crate::types::{self, Request};
 
 /// How a session ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,10 +60,7 @@ where
     W: Write + Send + 'static,
 {
     let inbound = wire::spawn_reader(input, config.limits)?;
-    let out = Arc::new(Outbox {
-        writer: FrameWriter::new(Box::new(output)),
-        seq: SeqCounter::default(),
-    });
+    let out = Arc::new(Outbox::new(Box::new(output)));
     let manager = config
         .manager
         .unwrap_or_else(|| Arc::new(ProcessManager::new()));
@@ -84,23 +80,23 @@ where
 /// Everything the main loop reacts to.
 enum Event {
     Client(Inbound),
-    Debuggee(engine::SessionEvent),
-    /// The debuggee's event stream closed (its tracer ended).
+    Debuggee(procman::DebugEvent),
+    /// The debuggee's event stream closed (the session ended).
     DebuggeeGone,
     Output(Chunk),
 }
 
 pub(crate) struct Adapter {
-    out: Arc<Outbox>,
+    pub(crate) out: Arc<Outbox>,
     /// Set once `initialize` has been answered.
-    initialized: bool,
+    pub(crate) initialized: bool,
     /// The `seq` of the last request received.
     last_seq: i64,
     /// Client messages read ahead of the one being handled (to see `cancel`s early).
     queue: VecDeque<Inbound>,
     /// Requests the client cancelled before they were handled.
-    cancelled: HashSet<i64>,
-    debugger: Debugger,
+    pub(crate) cancelled: HashSet<i64>,
+    pub(crate) debugger: Debugger,
     output_rx: Receiver<Chunk>,
 }
 
@@ -108,16 +104,6 @@ pub(crate) struct Adapter {
 pub(crate) enum Flow {
     Continue,
     End(Ending),
-}
-
-/// A request's failure: the message of the error response.
-#[derive(Debug)]
-pub struct Failure(pub String);
-
-impl<T: Into<String>> From<T> for Failure {
-    fn from(message: T) -> Self {
-        Failure(message.into())
-    }
 }
 
 impl Adapter {
@@ -206,39 +192,6 @@ impl Adapter {
         }
     }
 
-    fn on_request(&mut self, req: dap::Request) -> Flow {
-        tracing::debug!(seq = req.seq, command = %req.command, "request");
-        let command = req.command.clone();
-        if self.cancelled.remove(&req.seq) {
-            self.out.error(req.seq, &command, "cancelled");
-            return Flow::Continue;
-        }
-        let pre_init = [
-            types::Initialize::COMMAND,
-            types::Disconnect::COMMAND,
-            types::Terminate::COMMAND,
-        ];
-        if !self.initialized && !pre_init.contains(&command.as_str()) {
-            self.out.error(
-                req.seq,
-                &command,
-                "the adapter is not initialized: send initialize first",
-            );
-            return Flow::Continue;
-        }
-        if command == types::Initialize::COMMAND {
-            if self.handle::<types::Initialize>(&req, |a, args| a.initialize(args)) {
-                // Configuration requests are welcome from now on, before or after launch.
-                self.out.event("initialized", None::<()>);
-            }
-            return Flow::Continue;
-        }
-        let start = Instant::now();
-        let next = crate::dispatch::dispatch(self, &req);
-        tracing::debug!(command = %command, elapsed = ?start.elapsed(), "handled");
-        next
-    }
-
     /// Decodes the arguments, runs the handler and answers, then sends the events the
     /// handler queued (so a `stopped` never precedes the response that caused it); true
     /// when it succeeded.
@@ -272,106 +225,4 @@ impl Adapter {
     pub(crate) fn out(&self) -> &Outbox {
         &self.out
     }
-
-    fn initialize(&mut self, args: types::InitializeArguments) -> Result<Capabilities, Failure> {
-        if self.initialized {
-            return Err("the adapter is already initialized".into());
-        }
-        tracing::info!(client = ?args.client_name, adapter = %args.adapter_id, "initialize");
-        self.initialized = true;
-        self.debugger.set_client(&args);
-        Ok(crate::dispatch::capabilities())
-    }
 }
-
-/// The write side: whole frames under one lock, numbered by one counter.
-pub struct Outbox {
-    writer: FrameWriter<Box<dyn Write + Send>>,
-    seq: SeqCounter,
-}
-
-impl std::fmt::Debug for Outbox {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Outbox").finish_non_exhaustive()
-    }
-}
-
-impl Outbox {
-    fn send(&self, message: &ProtocolMessage) {
-        if let Err(err) = self.writer.write_frame(&dap::encode(message)) {
-            tracing::warn!("cannot write to the client: {err}");
-        }
-    }
-
-    pub fn success(&self, request_seq: i64, command: &str, body: impl Serialize) {
-        let body = serde_json::to_value(body).ok().filter(|b| !b.is_null());
-        self.send(&ProtocolMessage::Response(dap::Response {
-            seq: self.seq.next(),
-            request_seq,
-            success: true,
-            command: command.to_owned(),
-            message: None,
-            body,
-        }));
-    }
-
-    pub fn error(&self, request_seq: i64, command: &str, message: &str) {
-        let error = ErrorMessage {
-            id: 1,
-            format: message.to_owned(),
-            show_user: false,
-        };
-        self.send(&ProtocolMessage::Response(dap::Response {
-            seq: self.seq.next(),
-            request_seq,
-            success: false,
-            command: command.to_owned(),
-            message: Some(message.to_owned()),
-            body: serde_json::to_value(json!({ "error": error })).ok(),
-        }));
-    }
-
-    pub fn event(&self, event: &str, body: Option<impl Serialize>) {
-        let body = body.and_then(|b| serde_json::to_value(b).ok());
-        self.send(&ProtocolMessage::Event(dap::Event {
-            seq: self.seq.next(),
-            event: event.to_owned(),
-            body,
-        }));
-    }
-
-    /// Sends a request to the client (`runInTerminal`); its response arrives in the main
-    /// loop. Returns the request's seq.
-    pub fn request(&self, command: &str, arguments: Value) -> i64 {
-        let seq = self.seq.next();
-        self.send(&ProtocolMessage::Request(dap::Request {
-            seq,
-            command: command.to_owned(),
-            arguments: Some(arguments),
-        }));
-        seq
-    }
-}
-
-/// Waits (bounded) for the debuggee's output streams to end, so everything it printed
-/// is sent before the `exited` event.
-pub(crate) fn drain_output(rx: &Receiver<Chunk>, open: &mut usize, mut forward: impl FnMut(Chunk)) {
-    let deadline = Instant::now() + Duration::from_millis(500);
-    while *open > 0 {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(Chunk::End) => *open -= 1,
-            Ok(c) => forward(c),
-            Err(_) => break,
-        }
-    }
-    while let Ok(c) = rx.try_recv() {
-        match c {
-            Chunk::End => *open = open.saturating_sub(1),
-            c => forward(c),
-        }
-    }
-}
-
-/// An output channel for the readers.
-pub(crate) type OutputSender = Sender<Chunk>;

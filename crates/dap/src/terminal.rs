@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::outbox::OutputSender;
 use crate::output::{self, Chunk};
-use crate::server::OutputSender;
 
 /// How long the relay has to connect before the output goes to the debug console.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -2,8 +2,9 @@
 //! editor — `textDocument/inlineValue`, the live line of a hover, and the hints for
 //! breakpoints the adapter moved.
 //!
-//! The debug adapter and the language server share one [`ProcessManager`]: the adapter
-//! publishes stops, resumes and ends, and the manager keeps the list of paused debuggees.
+//! The debug adapter and the language server share one [`ProcessManager`], which owns
+//! every debug session and keeps its state: the paused debuggees are those whose state is
+//! stopped, whichever view stopped or resumed them.
 //! Each request here asks the paused session itself (a stack trace, the frame's locals and
 //! arguments, an evaluation: one round trip each to the tracer thread), so a value shown is
 //! the value the debugger reads at that moment, rendered by the engine exactly as the DAP
@@ -20,7 +21,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use engine::ScopeKind;
-use procman::ProcessManager;
+use procman::{DebugSession, ProcessManager};
 use serde_json::{json, Value};
 use symbols::{Line, SourceMap, VariableKind};
 
@@ -42,7 +43,7 @@ pub struct Live {
 
 /// A frame of a paused debuggee, with what the requests need from it.
 struct PausedFrame {
-    session: Arc<engine::Session>,
+    session: Arc<DebugSession>,
     frame: engine::Frame,
     tid: i32,
     /// The frame's 1-based line in the binary's numbering.
@@ -60,7 +61,7 @@ impl Live {
     fn frame_in(&self, path: &Path, prefer: Option<u32>) -> Option<PausedFrame> {
         let mut fallback = None;
         for paused in self.manager.paused_debuggees() {
-            let Ok(stack) = paused.session.stack_trace(paused.tid) else {
+            let Ok(stack) = paused.session.stop_frames() else {
                 // The program ran again since the list was taken.
                 continue;
             };
@@ -93,11 +94,11 @@ impl Live {
     fn frame_where(
         &self,
         serves: impl Fn(&Path) -> bool,
-    ) -> Option<(Arc<engine::Session>, engine::Frame)> {
+    ) -> Option<(Arc<DebugSession>, engine::Frame)> {
         self.manager.paused_debuggees().into_iter().find_map(|p| {
             let frame = p
                 .session
-                .stack_trace(p.tid)
+                .stop_frames()
                 .ok()?
                 .into_iter()
                 .find(|f| f.file.as_deref().is_some_and(&serves))?;
@@ -171,7 +172,7 @@ pub fn inline_values(
     let func_start = function_start(cx, path, paused.line).unwrap_or(lines.0.min(stop_line));
     let mut values = Vec::new();
     for kind in [ScopeKind::Arguments, ScopeKind::Locals] {
-        match paused.session.variables(paused.frame.id, kind) {
+        match paused.session.engine().variables(paused.frame.id, kind) {
             Ok(v) => values.extend(v.into_iter().map(|v| (kind, v))),
             // The program ran again meanwhile: nothing is current.
             Err(e) => {
@@ -328,7 +329,7 @@ pub(crate) fn hover_value(
         }
         (paused.session, paused.frame, Some((function, paused.tid)))
     };
-    let value = session.evaluate(frame.id, &expression).ok()?;
+    let value = session.engine().evaluate(frame.id, &expression).ok()?;
     if value.error {
         return None;
     }

@@ -13,9 +13,9 @@ pub enum Error {
     /// An I/O operation failed.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
-    /// The session has no stdin (attached, or stdin already closed).
-    #[error("the debuggee has no stdin to write to")]
-    NoStdin,
+    /// The debug session is over.
+    #[error("the debug session has ended")]
+    Ended,
     /// The signal hook is installed already.
     #[error("the signal hook is already installed")]
     HookInstalled,

@@ -1,11 +1,15 @@
 //! The process manager: every debuggee and session, process listing, lifecycle.
 //!
-//! [`ProcessManager`] owns every debuggee tandem launches or attaches to, each on its
-//! own tracer thread (see the `tracer` crate). Front-ends get a [`Session`] per
-//! debuggee (`Send + Sync + Clone`; its [`Session::target`] is the typed command
-//! handle) and subscribe to one event stream ([`ProcessManager::subscribe`]) that
-//! carries every session's stops, output and end, so the DAP and LSP sides see the
-//! same picture.
+//! [`ProcessManager`] owns every debug session tandem starts or attaches
+//! ([`ProcessManager::launch_debug`], [`ProcessManager::attach_debug`]): each is a
+//! [`DebugSession`], shared (`Arc`) by every view. The session's pump thread is the
+//! engine's only event consumer and fans each event out to every subscriber
+//! ([`DebugSession::subscribe`]), keeping the state a late view needs
+//! ([`DebugSession::state`]). Run control goes through the session, so views — the
+//! DAP adapter, the language server's live values, `tandem debug`, an agent
+//! interface — translate protocols and own no process control. The manager's own
+//! stream ([`ProcessManager::subscribe`]) carries every session's start, stops,
+//! resumes, breakpoint lines and end.
 //!
 //! # Lifecycle guarantees
 //!
@@ -13,8 +17,8 @@
 //! reaped, an attached one detached with its int3s removed and left running — and
 //! leaves no zombie and no process in a ptrace-stop:
 //!
-//! - [`Session::end`] / `terminate` / `detach`, explicitly;
-//! - the last [`Session`] clone dropped (client gone);
+//! - [`DebugSession::end`] / `terminate` / `detach`, explicitly;
+//! - the last [`DebugSession`] handle dropped (every view gone);
 //! - [`ProcessManager::shutdown`] or dropping the manager (tandem exiting normally,
 //!   or unwinding from a panic on the thread that owns it);
 //! - SIGTERM, SIGINT, SIGHUP: [`install_signal_hook`] ends every session, then lets
@@ -33,6 +37,7 @@
 //! call `waitpid(-1)` without `__WNOTHREAD`.
 
 pub mod containers;
+pub mod debug;
 pub mod error;
 pub mod hooks;
 pub mod listing;
@@ -42,10 +47,10 @@ pub mod manager;
 pub use tracer;
 
 pub use containers::{container_processes, Container, ContainerKey, Runtime};
+pub use debug::{
+    wait_on, DebugEvent, DebugId, DebugSession, DebugState, EndMode, OutputStream, ViewId,
+};
 pub use error::{Error, Result};
 pub use hooks::{install_panic_hook, install_signal_hook};
 pub use listing::{format_table, list_processes, read_process, ProcessRow};
-pub use manager::{
-    ManagerEvent, OutputStream, PausedDebuggee, ProcessManager, Session, SessionId, SessionInfo,
-    ShutdownHandle,
-};
+pub use manager::{ManagerEvent, PausedDebuggee, ProcessManager, ShutdownHandle};

@@ -1,7 +1,8 @@
 //! `tandem debug`: run a program under the engine from the command line, print the stack and
 //! the requested values at every stop, continue to the end, and exit with the program's code.
 //!
-//! This is the engine driven without any protocol: the same calls the DAP front-end makes.
+//! This is the engine driven without any protocol: the same calls the DAP front-end makes,
+//! through the process manager, which owns the session (this is one more view of it).
 //! Text output reads like gdb's; `--json` prints one JSON object per line for scripts.
 
 use std::ffi::OsString;
@@ -11,9 +12,10 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use engine::{
-    BreakpointStatus, FunctionBreakpoint, LaunchOptions, ScopeKind, Session, SessionEvent,
-    SourceBreakpoint, StopCause,
+    BreakpointStatus, FunctionBreakpoint, LaunchOptions, ScopeKind, SessionEvent, SourceBreakpoint,
+    StopCause,
 };
+use procman::{DebugEvent, DebugSession, ProcessManager, ViewId};
 use serde_json::{json, Value as Json};
 
 #[derive(clap::Args, Debug)]
@@ -170,14 +172,23 @@ pub fn run(args: DebugArgs) -> Result<i32> {
         }
     }
 
-    let session = Session::launch(LaunchOptions {
-        program: args.program.clone(),
-        args: args.args.clone(),
-        ..LaunchOptions::default()
-    })
-    .with_context(|| format!("cannot debug {}", args.program.display()))?;
+    // The manager ends the program on SIGINT/SIGTERM/SIGHUP and on a panic.
+    let manager = ProcessManager::new();
+    if let Err(err) = procman::install_signal_hook(manager.shutdown_handle()) {
+        tracing::warn!("cannot install the signal hook: {err}");
+    }
+    procman::install_panic_hook(manager.shutdown_handle());
+    let session = manager
+        .launch_debug(LaunchOptions {
+            program: args.program.clone(),
+            args: args.args.clone(),
+            ..LaunchOptions::default()
+        })
+        .with_context(|| format!("cannot debug {}", args.program.display()))?;
+    let events = session.subscribe();
+    let me = ViewId::new();
     let mut forwarders = Vec::new();
-    if let Some(stdio) = session.take_stdio() {
+    if let Some(stdio) = session.engine().take_stdio() {
         // The program reads end of input: the CLI does not forward its own stdin.
         drop(stdio.stdin);
         forwarders.extend(stdio.stdout.map(|f| out.forward(f, "stdout")));
@@ -196,27 +207,32 @@ pub fn run(args: DebugArgs) -> Result<i32> {
         statuses.extend(session.set_line_breakpoints(file, list)?);
     }
     if !functions.is_empty() {
-        statuses.extend(session.set_function_breakpoints(&functions)?);
+        statuses.extend(session.engine().set_function_breakpoints(&functions)?);
     }
     if !addresses.is_empty() {
-        statuses.extend(session.set_instruction_breakpoints(&addresses)?);
+        statuses.extend(session.engine().set_instruction_breakpoints(&addresses)?);
     }
     for (spec, status) in args.breaks.iter().zip(&statuses) {
         report_breakpoint(&out, spec, status);
     }
 
-    session.resume()?;
+    session.resume(me)?;
     let mut stops = 0u64;
     let code = loop {
-        let event = session
-            .events()
+        let event = events
             .recv()
             .context("the debug session ended unexpectedly")?;
+        let DebugEvent::Engine(event) = event else {
+            if event == DebugEvent::Ended {
+                bail!("the debug session ended unexpectedly");
+            }
+            continue;
+        };
         match event {
             SessionEvent::Stopped(stop) => {
                 stops += 1;
                 report_stop(&out, &session, &stop, stops, &args)?;
-                session.resume()?;
+                session.resume(me)?;
             }
             SessionEvent::Output(text) => {
                 if out.json {
@@ -304,12 +320,12 @@ fn cause_text(cause: &StopCause) -> String {
 
 fn report_stop(
     out: &Out,
-    session: &Session,
+    session: &DebugSession,
     stop: &engine::Stop,
     n: u64,
     args: &DebugArgs,
 ) -> Result<()> {
-    let frames = session.stack_trace(stop.tid)?;
+    let frames = session.stop_frames()?;
     let mut frame_json = Vec::new();
     let mut text = format!(
         "\nstop {n}: {} in thread {}\n",
@@ -319,6 +335,7 @@ fn report_stop(
     for (i, frame) in frames.iter().take(args.max_frames).enumerate() {
         let function = frame.function.as_deref().unwrap_or("??");
         let params: Vec<(String, String)> = session
+            .engine()
             .variables(frame.id, ScopeKind::Arguments)
             .unwrap_or_default()
             .into_iter()
@@ -359,7 +376,7 @@ fn report_stop(
     let mut values = Vec::new();
     if let Some(top) = frames.first() {
         for expr in &args.prints {
-            match session.evaluate(top.id, expr) {
+            match session.engine().evaluate(top.id, expr) {
                 Ok(v) => {
                     text.push_str(&format!("  {expr} = {}\n", v.rendered));
                     values.push(json!({"expr": expr, "value": v.rendered, "type": v.type_name, "error": v.error}));

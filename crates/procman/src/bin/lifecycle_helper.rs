@@ -6,9 +6,9 @@
 //! then per MODE: `wait` (for a signal; the signal hook is installed), `exit`
 //! (returns from main: the manager is dropped), `panic` (panics on the main thread).
 
-use procman::ProcessManager;
+use procman::{ProcessManager, ViewId};
 use std::io::Write;
-use tracer::{AttachConfig, LaunchConfig, Pid, StdioMode};
+use tracer::{Pid, StdioMode};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -19,18 +19,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     procman::install_signal_hook(manager.shutdown_handle())?;
     let mut launched = Vec::new();
     let mut sessions = Vec::new();
+    let me = ViewId::new();
     for _ in 0..2 {
-        let s = manager.launch(LaunchConfig {
+        let s = manager.launch_debug(engine::LaunchOptions {
             program: program.into(),
             stdio: StdioMode::Null,
-            ..LaunchConfig::default()
+            ..engine::LaunchOptions::default()
         })?;
-        s.target().resume()?;
+        s.resume(me)?;
         launched.push(s.pid().0);
         sessions.push(s);
     }
-    let a = manager.attach(Pid(attach.parse()?), AttachConfig::default())?;
-    a.target().resume()?;
+    let a = manager.attach_debug(Pid(attach.parse()?), engine::SourceMap::default())?;
+    a.resume(me)?;
     sessions.push(a);
     let mut f = std::fs::File::create(format!("{out}.tmp"))?;
     writeln!(f, "launched {} {}", launched[0], launched[1])?;

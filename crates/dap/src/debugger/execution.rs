@@ -1,0 +1,84 @@
+//! continue, next, stepIn, stepOut, pause: run control through the owner, which tells
+//! every view that the program runs again.
+
+use super::*;
+
+impl Debugger {
+    pub(super) fn thread(&self, id: i64) -> Result<Tid, Failure> {
+        i32::try_from(id)
+            .ok()
+            .filter(|t| *t > 0)
+            .map(Tid)
+            .ok_or_else(|| Failure(format!("unknown thread {id}")))
+    }
+
+    /// The program runs again (continue or a step of `tid`): ids given out are stale,
+    /// and the client hears `continued` after the response.
+    pub(super) fn before_run(&mut self, tid: Option<Tid>) {
+        if let Some(tid) = tid {
+            self.after(
+                "continued",
+                json!({"threadId": tid.0, "allThreadsContinued": true}),
+            );
+        }
+        self.handles.invalidate();
+        if let Some(d) = self.debuggee.as_mut() {
+            d.stacks.clear();
+            d.listed = None;
+            d.return_value = None;
+            d.signal = None;
+        }
+    }
+
+    pub(crate) fn continue_(&mut self, args: ContinueArguments) -> Result<ContinueBody, Failure> {
+        self.debuggee()?.session.resume(self.view).map_err(fail)?;
+        let tid = i32::try_from(args.thread_id).ok().map(Tid);
+        self.before_run(tid);
+        Ok(ContinueBody {
+            all_threads_continued: true,
+        })
+    }
+
+    pub(super) fn step(&mut self, args: StepArguments, kind: StepKind) -> Result<(), Failure> {
+        let tid = self.thread(args.thread_id)?;
+        let d = self.debuggee()?;
+        let threads = d.session.engine().threads().map_err(fail)?;
+        if !threads.contains(&tid) {
+            return Err(format!("unknown thread {}", args.thread_id).into());
+        }
+        let kind = match (kind, args.granularity.as_deref()) {
+            (StepKind::Out, _) => StepKind::Out,
+            (_, Some("instruction")) => StepKind::Instruction,
+            (k, _) => k,
+        };
+        d.session.step(tid, kind, self.view).map_err(fail)?;
+        self.before_run(Some(tid));
+        Ok(())
+    }
+
+    pub(crate) fn next(&mut self, args: StepArguments) -> Result<(), Failure> {
+        self.step(args, StepKind::Over)
+    }
+
+    pub(crate) fn step_in(&mut self, args: StepArguments) -> Result<(), Failure> {
+        self.step(args, StepKind::In)
+    }
+
+    pub(crate) fn step_out(&mut self, args: StepArguments) -> Result<(), Failure> {
+        self.step(args, StepKind::Out)
+    }
+
+    pub(crate) fn pause(&mut self, args: PauseArguments) -> Result<(), Failure> {
+        let tid = self.thread(args.thread_id)?;
+        let d = self.debuggee()?;
+        if !d.session.engine().threads().map_err(fail)?.contains(&tid) {
+            return Err(format!("unknown thread {}", args.thread_id).into());
+        }
+        match d.session.pause() {
+            Ok(()) => Ok(()),
+            // Already stopped: nothing to do, as the specification asks.
+            Err(procman::Error::Engine(engine::Error::Running)) => Ok(()),
+            Err(e) => Err(fail(e)),
+        }
+    }
+}
