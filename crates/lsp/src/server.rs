@@ -111,6 +111,7 @@ where
         diagnostics: None,
         request_document: None,
         client: ClientSupport::default(),
+        said_rust_on_save: false,
     };
     Ok(server.run(&inbound, events))
 }
@@ -138,6 +139,8 @@ struct Server {
     /// The document of the request being dispatched, for [`Outbox::register`].
     request_document: Option<String>,
     client: ClientSupport,
+    /// The client was told that Rust files are checked on save only.
+    said_rust_on_save: bool,
 }
 
 /// What the client said it supports, among what the server may ask of it.
@@ -698,7 +701,34 @@ impl Server {
             .change(&uri, p.text_document.version, &changes, self.encoding)
             .map_err(|e| format!("edit of {uri} refused, document unchanged: {e}"))?;
         self.outbox.modified(&uri);
+        self.check_unsaved(&uri);
         Ok(())
+    }
+
+    /// The compiler checks the edited text of a C or C++ document; Rust documents are checked
+    /// when saved, which the client is told once.
+    fn check_unsaved(&mut self, uri_str: &str) {
+        let (Some(path), Some(diags), Some(ws)) = (
+            uri::to_path(uri_str),
+            self.diagnostics.clone(),
+            self.workspace.clone(),
+        ) else {
+            return;
+        };
+        if crate::features::Lang::of(&path) == crate::features::Lang::Rust {
+            if !self.said_rust_on_save {
+                self.said_rust_on_save = true;
+                tracing::info!("rust files are checked when saved, not while edited");
+                self.outbox.notify(
+                    "window/logMessage",
+                    json!({ "type": 3, "message": "tandem: Rust files are checked when saved (cargo check), not while they are edited" }),
+                );
+            }
+            return;
+        }
+        if let Some(doc) = self.documents.get(uri_str) {
+            diags.check_unsaved(&path, doc.text.clone(), ws.roots());
+        }
     }
 
     /// After `initialized` the server may ask things of the client: a progress token, file
