@@ -31,7 +31,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use crate::features::{is_ident_byte, Lang};
+use crate::sources::{is_ident_byte, Lang};
 use crate::text::{line_bounds, position_in, PositionEncoding, WirePosition};
 use crate::uri;
 use crate::workspace::Served;

@@ -2,11 +2,15 @@
 //! workspace's binaries and the language features fed by their debug information (`symbols`),
 //! and live values from the debuggees of the process manager it shares with the debug adapter.
 
-/// Diagnostics: stale binaries and the compiler's messages after a save.
+/// The token a request's worker watches for cancellation and staleness.
+pub mod cancel;
+/// Diagnostics: stale binaries, the compiler's messages after a save and of unsaved text.
 pub mod diagnostics;
+/// Small questions to a binary's DWARF that several features ask.
+pub mod dwarf;
 /// DWARF answers remembered per binary: line resolutions, scopes, enumerators, type kinds.
 pub mod facts;
-/// workspace/symbol, documentSymbol, definition and hover from DWARF.
+/// workspace/symbol, documentSymbol, definition, declaration and hover from DWARF.
 pub mod features;
 /// Code lenses (run, debug) and the `tandem.run` command.
 pub mod lens;
@@ -20,6 +24,8 @@ pub mod processes;
 pub mod proto;
 /// The main loop: lifecycle, dispatch, cancellation, document sync.
 pub mod server;
+/// Source texts (open documents, files on disk), line maps, lexical helpers.
+pub mod sources;
 /// Position encodings and the document store.
 pub mod text;
 /// Semantic tokens: identifiers classified from DWARF.

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use wire::jsonrpc::{self, codes, Id, Message, Notification, Request, Response, ResponseError};
 use wire::{FrameWriter, Inbound, Limits};
 
+use crate::cancel::CancelToken;
 use crate::diagnostics::Diagnostics;
 use crate::features::{self, Context, Sources};
 use crate::lens;
@@ -270,7 +271,9 @@ impl Snapshot {
                 .as_ref()
                 .map(|w| w.roots().to_vec())
                 .unwrap_or_default(),
-            live: self.live,
+            live: self
+                .live
+                .map(|l| Arc::new(l) as Arc<dyn crate::features::LiveHover>),
         })
     }
 }
@@ -536,8 +539,9 @@ impl Server {
                     Ok((path, range, context)) => {
                         let snap = self.snapshot();
                         self.spawn(req.id.clone(), move |cancel| {
+                            let live = snap.live.clone();
                             let mut cx = snap.context(&cancel)?;
-                            let Some(live) = cx.live.clone() else {
+                            let Some(live) = live else {
                                 return Ok(json!([]));
                             };
                             let stopped = context
@@ -715,7 +719,7 @@ impl Server {
         ) else {
             return;
         };
-        if crate::features::Lang::of(&path) == crate::features::Lang::Rust {
+        if crate::sources::Lang::of(&path) == crate::sources::Lang::Rust {
             if !self.said_rust_on_save {
                 self.said_rust_on_save = true;
                 tracing::info!("rust files are checked when saved, not while edited");
@@ -1087,21 +1091,6 @@ fn notification_params<T: DeserializeOwned>(not: &Notification) -> Result<T, Str
     serde_json::from_value(value).map_err(|e| format!("invalid params: {e}"))
 }
 
-/// Set when the client cancels the request a worker is computing, or when the document it
-/// is about changes (its answer would be stale).
-#[derive(Clone, Debug, Default)]
-pub struct CancelToken {
-    cancelled: Arc<AtomicBool>,
-    modified: Arc<AtomicBool>,
-}
-
-impl CancelToken {
-    /// Whether the work should stop: cancelled, or made stale by an edit.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed) || self.modified.load(Ordering::Relaxed)
-    }
-}
-
 /// A request being computed: its token and the document it is about.
 struct Pending {
     token: CancelToken,
@@ -1202,7 +1191,7 @@ impl Outbox {
         let Some(pending) = self.pending().remove(id) else {
             return;
         };
-        let outcome = if pending.token.modified.load(Ordering::Relaxed) {
+        let outcome = if pending.token.is_modified() {
             Err(ResponseError::new(
                 codes::CONTENT_MODIFIED,
                 "the document changed while the request was computed",
@@ -1220,7 +1209,7 @@ impl Outbox {
     fn modified(&self, uri: &str) {
         for p in self.pending().values() {
             if p.document.as_deref() == Some(uri) {
-                p.token.modified.store(true, Ordering::Relaxed);
+                p.token.mark_modified();
             }
         }
     }
@@ -1231,7 +1220,7 @@ impl Outbox {
             tracing::debug!(%id, "cancel for a request that is not pending");
             return;
         };
-        pending.token.cancelled.store(true, Ordering::Relaxed);
+        pending.token.cancel();
         self.send(&Message::Response(Response::err(
             Some(id.clone()),
             codes::REQUEST_CANCELLED,
