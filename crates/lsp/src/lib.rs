@@ -12,12 +12,16 @@ pub mod dwarf;
 pub mod facts;
 /// workspace/symbol, documentSymbol, definition, declaration and hover from DWARF.
 pub mod features;
+/// The worker side of the feature requests, and the snapshot they work on.
+pub(crate) mod handlers;
 /// Code lenses (run, debug) and the `tandem.run` command.
 pub mod lens;
 /// Live values of a paused debuggee: inline values, hovers, breakpoint hints.
 pub mod live;
 /// A binary's symbol names arranged for workspace/symbol and identifier lookups.
 pub mod names;
+/// The write side of a session (frames, pending requests) and its worker pool.
+pub(crate) mod outbox;
 /// The `tandem.listProcesses` command.
 pub mod processes;
 /// The client's parameters, parsed leniently.
