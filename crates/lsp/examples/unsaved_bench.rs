@@ -99,7 +99,14 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() -> ExitCode {
-    let command: Vec<String> = std::env::args().skip(1).collect();
+    let mut command: Vec<String> = std::env::args().skip(1).collect();
+    // The server runs in the scratch directory: a relative program path is made absolute.
+    if let Some(program) = command.first_mut().filter(|p| p.contains('/')) {
+        *program = std::fs::canonicalize(&*program)
+            .expect("the server program")
+            .display()
+            .to_string();
+    }
     if command.is_empty() {
         eprintln!("usage: unsaved_bench SERVER [ARGS...]");
         return ExitCode::from(2);
