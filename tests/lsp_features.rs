@@ -1404,3 +1404,148 @@ fn without_those_capabilities_the_server_asks_nothing() {
     let first = peer.recv();
     assert_eq!(first["id"], 99, "{first}");
 }
+
+/// Full-text `didChange` of `uri` to version `version`.
+fn change_to(peer: &mut Peer, uri: &str, version: i64, text: &str) {
+    peer.lsp_notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version},
+               "contentChanges": [{"text": text}]}),
+    );
+}
+
+#[test]
+fn unsaved_text_is_checked_by_the_compiler_and_newer_changes_supersede() {
+    let (ws, c, _) = tokens_workspace("unsaved");
+    // The compile command runs in build/ (so the quoted include resolves only through
+    // -iquote), defines a macro, and dawdles while `slow` exists, recording its sleep's pid.
+    let script = ws.root.join("slowcc");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nif [ -e ../slow ]; then sleep 30 & echo $! > ../sleep.pid; wait; fi\nexec cc \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let build = ws.root.join("build");
+    std::fs::write(
+        ws.root.join("compile_commands.json"),
+        json!([{"directory": build.display().to_string(), "file": "../lsp_tokens.c",
+                "arguments": [script.display().to_string(), "-DLIMIT_FROM_DB", "-c", "../lsp_tokens.c", "-o", "lsp_tokens.o"]}])
+        .to_string(),
+    )
+    .unwrap();
+    let (mut peer, _) = ws.serve(&["utf-16"], Value::Null);
+    let path = ws.root.join("lsp_tokens.c");
+    let good = std::fs::read_to_string(&path).unwrap();
+    peer.lsp_notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": c, "languageId": "c", "version": 1, "text": good}}),
+    );
+    // An unsaved error: published with its range in the buffer, the file on disk untouched.
+    let bad = good.replace("return value + (note", "return valu + (note");
+    change_to(&mut peer, &c, 2, &bad);
+    let (diags, _) = wait_diagnostics(&mut peer, &c, |d| !d.as_array().unwrap().is_empty());
+    assert_eq!(diags.as_array().unwrap().len(), 1, "{diags}");
+    assert_eq!(diags[0]["range"], range(18, 11, 18, 15));
+    assert_eq!(diags[0]["severity"], 1);
+    assert!(
+        diags[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("‘valu’ undeclared"),
+        "{diags}"
+    );
+    assert_eq!(
+        diags[0]["relatedInformation"][0]["location"]["uri"], c,
+        "<stdin> is the document"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), good);
+    // Fixed text clears it.
+    change_to(&mut peer, &c, 3, &good);
+    wait_diagnostics(&mut peer, &c, |d| d.as_array().unwrap().is_empty());
+
+    // A slow check is superseded by a newer change: it is killed and never published.
+    std::fs::write(ws.root.join("slow"), "").unwrap();
+    let first = good.replace("int total;", "int total = first_error;");
+    change_to(&mut peer, &c, 4, &first);
+    let pid_file = ws.root.join("sleep.pid");
+    let started = std::time::Instant::now();
+    while std::fs::read_to_string(&pid_file)
+        .unwrap_or_default()
+        .trim()
+        .is_empty()
+    {
+        assert!(
+            started.elapsed() < support::PATIENCE,
+            "the first check never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let sleep_pid: u32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    std::fs::remove_file(ws.root.join("slow")).unwrap();
+    // Rapid changes: only the last is published. The flags come from compile_commands.json.
+    for (i, name) in ["second_error", "third_error", "fourth_error"]
+        .iter()
+        .enumerate()
+    {
+        let text = good.replace(
+            "int total;",
+            &format!("#ifdef LIMIT_FROM_DB\nint total = {name};\n#endif"),
+        );
+        change_to(&mut peer, &c, 5 + i as i64, &text);
+    }
+    let (diags, seen) = wait_diagnostics(&mut peer, &c, |d| {
+        messages(d).iter().any(|m| m.contains("fourth_error"))
+    });
+    assert!(
+        seen.iter()
+            .all(|m| ["first_error", "second_error", "third_error"]
+                .iter()
+                .all(|old| !m.contains(old))),
+        "a superseded check published: {seen:?}"
+    );
+    assert_eq!(diags[0]["range"], range(12, 12, 12, 24));
+    let proc_dir = format!("/proc/{sleep_pid}");
+    let started = std::time::Instant::now();
+    while Path::new(&proc_dir).exists()
+        && !std::fs::read_to_string(format!("{proc_dir}/stat"))
+            .unwrap_or_default()
+            .contains(") Z")
+    {
+        assert!(
+            started.elapsed() < support::PATIENCE,
+            "the superseded check still runs"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    // Rust files keep save-time checks, and the server says so.
+    let rs = format!("{}/lib.rs", ws.root_uri());
+    peer.lsp_notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": rs, "languageId": "rust", "version": 1, "text": "fn f() {}\n"}}),
+    );
+    change_to(&mut peer, &rs, 2, "fn f() { nope }\n");
+    loop {
+        let msg = peer.recv();
+        assert!(
+            !(msg["method"] == "textDocument/publishDiagnostics" && msg["params"]["uri"] == rs),
+            "a Rust buffer was checked: {msg}"
+        );
+        if msg["method"] == "window/logMessage" {
+            assert!(
+                msg["params"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("checked when saved"),
+                "{msg}"
+            );
+            break;
+        }
+    }
+}

@@ -142,3 +142,85 @@ async def test_features(client: LanguageClient, editor: str, workspace: pathlib.
 
     await asyncio.wait_for(client.shutdown_session(), TIMEOUT_S)
     assert client._server.returncode == 0
+
+
+async def published(client: LanguageClient, seen: list, uri: str, done) -> list:
+    """Waits until a publishDiagnostics for `uri` satisfies `done`; returns its diagnostics."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT_S
+    checked = 0
+    while loop.time() < deadline:
+        for params in seen[checked:]:
+            checked += 1
+            if params.uri == uri and done(params.diagnostics):
+                return params.diagnostics
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"no matching publishDiagnostics for {uri}: {seen}")
+
+
+@pytest.mark.parametrize("editor", list(CLIENTS))
+async def test_unsaved_text_diagnostics(client: LanguageClient, editor: str, workspace: pathlib.Path):
+    """didChange publishes the compiler's diagnostics of the unsaved buffer; fixed text clears
+    them; of rapid changes only the last is published."""
+    seen: list[types.PublishDiagnosticsParams] = []
+
+    class Recording(dict):
+        """pytest-lsp stores each publication in `client.diagnostics`: keep them all."""
+
+        def __setitem__(self, uri, diagnostics):
+            seen.append(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+            super().__setitem__(uri, diagnostics)
+
+    client.diagnostics = Recording()
+
+    root = workspace.as_uri()
+    await asyncio.wait_for(
+        client.initialize_session(
+            types.InitializeParams(
+                capabilities=client_capabilities(editor),
+                client_info=CLIENTS[editor],
+                process_id=os.getpid(),
+                root_uri=root,
+                workspace_folders=[types.WorkspaceFolder(uri=root, name="ws")],
+            )
+        ),
+        TIMEOUT_S,
+    )
+    uri = (workspace / "lsp_tokens.c").as_uri()
+    good = (workspace / "lsp_tokens.c").read_text()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="c", version=1, text=good)
+        )
+    )
+
+    def change(version: int, text: str) -> None:
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+    change(2, good.replace("return value + (note", "return valu + (note"))
+    diags = await published(client, seen, uri, lambda d: len(d) > 0)
+    assert len(diags) == 1
+    r = diags[0].range
+    assert (r.start.line, r.start.character, r.end.line, r.end.character) == (18, 11, 18, 15)
+    assert diags[0].severity == types.DiagnosticSeverity.Error
+    assert "valu" in diags[0].message
+
+    change(3, good)
+    await published(client, seen, uri, lambda d: len(d) == 0)
+
+    before = len(seen)
+    for i, name in enumerate(["first_error", "second_error", "third_error", "last_error"]):
+        change(4 + i, good.replace("int total;", f"int total = {name};"))
+    diags = await published(client, seen, uri, lambda d: any("last_error" in x.message for x in d))
+    messages = [x.message for p in seen[before:] for x in p.diagnostics]
+    assert not any(old in m for m in messages for old in ["first_error", "second_error", "third_error"]), messages
+    r = diags[0].range
+    assert (r.start.line, r.start.character, r.end.character) == (11, 12, 22)
+
+    await asyncio.wait_for(client.shutdown_session(), TIMEOUT_S)
+    assert client._server.returncode == 0

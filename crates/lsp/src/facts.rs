@@ -117,7 +117,7 @@ impl Facts {
     /// name the binary can describe, as `features::named_type` picks it).
     pub fn enumerators(&self, binary: &Binary, name: &Arc<str>) -> Option<Enumerators> {
         self.enumerators.get_or(name, || {
-            match crate::features::named_type(binary, name)?.kind {
+            match crate::dwarf::named_type(binary, name)?.kind {
                 TypeKind::Enum { enumerators, .. } => Some(enumerators.into()),
                 _ => None,
             }

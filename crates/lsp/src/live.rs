@@ -255,6 +255,20 @@ fn occurrence(text: &SourceText, line: u32, name: &str) -> Option<(usize, usize)
     None
 }
 
+impl crate::features::LiveHover for Live {
+    fn hover_value(
+        &self,
+        cx: &mut Context,
+        path: &Path,
+        text: &SourceText,
+        span: (usize, usize),
+        target: &Target,
+        served: &Served,
+    ) -> Option<String> {
+        hover_value(cx, self, path, text, span, target, served)
+    }
+}
+
 /// The live value for a hover on a variable or a member chain (`o.in.v`, `p->x`), when a
 /// debuggee of this process is paused where that variable is the one in scope.
 pub(crate) fn hover_value(

@@ -6,36 +6,34 @@
 //! it with `RequestCancelled` at once; whichever of the two answers first wins, the other is
 //! dropped, so a request is never answered twice.
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use procman::{ManagerEvent, ProcessManager};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use wire::jsonrpc::{self, codes, Id, Message, Notification, Request, Response, ResponseError};
-use wire::{FrameWriter, Inbound, Limits};
+use wire::{Inbound, Limits};
 
+use crate::cancel::CancelToken;
 use crate::diagnostics::Diagnostics;
-use crate::features::{self, Context, Sources};
+use crate::handlers::{self, DocumentParams, Job, Outcome, Snapshot, INDEX_PATIENCE};
 use crate::lens;
 use crate::live::{self, Live};
+use crate::outbox::{Outbox, Workers};
 use crate::proto::{
     BreakpointLocationsParams, CancelParams, DidChangeTextDocumentParams,
     DidCloseTextDocumentParams, DidOpenTextDocumentParams, DocumentSymbolParams, InitializeParams,
     InlineValueParams, SemanticTokensParams, TextDocumentPositionParams, WorkspaceParams,
     WorkspaceSymbolParams,
 };
-use crate::text::{offset_of, Change, Document, Documents, PositionEncoding};
+use crate::text::{Change, Document, Documents, PositionEncoding};
 use crate::tokens;
 use crate::uri;
 use crate::workspace::{IndexEvent, Workspace, WorkspaceConfig};
-
-/// How long a request waits for the first indexing before answering from what is ready.
-const INDEX_PATIENCE: Duration = Duration::from_secs(30);
 
 /// Settings of one server session.
 #[derive(Clone, Debug, Default)]
@@ -111,6 +109,7 @@ where
         diagnostics: None,
         request_document: None,
         client: ClientSupport::default(),
+        said_rust_on_save: false,
     };
     Ok(server.run(&inbound, events))
 }
@@ -138,6 +137,8 @@ struct Server {
     /// The document of the request being dispatched, for [`Outbox::register`].
     request_document: Option<String>,
     client: ClientSupport,
+    /// The client was told that Rust files are checked on save only.
+    said_rust_on_save: bool,
 }
 
 /// What the client said it supports, among what the server may ask of it.
@@ -230,46 +231,6 @@ fn capability(caps: &serde_json::Map<String, Value>, path: &[&str]) -> bool {
         v = v.and_then(|x| x.get(*key));
     }
     v.and_then(Value::as_bool).unwrap_or(false)
-}
-
-/// What a feature request takes from the main loop to its worker.
-struct Snapshot {
-    workspace: Option<Arc<Workspace>>,
-    live: Option<Live>,
-    open: HashMap<std::path::PathBuf, Arc<str>>,
-    encoding: PositionEncoding,
-}
-
-impl Snapshot {
-    /// Waits (on the worker) for the index, then gathers what the feature needs.
-    fn context(self, cancel: &CancelToken) -> Result<Context, ResponseError> {
-        let served = match &self.workspace {
-            Some(ws) => ws.snapshot(INDEX_PATIENCE, &|| cancel.is_cancelled()),
-            None => Vec::new(),
-        };
-        if cancel.is_cancelled() {
-            return Err(ResponseError::new(
-                codes::REQUEST_CANCELLED,
-                "request cancelled",
-            ));
-        }
-        Ok(Context {
-            served,
-            sources: Sources::new(
-                self.open,
-                self.workspace
-                    .as_ref()
-                    .map_or_else(Default::default, |w| w.texts()),
-            ),
-            encoding: self.encoding,
-            roots: self
-                .workspace
-                .as_ref()
-                .map(|w| w.roots().to_vec())
-                .unwrap_or_default(),
-            live: self.live,
-        })
-    }
 }
 
 fn document_path(uri_str: &str) -> Result<std::path::PathBuf, ResponseError> {
@@ -395,218 +356,121 @@ impl Server {
             .and_then(|t| t.get("uri"))
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let reply = |outbox: &Outbox, outcome: Result<Value, ResponseError>| {
-            outbox.send(&Message::Response(Response {
-                id: Some(req.id.clone()),
-                outcome,
-            }));
-        };
+        let refuse = |code, message: &str| Err(ResponseError::new(code, message));
         match (self.phase, req.method.as_str()) {
             (Phase::Uninitialized, "initialize") => {
                 let workspace = params::<WorkspaceParams>(&req).unwrap_or_default();
                 let outcome =
                     params::<InitializeParams>(&req).map(|p| self.initialize(&p, &workspace));
-                reply(&self.outbox, outcome);
+                self.reply(&req, outcome);
             }
-            (Phase::Uninitialized, _) => reply(
-                &self.outbox,
-                Err(ResponseError::new(
-                    codes::SERVER_NOT_INITIALIZED,
-                    "server not initialized",
-                )),
+            (Phase::Uninitialized, _) => self.reply(
+                &req,
+                refuse(codes::SERVER_NOT_INITIALIZED, "server not initialized"),
             ),
-            (Phase::ShutDown, _) => reply(
-                &self.outbox,
-                Err(ResponseError::new(
-                    codes::INVALID_REQUEST,
-                    "server is shut down",
-                )),
-            ),
-            (Phase::Running, "initialize") => reply(
-                &self.outbox,
-                Err(ResponseError::new(
-                    codes::INVALID_REQUEST,
-                    "server is already initialized",
-                )),
+            (Phase::ShutDown, _) => {
+                self.reply(&req, refuse(codes::INVALID_REQUEST, "server is shut down"))
+            }
+            (Phase::Running, "initialize") => self.reply(
+                &req,
+                refuse(codes::INVALID_REQUEST, "server is already initialized"),
             ),
             (Phase::Running, "shutdown") => {
                 self.phase = Phase::ShutDown;
-                reply(&self.outbox, Ok(Value::Null));
+                self.reply(&req, Ok(Value::Null));
             }
             (Phase::Running, "tandem/document") => {
                 let outcome = params::<DocumentQuery>(&req).and_then(|q| self.document(&q.uri));
-                reply(&self.outbox, outcome);
-            }
-            (Phase::Running, "workspace/symbol") => match params::<WorkspaceSymbolParams>(&req) {
-                Ok(p) => {
-                    let snap = self.snapshot();
-                    self.spawn(req.id.clone(), move |cancel| {
-                        let mut cx = snap.context(&cancel)?;
-                        features::workspace_symbol(&mut cx, &p.query, &cancel)
-                    });
-                }
-                Err(e) => reply(&self.outbox, Err(e)),
-            },
-            (Phase::Running, "textDocument/documentSymbol") => {
-                match params::<DocumentSymbolParams>(&req)
-                    .and_then(|p| document_path(&p.text_document.uri))
-                {
-                    Ok(path) => {
-                        let snap = self.snapshot();
-                        self.spawn(req.id.clone(), move |cancel| {
-                            let mut cx = snap.context(&cancel)?;
-                            features::document_symbols(&mut cx, &path, &cancel)
-                        });
-                    }
-                    Err(e) => reply(&self.outbox, Err(e)),
-                }
-            }
-            (
-                Phase::Running,
-                method @ ("textDocument/definition"
-                | "textDocument/declaration"
-                | "textDocument/hover"),
-            ) => {
-                let method = method.to_owned();
-                match params::<TextDocumentPositionParams>(&req).and_then(|p| {
-                    document_path(&p.text_document.uri).map(|path| (path, p.position))
-                }) {
-                    Ok((path, position)) => {
-                        let snap = self.snapshot();
-                        self.spawn(req.id.clone(), move |cancel| {
-                            let encoding = snap.encoding;
-                            let mut cx = snap.context(&cancel)?;
-                            let Some(text) = cx.sources.text(&path) else {
-                                return Ok(Value::Null);
-                            };
-                            let Ok(offset) = offset_of(&text, position.into(), encoding) else {
-                                return Ok(Value::Null);
-                            };
-                            Ok(match method.as_str() {
-                                "textDocument/hover" => features::hover(&mut cx, &path, offset),
-                                "textDocument/declaration" => {
-                                    features::declaration(&mut cx, &path, offset)
-                                }
-                                _ => features::definition(&mut cx, &path, offset),
-                            })
-                        });
-                    }
-                    Err(e) => reply(&self.outbox, Err(e)),
-                }
-            }
-            (
-                Phase::Running,
-                "textDocument/semanticTokens/full" | "textDocument/semanticTokens/range",
-            ) => match params::<SemanticTokensParams>(&req)
-                .and_then(|p| document_path(&p.text_document.uri).map(|path| (path, p.range)))
-            {
-                Ok((path, range)) => {
-                    let snap = self.snapshot();
-                    self.spawn(req.id.clone(), move |cancel| {
-                        let encoding = snap.encoding;
-                        let mut cx = snap.context(&cancel)?;
-                        let bytes = match (range, cx.sources.text(&path)) {
-                            (Some(r), Some(text)) => {
-                                let start = offset_of(&text, r.start.into(), encoding);
-                                let end = offset_of(&text, r.end.into(), encoding);
-                                match (start, end) {
-                                    (Ok(s), Ok(e)) if s <= e => Some((s, e)),
-                                    _ => {
-                                        return Err(ResponseError::new(
-                                            codes::INVALID_PARAMS,
-                                            "range is not within the document",
-                                        ))
-                                    }
-                                }
-                            }
-                            _ => None,
-                        };
-                        tokens::semantic_tokens(&mut cx, &path, bytes, &cancel)
-                    });
-                }
-                Err(e) => reply(&self.outbox, Err(e)),
-            },
-            (Phase::Running, "textDocument/inlineValue") => {
-                match params::<InlineValueParams>(&req).and_then(|p| {
-                    document_path(&p.text_document.uri).map(|path| (path, p.range, p.context))
-                }) {
-                    Ok((path, range, context)) => {
-                        let snap = self.snapshot();
-                        self.spawn(req.id.clone(), move |cancel| {
-                            let mut cx = snap.context(&cancel)?;
-                            let Some(live) = cx.live.clone() else {
-                                return Ok(json!([]));
-                            };
-                            let stopped = context
-                                .and_then(|c| c.stopped_location)
-                                .map(|r| r.start.line);
-                            Ok(live::inline_values(
-                                &mut cx,
-                                &live,
-                                &path,
-                                (range.start.line, range.end.line),
-                                stopped,
-                            ))
-                        });
-                    }
-                    Err(e) => reply(&self.outbox, Err(e)),
-                }
-            }
-            (Phase::Running, "tandem/breakpointLocations") => {
-                match params::<BreakpointLocationsParams>(&req)
-                    .and_then(|p| document_path(&p.text_document.uri).map(|path| (path, p.range)))
-                {
-                    Ok((path, range)) => {
-                        let snap = self.snapshot();
-                        self.spawn(req.id.clone(), move |cancel| {
-                            let mut cx = snap.context(&cancel)?;
-                            let lines = range.map(|r| (r.start.line, r.end.line));
-                            Ok(live::breakpoint_lines(&mut cx, &path, lines))
-                        });
-                    }
-                    Err(e) => reply(&self.outbox, Err(e)),
-                }
-            }
-            (Phase::Running, "textDocument/codeLens") => {
-                match params::<DocumentSymbolParams>(&req)
-                    .and_then(|p| document_path(&p.text_document.uri))
-                {
-                    Ok(path) => {
-                        let snap = self.snapshot();
-                        self.spawn(req.id.clone(), move |cancel| {
-                            let mut cx = snap.context(&cancel)?;
-                            Ok(lens::code_lenses(&mut cx, &path))
-                        });
-                    }
-                    Err(e) => reply(&self.outbox, Err(e)),
-                }
+                self.reply(&req, outcome);
             }
             (Phase::Running, "workspace/executeCommand") => {
                 let outcome = params::<ExecuteCommandParams>(&req).and_then(|p| self.execute(p));
-                reply(&self.outbox, outcome);
+                self.reply(&req, outcome);
             }
             (Phase::Running, "tandem/test/sleep") if self.config.test_hooks => {
                 match params::<SleepParams>(&req) {
                     Ok(p) => self.spawn(req.id.clone(), move |cancel| test_sleep(p.ms, &cancel)),
-                    Err(e) => reply(&self.outbox, Err(e)),
+                    Err(e) => self.reply(&req, Err(e)),
                 }
             }
-            (Phase::Running, method) => reply(
-                &self.outbox,
-                Err(ResponseError::new(
-                    codes::METHOD_NOT_FOUND,
-                    format!("unknown method {method}"),
-                )),
-            ),
+            // The feature requests: (method, parameters, handler on a worker).
+            (Phase::Running, "workspace/symbol") => {
+                self.on_worker::<WorkspaceSymbolParams>(&req, handlers::workspace_symbol)
+            }
+            (Phase::Running, "textDocument/documentSymbol") => {
+                self.on_document::<DocumentSymbolParams>(&req, handlers::document_symbol)
+            }
+            (Phase::Running, "textDocument/definition") => {
+                self.on_document::<TextDocumentPositionParams>(&req, handlers::definition)
+            }
+            (Phase::Running, "textDocument/declaration") => {
+                self.on_document::<TextDocumentPositionParams>(&req, handlers::declaration)
+            }
+            (Phase::Running, "textDocument/hover") => {
+                self.on_document::<TextDocumentPositionParams>(&req, handlers::hover)
+            }
+            (
+                Phase::Running,
+                "textDocument/semanticTokens/full" | "textDocument/semanticTokens/range",
+            ) => self.on_document::<SemanticTokensParams>(&req, handlers::semantic_tokens),
+            (Phase::Running, "textDocument/inlineValue") => {
+                self.on_document::<InlineValueParams>(&req, handlers::inline_value)
+            }
+            (Phase::Running, "tandem/breakpointLocations") => {
+                self.on_document::<BreakpointLocationsParams>(&req, handlers::breakpoint_locations)
+            }
+            (Phase::Running, "textDocument/codeLens") => {
+                self.on_document::<DocumentSymbolParams>(&req, handlers::code_lens)
+            }
+            (Phase::Running, method) => {
+                let message = format!("unknown method {method}");
+                self.reply(&req, refuse(codes::METHOD_NOT_FOUND, &message));
+            }
+        }
+    }
+
+    fn reply(&self, req: &Request, outcome: Outcome) {
+        self.outbox.send(&Message::Response(Response {
+            id: Some(req.id.clone()),
+            outcome,
+        }));
+    }
+
+    /// A feature request not about one document: parsed here, answered on a worker.
+    fn on_worker<P: DeserializeOwned + Send + 'static>(
+        &mut self,
+        req: &Request,
+        handler: fn(Job, P) -> Outcome,
+    ) {
+        match params::<P>(req) {
+            Ok(p) => {
+                let snap = self.snapshot();
+                self.spawn(req.id.clone(), move |cancel| handler(snap.job(cancel)?, p));
+            }
+            Err(e) => self.reply(req, Err(e)),
+        }
+    }
+
+    /// A feature request about one document: its parameters and the document's path are
+    /// checked here, the answer computed on a worker.
+    fn on_document<P: DocumentParams + DeserializeOwned + Send + 'static>(
+        &mut self,
+        req: &Request,
+        handler: fn(Job, PathBuf, P) -> Outcome,
+    ) {
+        match params::<P>(req).and_then(|p| Ok((document_path(p.uri())?, p))) {
+            Ok((path, p)) => {
+                let snap = self.snapshot();
+                self.spawn(req.id.clone(), move |cancel| {
+                    handler(snap.job(cancel)?, path, p)
+                });
+            }
+            Err(e) => self.reply(req, Err(e)),
         }
     }
 
     /// Runs a request on a worker; its answer goes out unless the request was cancelled first.
-    fn spawn(
-        &mut self,
-        id: Id,
-        job: impl FnOnce(CancelToken) -> Result<Value, ResponseError> + Send + 'static,
-    ) {
+    fn spawn(&mut self, id: Id, job: impl FnOnce(CancelToken) -> Outcome + Send + 'static) {
         let document = self.request_document.take();
         let Some(token) = self.outbox.register(&id, document) else {
             let err = ResponseError::new(
@@ -698,7 +562,34 @@ impl Server {
             .change(&uri, p.text_document.version, &changes, self.encoding)
             .map_err(|e| format!("edit of {uri} refused, document unchanged: {e}"))?;
         self.outbox.modified(&uri);
+        self.check_unsaved(&uri);
         Ok(())
+    }
+
+    /// The compiler checks the edited text of a C or C++ document; Rust documents are checked
+    /// when saved, which the client is told once.
+    fn check_unsaved(&mut self, uri_str: &str) {
+        let (Some(path), Some(diags), Some(ws)) = (
+            uri::to_path(uri_str),
+            self.diagnostics.clone(),
+            self.workspace.clone(),
+        ) else {
+            return;
+        };
+        if crate::sources::Lang::of(&path) == crate::sources::Lang::Rust {
+            if !self.said_rust_on_save {
+                self.said_rust_on_save = true;
+                tracing::info!("rust files are checked when saved, not while edited");
+                self.outbox.notify(
+                    "window/logMessage",
+                    json!({ "type": 3, "message": "tandem: Rust files are checked when saved (cargo check), not while they are edited" }),
+                );
+            }
+            return;
+        }
+        if let Some(doc) = self.documents.get(uri_str) {
+            diags.check_unsaved(&path, doc.text.clone(), ws.roots());
+        }
     }
 
     /// After `initialized` the server may ask things of the client: a progress token, file
@@ -1055,187 +946,4 @@ fn params<T: DeserializeOwned>(req: &Request) -> Result<T, ResponseError> {
 fn notification_params<T: DeserializeOwned>(not: &Notification) -> Result<T, String> {
     let value = not.params.clone().unwrap_or(Value::Null);
     serde_json::from_value(value).map_err(|e| format!("invalid params: {e}"))
-}
-
-/// Set when the client cancels the request a worker is computing, or when the document it
-/// is about changes (its answer would be stale).
-#[derive(Clone, Debug, Default)]
-pub struct CancelToken {
-    cancelled: Arc<AtomicBool>,
-    modified: Arc<AtomicBool>,
-}
-
-impl CancelToken {
-    /// Whether the work should stop: cancelled, or made stale by an edit.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed) || self.modified.load(Ordering::Relaxed)
-    }
-}
-
-/// A request being computed: its token and the document it is about.
-struct Pending {
-    token: CancelToken,
-    document: Option<String>,
-}
-
-/// What to do with the client's answer to a request of the server.
-type OnReply = Box<dyn FnOnce(Result<Value, ResponseError>) + Send>;
-
-/// The write side of a session: whole frames under one lock, the requests still pending, and
-/// the server's own requests awaiting the client's answer.
-struct Outbox {
-    writer: FrameWriter<Box<dyn Write + Send>>,
-    pending: Mutex<HashMap<Id, Pending>>,
-    awaiting: Mutex<HashMap<Id, OnReply>>,
-    next_request: std::sync::atomic::AtomicU64,
-}
-
-impl Outbox {
-    fn new(output: Box<dyn Write + Send>) -> Self {
-        Outbox {
-            writer: FrameWriter::new(output),
-            pending: Mutex::new(HashMap::new()),
-            awaiting: Mutex::new(HashMap::new()),
-            next_request: std::sync::atomic::AtomicU64::new(1),
-        }
-    }
-
-    /// Sends a request to the client; `on_reply` runs on the main loop with its answer.
-    fn request(&self, method: &str, params: Option<Value>, on_reply: OnReply) {
-        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
-        let id = Id::from(format!("tandem-{n}").as_str());
-        self.awaiting
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone(), on_reply);
-        self.send(&Message::Request(Request {
-            id,
-            method: method.to_owned(),
-            params,
-        }));
-    }
-
-    /// The client answered one of our requests.
-    fn answered(&self, resp: Response) {
-        let on_reply = resp.id.as_ref().and_then(|id| {
-            self.awaiting
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(id)
-        });
-        match on_reply {
-            Some(f) => f(resp.outcome),
-            None => tracing::debug!(id = ?resp.id, "response to no request of ours"),
-        }
-    }
-
-    fn send(&self, message: &Message) {
-        if let Err(err) = self.writer.write_frame(&jsonrpc::encode(message)) {
-            tracing::warn!("cannot write to the client: {err}");
-        }
-    }
-
-    /// Sends a notification to the client.
-    fn notify(&self, method: &str, params: Value) {
-        self.send(&Message::Notification(Notification {
-            method: method.to_owned(),
-            params: Some(params),
-        }));
-    }
-
-    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<Id, Pending>> {
-        self.pending
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Records a request as pending; `None` when the same id is pending already.
-    fn register(&self, id: &Id, document: Option<String>) -> Option<CancelToken> {
-        let mut pending = self.pending();
-        if pending.contains_key(id) {
-            return None;
-        }
-        let token = CancelToken::default();
-        pending.insert(
-            id.clone(),
-            Pending {
-                token: token.clone(),
-                document,
-            },
-        );
-        Some(token)
-    }
-
-    /// Answers a pending request, unless it was answered (cancelled) already; with
-    /// ContentModified when its document changed meanwhile.
-    fn finish(&self, id: &Id, outcome: Result<Value, ResponseError>) {
-        let Some(pending) = self.pending().remove(id) else {
-            return;
-        };
-        let outcome = if pending.token.modified.load(Ordering::Relaxed) {
-            Err(ResponseError::new(
-                codes::CONTENT_MODIFIED,
-                "the document changed while the request was computed",
-            ))
-        } else {
-            outcome
-        };
-        self.send(&Message::Response(Response {
-            id: Some(id.clone()),
-            outcome,
-        }));
-    }
-
-    /// Marks the pending requests about `uri` as stale.
-    fn modified(&self, uri: &str) {
-        for p in self.pending().values() {
-            if p.document.as_deref() == Some(uri) {
-                p.token.modified.store(true, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Answers a pending request with `RequestCancelled` and tells its worker to stop.
-    fn cancel(&self, id: &Id) {
-        let Some(pending) = self.pending().remove(id) else {
-            tracing::debug!(%id, "cancel for a request that is not pending");
-            return;
-        };
-        pending.token.cancelled.store(true, Ordering::Relaxed);
-        self.send(&Message::Response(Response::err(
-            Some(id.clone()),
-            codes::REQUEST_CANCELLED,
-            "request cancelled",
-        )));
-    }
-}
-
-type Job = Box<dyn FnOnce() + Send>;
-
-/// A small pool of threads for requests that must not block the main loop.
-struct Workers {
-    tx: Sender<Job>,
-}
-
-impl Workers {
-    fn new(threads: usize) -> std::io::Result<Self> {
-        let (tx, rx) = crossbeam_channel::unbounded::<Job>();
-        for i in 0..threads {
-            let rx = rx.clone();
-            std::thread::Builder::new()
-                .name(format!("lsp-worker-{i}"))
-                .spawn(move || {
-                    for job in rx {
-                        job();
-                    }
-                })?;
-        }
-        Ok(Workers { tx })
-    }
-
-    fn run(&self, job: impl FnOnce() + Send + 'static) {
-        if self.tx.send(Box::new(job)).is_err() {
-            tracing::error!("worker pool is gone");
-        }
-    }
 }

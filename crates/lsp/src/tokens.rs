@@ -17,11 +17,11 @@ use symbols::{Binary, Line, Scope, SourceMap, SymbolEntry, SymbolKind, TypeKind,
 use symbols::{TypeRef, VariableKind};
 use wire::jsonrpc::ResponseError;
 
+use crate::cancel::CancelToken;
 use crate::features::{
     cancelled, decl_end, find_word, global_variable, named_type, pos, same_file, Context, Lang,
     SourceText,
 };
-use crate::server::CancelToken;
 
 /// Token types, in legend order.
 pub const TOKEN_TYPES: &[&str] = &[

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant, SystemTime};
 use symbols::{Binary, SymbolIndex};
 
 use crate::facts::Facts;
-use crate::features::DiskTexts;
 use crate::names::NameIndex;
+use crate::sources::DiskTexts;
 
 /// Directories discovery never enters.
 const SKIP_DIRS: &[&str] = &["node_modules", ".git"];

@@ -10,8 +10,17 @@
 //! `Child::wait` on the thread that started it: tandem's tracer threads wait with
 //! `__WNOTHREAD`, so they never reap it first.
 //!
-//! Diagnostics are kept per file in two parts (stale-binary warning, compiler) and published
-//! together, since a publication replaces everything the client shows for the file.
+//! Unsaved text: after each `didChange` of a C or C++ document (debounced by [`DEBOUNCE`]) the
+//! compiler checks the buffer itself, read from stdin (`-x c -` / `-x c++ -`) with the file's
+//! flags and `-iquote` its directory so its quoted includes still resolve; `<stdin>` in the
+//! compiler's answer is the document. A check of a file, saved or unsaved, supersedes the
+//! running one of the same file: its process group is killed and its results are dropped, so a
+//! stale result is never published. [`diagnose_text`] is the same check as a plain function.
+//! Rust files are checked on save only (`cargo check` needs the files on disk).
+//!
+//! Diagnostics are kept per file in parts (stale-binary warning, compiler, breakpoint hints)
+//! and published together, since a publication replaces everything the client shows for the
+//! file.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -22,7 +31,12 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{json, Value};
 
-use crate::features::{is_ident_byte, Lang};
+mod parse;
+
+pub use parse::Found;
+use parse::{parse_cargo, parse_gcc_json, parse_gcc_text, ERROR, HINT, WARNING};
+
+use crate::sources::{is_ident_byte, Lang};
 use crate::text::{line_bounds, position_in, PositionEncoding, WirePosition};
 use crate::uri;
 use crate::workspace::Served;
@@ -30,25 +44,9 @@ use crate::workspace::Served;
 /// A check still running after this long is killed.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// LSP `DiagnosticSeverity`.
-const ERROR: u32 = 1;
-const WARNING: u32 = 2;
-const INFORMATION: u32 = 3;
-const HINT: u32 = 4;
-
-/// One diagnostic before positions are converted: 1-based line, 0-based byte columns.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Found {
-    pub file: PathBuf,
-    pub line: u32,
-    pub start: Option<u32>,
-    pub end: Option<u32>,
-    pub severity: u32,
-    pub message: String,
-    pub code: Option<String>,
-    /// Notes: (file, 1-based line, 0-based byte column, message).
-    pub related: Vec<(PathBuf, u32, u32, String)>,
-}
+/// How long an unsaved text must stay unchanged before the compiler checks it: a burst of
+/// keystrokes starts one compile, not one per key.
+pub const DEBOUNCE: Duration = Duration::from_millis(30);
 
 /// Where diagnostics go: the client, through the server's outbox.
 pub type Publish = Arc<dyn Fn(&str, Vec<Value>) + Send + Sync>;
@@ -63,7 +61,15 @@ struct FileDiagnostics {
 
 struct Running {
     generation: u64,
-    child: Arc<Mutex<Option<Child>>>,
+    child: Arc<Mutex<Slot>>,
+}
+
+/// The child process of a check, and whether the check was superseded (then a child that
+/// starts late is killed at once).
+#[derive(Default)]
+struct Slot {
+    child: Option<Child>,
+    killed: bool,
 }
 
 #[derive(Default)]
@@ -210,23 +216,7 @@ impl Diagnostics {
             tracing::debug!(file = %file.display(), "no compiler check for this file");
             return;
         };
-        let child_slot = Arc::new(Mutex::new(None));
-        let generation = {
-            let mut state = self.state();
-            state.generation += 1;
-            let generation = state.generation;
-            let old = state.running.insert(
-                plan.key.clone(),
-                Running {
-                    generation,
-                    child: child_slot.clone(),
-                },
-            );
-            if let Some(old) = old {
-                kill_group(&old.child);
-            }
-            generation
-        };
+        let (generation, child_slot) = self.supersede(&plan.key);
         let this = self.clone();
         let spawned = std::thread::Builder::new()
             .name("lsp-check".into())
@@ -236,29 +226,94 @@ impl Diagnostics {
         }
     }
 
-    fn run_check(&self, plan: &Plan, generation: u64, slot: &Arc<Mutex<Option<Child>>>) {
-        let mut outcome = run_command(&plan.command, plan.cwd.as_deref(), slot);
-        if let (Some(Output { stderr, .. }), Format::GccJson) = (&outcome, plan.format) {
-            // A compiler without JSON diagnostics refuses the option: ask for text.
-            if !stderr.trim_start().starts_with('[') && stderr.contains("diagnostics-format") {
-                let mut command = plan.command.clone();
-                command.retain(|a| a != "-fdiagnostics-format=json");
-                outcome = run_command(&command, plan.cwd.as_deref(), slot);
-                if let Some(out) = &mut outcome {
-                    out.text_format = true;
-                }
+    /// Starts the compiler's check of the unsaved `text` of `file` (a C or C++ document just
+    /// edited) once it has stayed unchanged for [`DEBOUNCE`], superseding a running check of
+    /// the same file. Other files get no check: Rust files are checked on save only.
+    pub fn check_unsaved(self: &Arc<Self>, file: &Path, text: String, roots: &[PathBuf]) {
+        let plan = match plan_unsaved(file, roots) {
+            Ok(plan) => plan,
+            Err(e) => {
+                tracing::debug!(file = %file.display(), "no check of the unsaved text: {e}");
+                return;
             }
+        };
+        let (generation, slot) = self.supersede(&plan.key);
+        let this = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lsp-check-unsaved".into())
+            .spawn(move || {
+                std::thread::sleep(DEBOUNCE);
+                if !this.is_current(&plan.key, generation) {
+                    return;
+                }
+                let outcome = run_plan(&plan, &slot, Some(&text));
+                let mut state = this.state();
+                if !this.take_current(&mut state, &plan.key, generation) {
+                    return;
+                }
+                let Some(out) = outcome else {
+                    return;
+                };
+                let values = parse_unsaved(&plan, &out)
+                    .iter()
+                    .map(|f| to_lsp(f, this.encoding, &text))
+                    .collect();
+                state.files.entry(plan.file.clone()).or_default().compiler = values;
+                this.publish_file(&state, &plan.file);
+            });
+        if let Err(e) = spawned {
+            tracing::error!("cannot start a compiler check: {e}");
         }
+    }
+
+    /// Makes a new check of `key` the current one: the running check of the same key, if
+    /// any, is killed and its results will be dropped.
+    fn supersede(&self, key: &Path) -> (u64, Arc<Mutex<Slot>>) {
+        let slot = Arc::new(Mutex::new(Slot::default()));
         let mut state = self.state();
+        state.generation += 1;
+        let generation = state.generation;
+        let old = state.running.insert(
+            key.to_path_buf(),
+            Running {
+                generation,
+                child: slot.clone(),
+            },
+        );
+        if let Some(old) = old {
+            kill_group(&old.child);
+        }
+        (generation, slot)
+    }
+
+    fn is_current(&self, key: &Path, generation: u64) -> bool {
+        self.state()
+            .running
+            .get(key)
+            .is_some_and(|r| r.generation == generation)
+    }
+
+    /// Whether the check `generation` of `key` is still the current one; if so it is
+    /// finished (no longer running). Called with the state locked until its results are in.
+    fn take_current(&self, state: &mut State, key: &Path, generation: u64) -> bool {
         let current = state
             .running
-            .get(&plan.key)
+            .get(key)
             .is_some_and(|r| r.generation == generation);
         if !current {
-            tracing::debug!(key = %plan.key.display(), "check superseded, results dropped");
+            tracing::debug!(key = %key.display(), "check superseded, results dropped");
+            return false;
+        }
+        state.running.remove(key);
+        true
+    }
+
+    fn run_check(&self, plan: &Plan, generation: u64, slot: &Arc<Mutex<Slot>>) {
+        let outcome = run_plan(plan, slot, None);
+        let mut state = self.state();
+        if !self.take_current(&mut state, &plan.key, generation) {
             return;
         }
-        state.running.remove(&plan.key);
         let Some(out) = outcome else {
             return;
         };
@@ -271,12 +326,14 @@ impl Diagnostics {
         let mut by_file: HashMap<PathBuf, Vec<Value>> = HashMap::new();
         // The saved file is always published, so fixed errors are cleared.
         by_file.entry(plan.file.clone()).or_default();
+        let mut texts: HashMap<PathBuf, String> = HashMap::new();
         for f in found {
             let file = f.file.clone();
-            by_file
-                .entry(file)
-                .or_default()
-                .push(to_lsp(&f, self.encoding));
+            let text = texts
+                .entry(file.clone())
+                .or_insert_with(|| std::fs::read_to_string(&file).unwrap_or_default());
+            let value = to_lsp(&f, self.encoding, text);
+            by_file.entry(file).or_default().push(value);
         }
         let previous = state
             .reported
@@ -292,17 +349,23 @@ impl Diagnostics {
     }
 }
 
-/// Kills the process group of a running check (its compiler's children too).
-fn kill_group(slot: &Mutex<Option<Child>>) {
-    let guard = slot.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(child) = guard.as_ref() {
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) with a negative pid signals the process group the child leads
-            // (it was spawned with `process_group(0)`); the child is not reaped while it sits
-            // in the slot, so the group id cannot have been reused.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+/// Kills the process group of a running check (its compiler's children too); a check
+/// whose compiler has not started yet kills it as soon as it starts.
+fn kill_group(slot: &Mutex<Slot>) {
+    let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+    guard.killed = true;
+    if let Some(child) = guard.child.as_ref() {
+        kill_child_group(child);
+    }
+}
+
+fn kill_child_group(child: &Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group the child leads (it
+        // was spawned with `process_group(0)`); the child is not reaped while it sits in its
+        // slot, so the group id cannot have been reused.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
         }
     }
 }
@@ -329,18 +392,40 @@ struct Output {
     text_format: bool,
 }
 
-/// Runs a check's command in its own process group; `None` when it was killed or could not
-/// start.
+/// Runs a plan's command; a compiler that refuses JSON diagnostics is asked again for text.
+fn run_plan(plan: &Plan, slot: &Arc<Mutex<Slot>>, stdin: Option<&str>) -> Option<Output> {
+    let mut outcome = run_command(&plan.command, plan.cwd.as_deref(), slot, stdin);
+    if let (Some(Output { stderr, .. }), Format::GccJson) = (&outcome, plan.format) {
+        if !stderr.trim_start().starts_with('[') && stderr.contains("diagnostics-format") {
+            let mut command = plan.command.clone();
+            command.retain(|a| a != "-fdiagnostics-format=json");
+            outcome = run_command(&command, plan.cwd.as_deref(), slot, stdin);
+            if let Some(out) = &mut outcome {
+                out.text_format = true;
+            }
+        }
+    }
+    outcome
+}
+
+/// Runs a check's command in its own process group, with `stdin` as its input (else none);
+/// `None` when it was killed or could not start.
 fn run_command(
     command: &[String],
     cwd: Option<&Path>,
-    slot: &Arc<Mutex<Option<Child>>>,
+    slot: &Arc<Mutex<Slot>>,
+    stdin: Option<&str>,
 ) -> Option<Output> {
+    use std::io::Write as _;
     use std::os::unix::process::CommandExt;
     let (program, args) = command.split_first()?;
     let mut cmd = Command::new(program);
     cmd.args(args)
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -354,8 +439,15 @@ fn run_command(
             return None;
         }
     };
-    let (out, err) = (child.stdout.take(), child.stderr.take());
-    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(child);
+    let (out, err, input) = (child.stdout.take(), child.stderr.take(), child.stdin.take());
+    {
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.killed {
+            // Superseded while it was starting.
+            kill_child_group(&child);
+        }
+        slot.child = Some(child);
+    }
     let watchdog_slot = slot.clone();
     let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
     let watchdog = std::thread::Builder::new()
@@ -366,6 +458,12 @@ fn run_command(
             }
         });
     let (stdout, stderr) = std::thread::scope(|scope| {
+        if let (Some(mut input), Some(text)) = (input, stdin) {
+            scope.spawn(move || {
+                // A compiler killed or failing early closes its input: nothing to do then.
+                let _ = input.write_all(text.as_bytes());
+            });
+        }
         let err_reader = scope.spawn(move || {
             let mut s = String::new();
             if let Some(mut e) = err {
@@ -383,7 +481,7 @@ fn run_command(
     if let Ok(w) = watchdog {
         let _ = w.join();
     }
-    let child = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let child = slot.lock().unwrap_or_else(|p| p.into_inner()).child.take();
     let status = child.map(|mut c| c.wait());
     match status {
         Some(Ok(s)) if s.code().is_some() => Some(Output {
@@ -425,10 +523,7 @@ fn plan_check(file: &Path, roots: &[PathBuf]) -> Option<Plan> {
             format: Format::Cargo,
         });
     }
-    if !matches!(
-        ext,
-        "c" | "h" | "cc" | "cpp" | "cxx" | "C" | "hpp" | "hh" | "hxx"
-    ) {
+    if !is_c_family(ext) {
         return None;
     }
     let (mut command, cwd) = compile_command(file, roots).unwrap_or_else(|| {
@@ -544,231 +639,51 @@ fn split_command(line: &str) -> Vec<String> {
     out
 }
 
-fn severity_of(kind: &str) -> u32 {
-    match kind {
-        k if k.contains("error") => ERROR,
-        "warning" => WARNING,
-        "note" | "help" => HINT,
-        _ => INFORMATION,
-    }
-}
-
-fn absolute(base: &Path, file: &str) -> PathBuf {
-    symbols::lines::normalize_path(&base.join(file))
-}
-
-/// GCC's `-fdiagnostics-format=json`: columns are 1-based bytes, `finish` is inclusive.
-fn parse_gcc_json(stderr: &str, base: &Path) -> Vec<Found> {
-    let start = stderr.find('[').unwrap_or(0);
-    let Ok(Value::Array(list)) = serde_json::from_str::<Value>(stderr[start..].trim()) else {
-        tracing::warn!("the compiler's JSON diagnostics could not be read");
-        return Vec::new();
-    };
-    list.iter()
-        .filter_map(|d| {
-            let loc = d["locations"].get(0)?;
-            let caret = &loc["caret"];
-            let col = |p: &Value| {
-                p["byte-column"]
-                    .as_u64()
-                    .or_else(|| p["column"].as_u64())
-                    .and_then(|c| u32::try_from(c).ok())
-            };
-            let related = d["children"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| {
-                    let caret = &c["locations"].get(0)?["caret"];
-                    Some((
-                        absolute(base, caret["file"].as_str()?),
-                        u32::try_from(caret["line"].as_u64()?).ok()?,
-                        col(caret).unwrap_or(1).saturating_sub(1),
-                        c["message"].as_str()?.to_owned(),
-                    ))
-                })
-                .collect();
-            Some(Found {
-                file: absolute(base, caret["file"].as_str()?),
-                line: u32::try_from(caret["line"].as_u64()?).ok()?,
-                start: col(caret).map(|c| c.saturating_sub(1)),
-                end: loc.get("finish").and_then(col),
-                severity: severity_of(d["kind"].as_str().unwrap_or("error")),
-                message: d["message"].as_str().unwrap_or_default().to_owned(),
-                code: d["option"].as_str().map(str::to_owned),
-                related,
-            })
-        })
-        .collect()
-}
-
-/// The classic `file:line:col: kind: message` lines.
-fn parse_gcc_text(stderr: &str, base: &Path) -> Vec<Found> {
-    let mut out: Vec<Found> = Vec::new();
-    for line in stderr.lines() {
-        let mut parts = line.splitn(5, ':');
-        let (Some(file), Some(l), Some(c), Some(kind), Some(message)) = (
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-            parts.next(),
-        ) else {
-            continue;
-        };
-        let (Ok(l), Ok(c)) = (l.trim().parse::<u32>(), c.trim().parse::<u32>()) else {
-            continue;
-        };
-        let kind = kind.trim();
-        if !matches!(kind, "error" | "warning" | "note" | "fatal error") {
-            continue;
-        }
-        let file = absolute(base, file);
-        let message = message.trim().to_owned();
-        if kind == "note" {
-            if let Some(last) = out.last_mut() {
-                last.related.push((file, l, c.saturating_sub(1), message));
-                continue;
-            }
-        }
-        out.push(Found {
-            file,
-            line: l,
-            start: Some(c.saturating_sub(1)),
-            end: None,
-            severity: severity_of(kind),
-            message,
-            code: None,
-            related: Vec::new(),
-        });
-    }
-    out
-}
-
-/// `cargo check --message-format=json`: one JSON object per line; rustc's columns are
-/// 1-based characters, turned into bytes with the file's text.
-fn parse_cargo(stdout: &str, base: &Path) -> Vec<Found> {
-    let mut out = Vec::new();
-    let mut texts: HashMap<PathBuf, Option<String>> = HashMap::new();
-    let mut byte_col = |file: &Path, line: u64, col: u64| -> Option<u32> {
-        let text = texts
-            .entry(file.to_path_buf())
-            .or_insert_with(|| std::fs::read_to_string(file).ok())
-            .as_deref()?;
-        let l = text
-            .lines()
-            .nth(usize::try_from(line).ok()?.checked_sub(1)?)?;
-        let chars = usize::try_from(col.saturating_sub(1)).ok()?;
-        let bytes: usize = l.chars().take(chars).map(char::len_utf8).sum();
-        u32::try_from(bytes).ok()
-    };
-    for line in stdout.lines() {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        if v["reason"] != "compiler-message" {
-            continue;
-        }
-        let m = &v["message"];
-        let Some(span) = m["spans"]
-            .as_array()
-            .and_then(|s| s.iter().find(|s| s["is_primary"] == true))
-        else {
-            continue;
-        };
-        let Some(file) = span["file_name"]
-            .as_str()
-            .map(|f| resolve_cargo_path(base, f))
-        else {
-            continue;
-        };
-        let (Some(ls), Some(le)) = (span["line_start"].as_u64(), span["line_end"].as_u64()) else {
-            continue;
-        };
-        let start = byte_col(&file, ls, span["column_start"].as_u64().unwrap_or(1));
-        let end = if le == ls {
-            byte_col(&file, le, span["column_end"].as_u64().unwrap_or(1))
-        } else {
-            None
-        };
-        let related = m["children"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| {
-                let msg = c["message"].as_str()?;
-                let s = c["spans"].as_array()?.first()?;
-                let f = resolve_cargo_path(base, s["file_name"].as_str()?);
-                let l = s["line_start"].as_u64()?;
-                let col = byte_col(&f, l, s["column_start"].as_u64().unwrap_or(1)).unwrap_or(0);
-                Some((f, u32::try_from(l).ok()?, col, msg.to_owned()))
-            })
-            .collect();
-        out.push(Found {
-            file,
-            line: u32::try_from(ls).unwrap_or(1),
-            start,
-            end,
-            severity: severity_of(m["level"].as_str().unwrap_or("error")),
-            message: m["message"].as_str().unwrap_or_default().to_owned(),
-            code: m["code"]["code"].as_str().map(str::to_owned),
-            related,
-        });
-    }
-    out
-}
-
-/// Cargo reports paths relative to the workspace root, which may be above the package.
-fn resolve_cargo_path(base: &Path, file: &str) -> PathBuf {
-    base.ancestors()
-        .map(|d| d.join(file))
-        .find(|p| p.is_file())
-        .map_or_else(
-            || absolute(base, file),
-            |p| symbols::lines::normalize_path(&p),
-        )
-}
-
-/// The LSP diagnostic, with columns converted through the file's current text on disk.
-fn to_lsp(f: &Found, encoding: PositionEncoding) -> Value {
-    let text = std::fs::read_to_string(&f.file).unwrap_or_default();
-    let bounds = line_bounds(&text);
-    let at = |line: u32, col: Option<u32>| -> (WirePosition, usize) {
-        let Some(&(ls, le)) = bounds.get(line.saturating_sub(1) as usize) else {
-            return (
-                WirePosition {
-                    line: line.saturating_sub(1),
-                    column: 0,
-                },
-                0,
-            );
-        };
+/// Byte offsets of a diagnostic's range in `text` (the file's text: on disk after a save, the
+/// buffer for unsaved text); `None` when its line is past the end.
+fn span(f: &Found, text: &str, bounds: &[(usize, usize)]) -> Option<(usize, usize)> {
+    let &(ls, le) = bounds.get(f.line.saturating_sub(1) as usize)?;
+    let at = |col: Option<u32>| {
         let mut offset = (ls + col.unwrap_or(0) as usize).min(le);
         while !text.is_char_boundary(offset) {
             offset -= 1;
         }
-        (position_in(&text, &bounds, offset, encoding), offset)
+        offset
     };
-    let (start, start_off) = at(f.line, f.start);
+    let start = at(f.start);
     let end = match f.end {
-        Some(_) => at(f.line, f.end).0,
+        Some(_) => at(f.end),
         None => {
             // Without an end, the identifier at the caret (or one character).
             let bytes = text.as_bytes();
-            let mut e = start_off;
+            let mut e = start;
             while e < bytes.len() && is_ident_byte(bytes[e]) {
                 e += 1;
             }
-            if e == start_off && e < bytes.len() && bytes[e] != b'\n' {
+            if e == start && e < bytes.len() && bytes[e] != b'\n' {
                 e += text[e..].chars().next().map_or(0, char::len_utf8);
             }
-            position_in(&text, &bounds, e, encoding)
+            e
         }
     };
-    let end = if end.line == start.line && end.column < start.column {
-        start
-    } else {
-        end
+    Some((start, end.max(start)))
+}
+
+/// The LSP diagnostic, with columns converted through `text`, the file's text.
+fn to_lsp(f: &Found, encoding: PositionEncoding, text: &str) -> Value {
+    let bounds = line_bounds(text);
+    let (start, end) = match span(f, text, &bounds) {
+        Some((s, e)) => (
+            position_in(text, &bounds, s, encoding),
+            position_in(text, &bounds, e, encoding),
+        ),
+        None => {
+            let p = WirePosition {
+                line: f.line.saturating_sub(1),
+                column: 0,
+            };
+            (p, p)
+        }
     };
     let range = |a: WirePosition, b: WirePosition| json!({ "start": { "line": a.line, "character": a.column }, "end": { "line": b.line, "character": b.column } });
     let mut d = json!({
@@ -796,6 +711,176 @@ fn to_lsp(f: &Found, encoding: PositionEncoding) -> Value {
     d
 }
 
+/// How serious a [`TextDiagnostic`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+impl Severity {
+    fn of(lsp: u32) -> Severity {
+        match lsp {
+            ERROR => Severity::Error,
+            WARNING => Severity::Warning,
+            HINT => Severity::Hint,
+            _ => Severity::Information,
+        }
+    }
+
+    /// `error`, `warning`, `information` or `hint`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Information => "information",
+            Severity::Hint => "hint",
+        }
+    }
+}
+
+/// One compiler diagnostic of a text, in the text's own terms. Lines are 1-based; columns are
+/// 1-based and count bytes of the line (UTF-8), as compilers count them; the end is exclusive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextDiagnostic {
+    pub line: u32,
+    pub column: u32,
+    pub end_line: u32,
+    pub end_column: u32,
+    pub severity: Severity,
+    pub message: String,
+    /// The option that enabled a warning (`-Wunused-variable`), when the compiler names it.
+    pub code: Option<String>,
+    /// The compiler's notes that point into the text: (line, column, message).
+    pub notes: Vec<(u32, u32, String)>,
+}
+
+/// Why [`diagnose_text`] has no answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiagnoseError {
+    /// Only C and C++ texts are checked; Rust files are checked on save (`cargo check`).
+    #[error("{0} is not a C or C++ file (rust files are checked on save only)")]
+    Unsupported(PathBuf),
+    /// The compiler could not be run, or was killed.
+    #[error("the compiler {0} did not run to its end")]
+    Compiler(String),
+}
+
+/// The compiler's diagnostics of `text` as the contents of `file` (a C or C++ source, which
+/// need not be saved or even exist): the compiler of `file`'s entry in the nearest
+/// compile_commands.json above it (or in a `build/` beside one), with that entry's flags, else
+/// `cc`/`c++`, reads the text from stdin. Diagnostics in other files (headers) are left out.
+pub fn diagnose_text(file: &Path, text: &str) -> Result<Vec<TextDiagnostic>, DiagnoseError> {
+    let file = if file.is_absolute() {
+        symbols::lines::normalize_path(file)
+    } else {
+        symbols::lines::normalize_path(&std::env::current_dir().unwrap_or_default().join(file))
+    };
+    let roots: Vec<PathBuf> = file.ancestors().skip(1).map(Path::to_path_buf).collect();
+    let plan = plan_unsaved(&file, &roots)?;
+    let slot = Arc::new(Mutex::new(Slot::default()));
+    let out = run_plan(&plan, &slot, Some(text)).ok_or_else(|| {
+        DiagnoseError::Compiler(plan.command.first().cloned().unwrap_or_default())
+    })?;
+    let bounds = line_bounds(text);
+    let at = |offset: usize| {
+        let p = position_in(text, &bounds, offset, PositionEncoding::Utf8);
+        (p.line + 1, p.column + 1)
+    };
+    Ok(parse_unsaved(&plan, &out)
+        .into_iter()
+        .map(|f| {
+            let ((line, column), (end_line, end_column)) = match span(&f, text, &bounds) {
+                Some((s, e)) => (at(s), at(e)),
+                None => ((f.line, 1), (f.line, 1)),
+            };
+            TextDiagnostic {
+                line,
+                column,
+                end_line,
+                end_column,
+                severity: Severity::of(f.severity),
+                notes: f
+                    .related
+                    .into_iter()
+                    .filter(|(file, ..)| *file == plan.file)
+                    .map(|(_, line, col, message)| (line, col + 1, message))
+                    .collect(),
+                message: f.message,
+                code: f.code,
+            }
+        })
+        .collect())
+}
+
+/// The check of an unsaved C or C++ text read from stdin: the file's flags (as for a save),
+/// `-iquote` the file's directory for its quoted includes, and the language named with `-x`.
+fn plan_unsaved(file: &Path, roots: &[PathBuf]) -> Result<Plan, DiagnoseError> {
+    let unsupported = || DiagnoseError::Unsupported(file.to_path_buf());
+    let ext = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .ok_or_else(unsupported)?;
+    let lang = Lang::of(file);
+    if lang == Lang::Rust || !is_c_family(ext) {
+        return Err(unsupported());
+    }
+    let (mut command, cwd) = compile_command(file, roots).unwrap_or_else(|| {
+        let cc = if lang == Lang::Cpp { "c++" } else { "cc" };
+        (vec![cc.to_owned()], file.parent().map(Path::to_path_buf))
+    });
+    let cpp = lang == Lang::Cpp || command.first().is_some_and(|c| c.ends_with("++"));
+    command.push("-fsyntax-only".into());
+    command.push("-fdiagnostics-format=json".into());
+    if let Some(dir) = file.parent() {
+        command.push("-iquote".into());
+        command.push(dir.display().to_string());
+    }
+    command.extend(["-x", if cpp { "c++" } else { "c" }, "-"].map(str::to_owned));
+    Ok(Plan {
+        key: file.to_path_buf(),
+        file: file.to_path_buf(),
+        command,
+        cwd,
+        format: Format::GccJson,
+    })
+}
+
+fn is_c_family(ext: &str) -> bool {
+    matches!(
+        ext,
+        "c" | "h" | "cc" | "cpp" | "cxx" | "C" | "hpp" | "hh" | "hxx"
+    )
+}
+
+/// The diagnostics of an unsaved check that are about the text (`<stdin>`), named by the
+/// plan's file; notes in the text are named so too.
+fn parse_unsaved(plan: &Plan, out: &Output) -> Vec<Found> {
+    let base = plan.cwd.clone().unwrap_or_default();
+    let found = if out.text_format {
+        parse_gcc_text(&out.stderr, &base)
+    } else {
+        parse_gcc_json(&out.stderr, &base)
+    };
+    let is_stdin = |p: &Path| p.file_name().is_some_and(|n| n == "<stdin>");
+    found
+        .into_iter()
+        .filter(|f| is_stdin(&f.file))
+        .map(|mut f| {
+            f.file = plan.file.clone();
+            for r in &mut f.related {
+                if is_stdin(&r.0) {
+                    r.0 = plan.file.clone();
+                }
+            }
+            f
+        })
+        .collect()
+}
+
 fn mtime(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
@@ -805,14 +890,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn classic_text_and_command_lines_are_parsed() {
-        let text = "bad.c: In function 'main':\nbad.c:3:10: error: 'y' undeclared\nbad.c:3:10: note: reported once\n";
-        let found = parse_gcc_text(text, Path::new("/w"));
-        assert_eq!(found.len(), 1);
-        assert_eq!(found[0].file, Path::new("/w/bad.c"));
-        assert_eq!((found[0].line, found[0].start), (3, Some(9)));
-        assert_eq!(found[0].severity, ERROR);
-        assert_eq!(found[0].related.len(), 1);
+    fn command_lines_are_split() {
         assert_eq!(
             split_command(r#"cc -DX="a b" -I 'inc dir' -c a\ b.c"#),
             ["cc", "-DX=a b", "-I", "inc dir", "-c", "a b.c"]
