@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use symbols::{BaseEncoding, Language, TypeKind, TypeRef};
 
-use crate::values::{base_text, int_value, le_u64, resolve, Node, Place, Renderer, Value};
+use crate::values::{
+    base_text, int_value, le_u64, resolve, Languages, Node, Place, Renderer, Synthetic, Value,
+};
 
 /// Items an inline summary shows.
 const ITEMS: usize = 10;
@@ -47,6 +49,38 @@ pub(crate) enum Synth {
         items: u64,
         map: bool,
     },
+}
+
+impl Synthetic for Synth {
+    fn children(
+        &self,
+        r: &Renderer<'_>,
+        node: &Node,
+        start: u64,
+        count: Option<u64>,
+    ) -> Vec<(Value, Option<Node>)> {
+        r.synth_children(node, self, start, count)
+    }
+}
+
+/// The Rust renderer, which also hands C++ types to `cpp.rs`: what every [`Renderer`]
+/// renders other languages with.
+pub(crate) static LANGUAGES: Native = Native;
+
+/// The renderers of Rust and C++ values (see [`crate::values::Languages`]).
+#[derive(Debug)]
+pub(crate) struct Native;
+
+impl Languages for Native {
+    fn render(
+        &self,
+        r: &Renderer<'_>,
+        name: &str,
+        ty: TypeRef,
+        place: &Place,
+    ) -> Option<(Value, Option<Node>)> {
+        r.render_language(name, ty, place)
+    }
 }
 
 impl Synth {

@@ -112,7 +112,7 @@ pub(crate) struct Node {
     pub count: Option<u64>,
     /// Children made up by a language's renderer (a `Vec`'s heap elements, a map's
     /// entries, an enum's active variant) instead of the type's own members.
-    pub synth: Option<Arc<crate::rust::Synth>>,
+    pub synth: Option<Arc<dyn Synthetic>>,
 }
 
 /// A type seen through typedefs and qualifiers.
@@ -164,6 +164,36 @@ pub(crate) struct Renderer<'a> {
     pub mem: &'a dyn MemoryReader,
     /// Evaluates a variable-length array's bound in the frame (top-level values only).
     pub bounds: Option<&'a BoundFn<'a>>,
+    /// The renderers of the languages that are not C (`crate::rust::LANGUAGES`).
+    pub languages: &'a dyn Languages,
+}
+
+/// The renderers of languages whose values do not look like C's (Rust, C++ library
+/// types). They are passed in through [`Renderer::languages`] rather than called by name,
+/// because they are built on this module: a C struct's member may be a `std::string`, and a
+/// Rust struct's field may be a plain integer, so each side renders through the other.
+pub(crate) trait Languages: Sync {
+    /// Renders `name: ty` at `place` in its own language; `None` leaves it to C.
+    fn render(
+        &self,
+        r: &Renderer<'_>,
+        name: &str,
+        ty: TypeRef,
+        place: &Place,
+    ) -> Option<(Value, Option<Node>)>;
+}
+
+/// Children a language renderer made up for a node (a `Vec`'s heap elements, a map's
+/// entries, an enum's active variant) instead of the type's own members.
+pub(crate) trait Synthetic: std::fmt::Debug + Send + Sync {
+    /// Renders the children `start..start+count`.
+    fn children(
+        &self,
+        r: &Renderer<'_>,
+        node: &Node,
+        start: u64,
+        count: Option<u64>,
+    ) -> Vec<(Value, Option<Node>)>;
 }
 
 impl Renderer<'_> {
@@ -176,7 +206,7 @@ impl Renderer<'_> {
         dim: usize,
     ) -> (Value, Option<Node>) {
         if dim == 0 {
-            if let Some(out) = self.render_language(name, ty, &place) {
+            if let Some(out) = self.languages.render(self, name, ty, &place) {
                 return out;
             }
         }
@@ -533,7 +563,7 @@ impl Renderer<'_> {
         count: Option<u64>,
     ) -> Vec<(Value, Option<Node>)> {
         if let Some(synth) = &node.synth {
-            return self.synth_children(node, synth, start, count);
+            return synth.children(self, node, start, count);
         }
         let r = match resolve(self.binary, node.ty) {
             Ok(r) => r,

@@ -99,6 +99,7 @@ fn render(t: &Tracer, label: Option<&WatchLabel>, bytes: &[u8]) -> String {
                 bias: *bias,
                 mem: &mem,
                 bounds: None,
+                languages: &crate::rust::LANGUAGES,
             };
             let place = crate::values::Place::Bytes(Arc::from(bytes), 0);
             r.render("", *ty, place, 0).0.rendered

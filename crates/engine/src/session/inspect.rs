@@ -109,6 +109,7 @@ impl Session {
                 bias,
                 mem: &mem,
                 bounds: None,
+                languages: &crate::rust::LANGUAGES,
             };
             r.children(&node, start, count)
         })?;
@@ -248,6 +249,7 @@ pub(super) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value
                 bias: env.bias,
                 mem: env.mem,
                 bounds: Some(&bounds),
+                languages: &crate::rust::LANGUAGES,
             };
             r.render(name, *ty, place, dim)
         }
@@ -350,6 +352,7 @@ pub(super) fn frame_variables(
         bias: module.bias,
         mem: &mem,
         bounds: Some(&bounds),
+        languages: &crate::rust::LANGUAGES,
     };
     let mut out = Vec::new();
     for var in vars {

@@ -56,6 +56,7 @@ impl Env<'_> {
             bias: self.bias,
             mem: self.mem,
             bounds: None,
+            languages: &crate::rust::LANGUAGES,
         }
     }
 
@@ -355,6 +356,7 @@ impl Env<'_> {
                         bias: self.bias,
                         mem: self.mem,
                         bounds: None,
+                        languages: &crate::rust::LANGUAGES,
                     };
                     let bytes = renderer.member_bytes(m, &r, &place).map_err(Error::Eval)?;
                     return Ok(Some(EVal {

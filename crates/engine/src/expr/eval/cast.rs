@@ -155,6 +155,7 @@ impl Env<'_> {
                 bias: self.bias,
                 mem: self.mem,
                 bounds: Some(&|e| self.eval_bound(e)),
+                languages: &crate::rust::LANGUAGES,
             };
             return renderer.render("", t, place, dim).0.rendered;
         }
