@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use symbols::{Binary, Line, LoadBias, SourceMap};
+use symbols::{Binary, Line, LoadBias, RuntimeAddr, SourceMap};
 use tracer::{Event, Pid, Tid, Tracer, TracerHandle};
 
 use crate::breakpoints::{
@@ -403,7 +403,7 @@ impl Session {
         if let Some(hook) = hook {
             let hook_core = core.clone();
             let planted = handle.call(move |t: &mut Tracer| {
-                let ok = t.insert_breakpoint(tracer::RuntimeAddr(hook)).is_ok();
+                let ok = t.insert_breakpoint(RuntimeAddr(hook)).is_ok();
                 if ok {
                     lock(&hook_core).dl_hook = Some(hook);
                 }
@@ -609,7 +609,7 @@ impl Session {
                     };
                     let ra = caller.frame.pc.0;
                     plan.temp = Some((ra, Some(cfa)));
-                    t.insert_breakpoint(tracer::RuntimeAddr(ra))?;
+                    t.insert_breakpoint(RuntimeAddr(ra))?;
                     c.step = Some(plan);
                     c.last_stop = None;
                     t.resume()?;

@@ -45,7 +45,7 @@ impl Session {
                 moved: false,
                 addresses: vec![a],
             });
-            wanted.push((BpKey::Address(a), vec![a], None, None, None));
+            wanted.push((BpKey::Address(a), vec![RuntimeAddr(a)], None, None, None));
         }
         let ids = self.install(wanted, |k| matches!(k, BpKey::Address(_)))?;
         for (s, id) in statuses.iter_mut().zip(ids) {
@@ -110,7 +110,7 @@ impl Session {
                 }
             };
             status.verified = !addrs.is_empty();
-            status.addresses = addrs.clone();
+            status.addresses = addrs.iter().map(|a| a.0).collect();
             wanted.push((key, addrs, condition, hit, log));
             statuses.push(status);
         }
@@ -164,7 +164,7 @@ impl Session {
                 }
             };
             status.verified = !addrs.is_empty();
-            status.addresses = addrs.clone();
+            status.addresses = addrs.iter().map(|a| a.0).collect();
             wanted.push((
                 BpKey::Function(spec.name.clone()),
                 addrs,
@@ -226,7 +226,7 @@ impl Session {
 /// hit condition and log message.
 pub(super) type Wanted = (
     BpKey,
-    Vec<u64>,
+    Vec<RuntimeAddr>,
     Option<expr::Expr>,
     Option<HitCondition>,
     Option<Vec<LogPart>>,
@@ -250,7 +250,7 @@ pub(super) fn install_now(
     for id in old_ids {
         if let Some(bp) = c.bps.remove(&id) {
             for a in &bp.addrs {
-                let _ = t.remove_breakpoint(tracer::RuntimeAddr(*a));
+                let _ = t.remove_breakpoint(*a);
             }
             old.insert(bp.key.clone(), bp);
         }
@@ -269,9 +269,9 @@ pub(super) fn install_now(
         };
         let mut planted = Vec::new();
         for a in addrs {
-            match t.insert_breakpoint(tracer::RuntimeAddr(a)) {
+            match t.insert_breakpoint(a) {
                 Ok(()) => planted.push(a),
-                Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
+                Err(e) => tracing::warn!("planting a breakpoint at {a}: {e}"),
             }
         }
         c.bps.insert(
@@ -291,7 +291,7 @@ pub(super) fn install_now(
         );
         ids.push(id);
     }
-    let mut by_addr: HashMap<u64, Vec<BreakpointId>> = HashMap::new();
+    let mut by_addr: HashMap<RuntimeAddr, Vec<BreakpointId>> = HashMap::new();
     for bp in c.bps.values() {
         for a in &bp.addrs {
             by_addr.entry(*a).or_default().push(bp.id);

@@ -12,8 +12,9 @@ use crate::mem::TracerMemory;
 use crate::modules::Module;
 use crate::unwind::{self, FrameData};
 
-/// Where an expression is evaluated.
-pub(super) enum Place {
+/// Where an expression is evaluated (not to be confused with [`crate::values::Place`],
+/// where a value's bytes are).
+pub(super) enum EvalIn {
     /// A frame of the current stop.
     Frame(Box<FrameData>),
     /// No frame: the globals of the main executable named in the expression.
@@ -23,7 +24,7 @@ pub(super) enum Place {
 /// Runs `f` with the environment of `place` for evaluating `expr`.
 pub(super) fn with_env<R>(
     t: &mut Tracer,
-    place: &Place,
+    place: &EvalIn,
     expr: Option<&Expr>,
     enums: &Enumerators,
     f: impl FnOnce(&Env<'_>) -> Result<R>,
@@ -35,14 +36,14 @@ pub(super) fn with_env<R>(
 /// main executable first) that its own binary does not have.
 pub(super) fn with_env_seeing<R>(
     t: &mut Tracer,
-    place: &Place,
+    place: &EvalIn,
     modules: &[Arc<Module>],
     expr: Option<&Expr>,
     enums: &Enumerators,
     f: impl FnOnce(&Env<'_>) -> Result<R>,
 ) -> Result<R> {
     match place {
-        Place::Frame(data) => {
+        EvalIn::Frame(data) => {
             let module = data
                 .module
                 .clone()
@@ -72,7 +73,7 @@ pub(super) fn with_env_seeing<R>(
             };
             f(&env)
         }
-        Place::Globals(module) => {
+        EvalIn::Globals(module) => {
             let binary = module
                 .binary()
                 .ok_or_else(|| Error::Eval("no symbols for the program".into()))?;

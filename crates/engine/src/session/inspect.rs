@@ -8,13 +8,13 @@ impl Session {
     /// original bytes); fewer when the range runs into unmapped memory.
     pub fn read_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
         self.check_stopped()?;
-        Ok(self.handle.read_memory(tracer::RuntimeAddr(addr), len)?)
+        Ok(self.handle.read_memory(RuntimeAddr(addr), len)?)
     }
 
     /// Writes memory of the stopped process (value nodes read it again when expanded).
     pub fn write_memory(&self, addr: u64, data: Vec<u8>) -> Result<()> {
         self.check_stopped()?;
-        self.handle.write_memory(tracer::RuntimeAddr(addr), data)?;
+        self.handle.write_memory(RuntimeAddr(addr), data)?;
         Ok(())
     }
 
@@ -179,7 +179,7 @@ impl Session {
                 let v = env.eval(&rhs)?;
                 env.assignment(&place, &v)?
             };
-            t.write_memory(tracer::RuntimeAddr(addr), &bytes)?;
+            t.write_memory(RuntimeAddr(addr), &bytes)?;
             Ok(())
         })??;
         // Value nodes stay valid: their children are read from memory when asked for.
@@ -212,17 +212,21 @@ impl Session {
             };
             let in_frame = env::with_env_seeing(
                 t,
-                &env::Place::Frame(Box::new(data)),
+                &env::EvalIn::Frame(Box::new(data)),
                 &all,
                 Some(&parsed),
                 &enums,
                 render,
             );
             match (in_frame, fallback) {
-                (Err(Error::Eval(m)), Some(main)) if m.starts_with("no symbol") => {
-                    env::with_env(t, &env::Place::Globals(main), Some(&parsed), &enums, render)
-                        .map_err(|_| Error::Eval(m))
-                }
+                (Err(Error::Eval(m)), Some(main)) if m.starts_with("no symbol") => env::with_env(
+                    t,
+                    &env::EvalIn::Globals(main),
+                    Some(&parsed),
+                    &enums,
+                    render,
+                )
+                .map_err(|_| Error::Eval(m)),
                 (other, _) => other,
             }
         })??;

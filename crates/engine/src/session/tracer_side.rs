@@ -8,7 +8,7 @@ pub(super) struct Core {
     pub(super) pid: Pid,
     pub(super) modules: Modules,
     pub(super) bps: BTreeMap<BreakpointId, Bp>,
-    pub(super) by_addr: HashMap<u64, Vec<BreakpointId>>,
+    pub(super) by_addr: HashMap<RuntimeAddr, Vec<BreakpointId>>,
     pub(super) next_bp: u32,
     pub(super) step: Option<StepPlan>,
     /// After stepping a thread off a breakpoint it was not stopped by, continue.
@@ -131,7 +131,7 @@ impl Core {
     pub(super) fn clear_step(&mut self, t: &mut Tracer) {
         if let Some(plan) = self.step.take() {
             if let Some((addr, _)) = plan.temp {
-                let _ = t.remove_breakpoint(tracer::RuntimeAddr(addr));
+                let _ = t.remove_breakpoint(RuntimeAddr(addr));
             }
         }
     }
@@ -243,7 +243,7 @@ impl Core {
         let loaded: Vec<Arc<Module>> = self.modules.all().to_vec();
         self.plant_exceptions(t, &loaded);
         self.dl_hook = dl_debug_state(&self.modules, &info).filter(|&hook| {
-            t.insert_breakpoint(tracer::RuntimeAddr(hook))
+            t.insert_breakpoint(RuntimeAddr(hook))
                 .map_err(|e| tracing::warn!("cannot watch library loads at {hook:#x}: {e}"))
                 .is_ok()
         });
@@ -271,12 +271,12 @@ impl Core {
             }
             let found = resolve_in(&all, &bp.key, source_map);
             for a in &found.addrs {
-                match t.insert_breakpoint(tracer::RuntimeAddr(*a)) {
+                match t.insert_breakpoint(*a) {
                     Ok(()) => {
                         bp.addrs.push(*a);
                         by_addr.entry(*a).or_default().push(bp.id);
                     }
-                    Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
+                    Err(e) => tracing::warn!("planting a breakpoint at {a}: {e}"),
                 }
             }
             let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
@@ -289,7 +289,7 @@ impl Core {
                 file: found.file,
                 line: found.line,
                 moved: found.moved,
-                addresses: bp.addrs.clone(),
+                addresses: bp.addrs.iter().map(|a| a.0).collect(),
             }));
         }
         self.resume(t);
@@ -356,12 +356,12 @@ impl Core {
         for bp in bps.values_mut().filter(|b| b.addrs.is_empty()) {
             let found = resolve_in(new, &bp.key, source_map);
             for a in &found.addrs {
-                match t.insert_breakpoint(tracer::RuntimeAddr(*a)) {
+                match t.insert_breakpoint(*a) {
                     Ok(()) => {
                         bp.addrs.push(*a);
                         by_addr.entry(*a).or_default().push(bp.id);
                     }
-                    Err(e) => tracing::warn!("planting a breakpoint at {a:#x}: {e}"),
+                    Err(e) => tracing::warn!("planting a breakpoint at {a}: {e}"),
                 }
             }
             if !bp.addrs.is_empty() {
@@ -374,7 +374,7 @@ impl Core {
                     file: found.file,
                     line: found.line,
                     moved: found.moved,
-                    addresses: bp.addrs.clone(),
+                    addresses: bp.addrs.iter().map(|a| a.0).collect(),
                 }));
             }
         }
@@ -383,7 +383,7 @@ impl Core {
     /// Counts the hit on every user breakpoint at `addr` and returns those that stop.
     pub(super) fn user_hits(&mut self, t: &mut Tracer, tid: Tid, addr: u64) -> Vec<BreakpointId> {
         let mut stop_ids = Vec::new();
-        let Some(ids) = self.by_addr.get(&addr) else {
+        let Some(ids) = self.by_addr.get(&RuntimeAddr(addr)) else {
             return stop_ids;
         };
         let Core {
@@ -443,7 +443,7 @@ pub(super) struct LineMemo {
 /// Where a breakpoint resolved in some modules.
 #[derive(Default)]
 pub(super) struct Resolution {
-    pub(super) addrs: Vec<u64>,
+    pub(super) addrs: Vec<RuntimeAddr>,
     pub(super) file: Option<PathBuf>,
     pub(super) line: Option<Line>,
     pub(super) moved: bool,
@@ -502,7 +502,7 @@ pub(super) fn resolve_in_with(
                         out.file = res.locations.first().map(|l| l.file.clone());
                     }
                     out.addrs
-                        .extend(res.locations.iter().map(|l| m.to_runtime(l.addr)));
+                        .extend(res.locations.iter().map(|l| m.bias.to_runtime(l.addr)));
                 }
             }
             BpKey::Address(_) => {}
@@ -516,7 +516,7 @@ pub(super) fn resolve_in_with(
                 };
                 for f in found.unwrap_or_default() {
                     for a in f.breakpoint_addrs() {
-                        out.addrs.push(m.to_runtime(a));
+                        out.addrs.push(m.bias.to_runtime(a));
                         if out.line.is_none() {
                             if let Ok(Some(loc)) = b.frame_location_for_addr(a) {
                                 out.file = Some(loc.file);
@@ -573,7 +573,7 @@ pub(super) fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
         .condition
         .as_ref()
         .filter(|_| *jit && bp.enabled && bp.hit_condition.is_none() && bp.log.is_none());
-    for &addr in &bp.addrs {
+    for &RuntimeAddr(addr) in &bp.addrs {
         if let Some(cond) = cond {
             let site = modules
                 .find(addr)
