@@ -38,7 +38,9 @@ mod parse;
 pub use ast::{BinOp, Expr, IntTy, TypeName, UnOp};
 use ast::{INT, LONG, ULONG};
 use eval::*;
-pub(crate) use eval::{is_parameter, ETy, EVal, Enumerators, Env, Loc};
+pub(crate) use eval::{
+    is_parameter, ETy, EVal, Enumerators, Env, GlobalFinder, Loc, ModuleGlobals,
+};
 pub(crate) use lower::{is_comparison, lower_condition, Checked, Node, Slot};
 pub use parse::parse;
 

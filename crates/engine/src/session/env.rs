@@ -69,7 +69,7 @@ pub(super) fn with_env_seeing<R>(
                 inline_index: data.inline_index,
                 enums: module.main.then_some(enums),
                 entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
-                modules: Some(modules),
+                modules: Some(&modules),
             };
             f(&env)
         }

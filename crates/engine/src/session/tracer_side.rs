@@ -574,14 +574,15 @@ pub(super) fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
         .as_ref()
         .filter(|_| *jit && bp.enabled && bp.hit_condition.is_none() && bp.log.is_none());
     for &RuntimeAddr(addr) in &bp.addrs {
+        let module = modules.find(addr);
         if let Some(cond) = cond {
-            let site = modules
-                .find(addr)
-                .and_then(|m| Some((m.clone(), m.binary()?.clone())))
-                .map(|(m, b)| hit_site(&m, &b, addr, &mut bp.scopes));
+            let site = module.as_ref().and_then(|m| {
+                let b = m.binary()?.clone();
+                Some((m, hit_site(m, &b, addr, &mut bp.scopes)))
+            });
             let outcome = match site {
-                Some(Ok(site)) => crate::jit::accelerate(t, modules, enums, &site, addr, cond),
-                Some(Err(e)) => Err(e.to_string()),
+                Some((m, Ok(site))) => crate::jit::accelerate(t, &**m, enums, &site, addr, cond),
+                Some((_, Err(e))) => Err(e.to_string()),
                 None => Err("no symbols at the site".into()),
             };
             match outcome {
@@ -602,7 +603,11 @@ pub(super) fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
         }
         // Every hit that resumes runs a copy of the site's instruction instead of
         // stepping over the int3.
-        match crate::jit::place_step_over(t, modules, addr) {
+        let placed = match &module {
+            Some(m) => crate::jit::place_step_over(t, &**m, addr),
+            None => Err("no module at the site".into()),
+        };
+        match placed {
             Ok(_) => tracing::debug!(addr, "breakpoint {id}: hits resume through a copy"),
             Err(why) => tracing::debug!(addr, "breakpoint {id}: stepped over after hits: {why}"),
         }
@@ -644,6 +649,7 @@ pub(super) fn with_frame0<R>(
         mem: &mem,
         cell: std::cell::OnceCell::new(),
     };
+    let all = modules.all();
     let env = Env {
         binary,
         bias: module.bias,
@@ -655,7 +661,7 @@ pub(super) fn with_frame0<R>(
         inline_index: site.inline_index,
         enums: module.main.then_some(enums),
         entry_regs: Some(&entry),
-        modules: Some(modules.all()),
+        modules: Some(&all),
     };
     f(&env)
 }

@@ -2,6 +2,7 @@
 //! operator families live in the submodules.
 
 use super::*;
+use crate::system::is_system;
 
 mod access;
 mod arith;
@@ -74,8 +75,21 @@ pub(crate) struct Env<'a> {
     pub entry_regs: Option<&'a dyn symbols::RegisterReader>,
     /// Every module of the process, for the globals of the other modules (`None`: this
     /// binary's only).
-    pub modules: Option<&'a [Arc<crate::modules::Module>]>,
+    pub modules: Option<&'a dyn ModuleGlobals>,
 }
+
+/// The process's modules as names see them, main executable first: passed in (the
+/// module map implements it) so that expressions do not depend on the module map, which
+/// depends on them through the code it places for conditions.
+pub(crate) trait ModuleGlobals {
+    /// Calls `f` with each module's path, load bias and symbols (modules without symbols
+    /// are left out) until it returns `Some`, and returns that.
+    fn find_map(&self, f: &mut GlobalFinder<'_>) -> Option<Result<EVal>>;
+}
+
+/// What [`ModuleGlobals::find_map`] calls for each module: its path, load bias and symbols.
+pub(crate) type GlobalFinder<'f> =
+    dyn FnMut(&std::path::Path, LoadBias, &Arc<Binary>) -> Option<Result<EVal>> + 'f;
 
 /// The enumerators of every enum type of a binary, collected on first use.
 #[derive(Debug)]
@@ -306,7 +320,7 @@ impl Env<'_> {
         // then those of the other modules, the main executable first. A system
         // library's DWARF (libc's separate debug file) is not searched: reading all of
         // it for one name would stall the hit.
-        if !crate::modules::is_system(self.binary.path()) {
+        if !is_system(self.binary.path()) {
             if let Some(var) = self.binary.globals_named(name).first() {
                 return self.variable_value(var);
             }
@@ -348,45 +362,58 @@ impl Env<'_> {
         let Some(modules) = self.modules else {
             return Ok(None);
         };
-        for m in modules {
-            if crate::modules::is_system(&m.path) {
-                continue;
-            }
-            let Some(binary) = m.binary() else { continue };
-            if Arc::ptr_eq(binary, self.binary) {
-                continue;
-            }
-            let found = binary.globals_named(name);
-            let Some(var) = found.first() else { continue };
-            let scope = Scope::default();
-            let there = Env {
-                binary,
-                bias: m.bias,
-                mem: self.mem,
-                regs: self.regs,
-                pc: 0,
-                cfa: None,
-                scope: &scope,
-                inline_index: 0,
-                enums: None,
-                entry_regs: None,
-                modules: None,
-            };
-            let v = there.variable_value(var)?;
-            let ty = match there.shape(&v.ty)? {
-                Shape::Int(t) => ETy::Int(t),
-                Shape::Float(8) => ETy::Double,
-                _ => {
-                    return Self::err(format!(
-                        "'{name}' is a global of {}: only its integer and double globals \
-                         can be read from here",
-                        m.name()
-                    ))
+        modules
+            .find_map(&mut |path, bias, binary| {
+                if is_system(path) || Arc::ptr_eq(binary, self.binary) {
+                    return None;
                 }
-            };
-            return Ok(Some(EVal { ty, loc: v.loc }));
-        }
-        Ok(None)
+                let found = binary.globals_named(name);
+                let var = found.first()?;
+                Some(self.foreign_global(name, path, bias, binary, var))
+            })
+            .transpose()
+    }
+
+    /// The value of `var`, a global of another module's `binary`, as a plain integer or
+    /// double.
+    fn foreign_global(
+        &self,
+        name: &str,
+        path: &std::path::Path,
+        bias: LoadBias,
+        binary: &Arc<Binary>,
+        var: &Variable,
+    ) -> Result<EVal> {
+        let scope = Scope::default();
+        let there = Env {
+            binary,
+            bias,
+            mem: self.mem,
+            regs: self.regs,
+            pc: 0,
+            cfa: None,
+            scope: &scope,
+            inline_index: 0,
+            enums: None,
+            entry_regs: None,
+            modules: None,
+        };
+        let v = there.variable_value(var)?;
+        let ty = match there.shape(&v.ty)? {
+            Shape::Int(t) => ETy::Int(t),
+            Shape::Float(8) => ETy::Double,
+            _ => {
+                let module = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                return Self::err(format!(
+                    "'{name}' is a global of {module}: only its integer and double globals \
+                     can be read from here"
+                ));
+            }
+        };
+        Ok(EVal { ty, loc: v.loc })
     }
 
     pub(crate) fn variable_value(&self, var: &Variable) -> Result<EVal> {
