@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use symbols::{Line, Scope};
+use symbols::{Line, RuntimeAddr, Scope};
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
@@ -161,7 +161,7 @@ pub(crate) enum BpKey {
 pub(crate) struct Bp {
     pub id: BreakpointId,
     pub key: BpKey,
-    pub addrs: Vec<u64>,
+    pub addrs: Vec<RuntimeAddr>,
     pub condition: Option<Expr>,
     pub hit_condition: Option<HitCondition>,
     pub log: Option<Vec<LogPart>>,

@@ -45,13 +45,16 @@ use iced_x86::code_asm::{
     rdi, rdx, rsi, rsp, word_ptr, AsmMemoryOperand, AsmRegister64, CodeAssembler, CodeLabel,
 };
 use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, FlowControl, Instruction};
-use symbols::CfaRule;
+use std::sync::Arc;
+
+use symbols::{Binary, CfaRule, FileAddr, LoadBias};
+
+use targets::BranchTargets;
 
 use crate::breakpoints::HitSite;
 use crate::expr::{
     is_comparison, lower_condition, BinOp, Checked, Enumerators, Expr, IntTy, Node, Slot,
 };
-use crate::modules::Modules;
 use tracer::{PatchSpec, RuntimeAddr, Tracer};
 
 /// Bytes below rsp a leaf function may use without moving rsp (System V red zone).
@@ -60,6 +63,32 @@ const RED_ZONE: i32 = 128;
 const SAVED: i32 = 5 * 8;
 /// Longest function decoded to look for branch targets.
 const MAX_FUNCTION: u64 = 1 << 20;
+
+/// The module a site is in, as placing code needs it: passed in by the caller (the
+/// module map implements it), so this module does not depend on the module map, which
+/// keeps this module's caches ([`BranchTargets`], [`PlacementCache`]) per module.
+pub(crate) trait SiteModule {
+    /// The module's symbols, when its file could be read.
+    fn binary(&self) -> Option<&Arc<Binary>>;
+    /// Where the module is loaded relative to where it was linked.
+    fn bias(&self) -> LoadBias;
+    /// Whether it is the main executable.
+    fn is_main(&self) -> bool;
+    /// Every address the module's code may jump to (scanned on first use).
+    fn branch_targets(&self) -> Arc<BranchTargets>;
+    /// The code placed for the module's sites.
+    fn placements(&self) -> &PlacementCache;
+
+    /// The file address of a runtime address in this module.
+    fn to_file(&self, addr: u64) -> FileAddr {
+        self.bias().to_file(RuntimeAddr(addr))
+    }
+
+    /// The runtime address of a file address in this module.
+    fn to_runtime(&self, addr: FileAddr) -> u64 {
+        self.bias().to_runtime(addr).0
+    }
+}
 
 /// Why a site keeps its int3.
 pub(crate) type Refusal = String;
@@ -72,13 +101,12 @@ const SLACK: usize = 64;
 /// inserted; on a refusal it simply stays an int3.
 pub(crate) fn accelerate(
     t: &mut Tracer,
-    modules: &Modules,
+    module: &dyn SiteModule,
     enums: &Enumerators,
     site: &HitSite,
     addr: u64,
     cond: &Expr,
 ) -> Result<bool, Refusal> {
-    let module = modules.find(addr).ok_or("no module at the site")?;
     let binary = module.binary().ok_or("no symbols at the site")?;
     let file_pc = module.to_file(addr);
     let cfa = Cfa::from_rule(
@@ -88,26 +116,26 @@ pub(crate) fn accelerate(
             .ok_or("no unwind information at the site")?
             .cfa,
     )?;
-    let ranges = check_function(&module, binary, file_pc)?;
+    let ranges = check_function(module, binary, file_pc)?;
     let node = lower_condition(
         binary,
-        module.bias,
+        module.bias(),
         addr,
         &site.scope,
         // The frame the int3 path evaluates in: the innermost inlined call at the site
         // (its variables' locations are the physical frame's registers and CFA).
         site.inline_index,
-        module.main.then_some(enums),
+        module.is_main().then_some(enums),
         cond,
     )
     .ok_or("the condition needs the debugger")?;
-    let displaced = site_code(t, &module, &ranges, addr, tracer::JUMP_LEN)?;
-    check_targets(t, &module, &ranges, addr, displaced.len)?;
+    let displaced = site_code(t, module, &ranges, addr, tracer::JUMP_LEN)?;
+    check_targets(t, module, &ranges, addr, displaced.len)?;
     let placed = Placed::Condition {
         node: node.clone(),
         cfa: (cfa.register, cfa.offset),
     };
-    let placed = place(t, &module, placed, addr, &displaced, |at| {
+    let placed = place(t, module, placed, addr, &displaced, |at| {
         assemble(&node, cfa, addr, &displaced, at)
     })?;
     tracing::debug!(
@@ -124,7 +152,7 @@ pub(crate) fn accelerate(
 /// function has unknown targets, and none of its ranges has exception landing pads
 /// (a landing pad is entered by the unwinder, from no branch).
 fn check_function(
-    module: &crate::modules::Module,
+    module: &dyn SiteModule,
     binary: &symbols::Binary,
     file_pc: symbols::FileAddr,
 ) -> Result<Vec<(u64, u64)>, Refusal> {
@@ -166,7 +194,7 @@ fn check_function(
 /// (decoded again from its own start, in case no symbol starts the range).
 fn check_targets(
     t: &Tracer,
-    module: &crate::modules::Module,
+    module: &dyn SiteModule,
     ranges: &[(u64, u64)],
     addr: u64,
     len: usize,
@@ -257,7 +285,7 @@ impl PlacementCache {
 /// reinstalls the code placed before for the same thing over the same bytes.
 fn place(
     t: &mut Tracer,
-    module: &crate::modules::Module,
+    module: &dyn SiteModule,
     placed: Placed,
     addr: u64,
     displaced: &Displaced,
@@ -300,10 +328,9 @@ fn place(
 /// window where other threads could pass the site unseen.
 pub(crate) fn place_step_over(
     t: &mut Tracer,
-    modules: &Modules,
+    module: &dyn SiteModule,
     addr: u64,
 ) -> Result<bool, Refusal> {
-    let module = modules.find(addr).ok_or("no module at the site")?;
     let binary = module.binary().ok_or("no symbols at the site")?;
     if binary.has_landing_pads(module.to_file(addr)) {
         return Err("the function has exception landing pads".into());
@@ -319,8 +346,8 @@ pub(crate) fn place_step_over(
         .iter()
         .map(|r| (r.start.0, r.end.0))
         .collect();
-    let displaced = site_code(t, &module, &ranges, addr, 1)?;
-    place(t, &module, Placed::Copy, addr, &displaced, |at| {
+    let displaced = site_code(t, module, &ranges, addr, 1)?;
+    place(t, module, Placed::Copy, addr, &displaced, |at| {
         assemble_copy(addr, &displaced, at)
     })
 }
@@ -330,7 +357,7 @@ pub(crate) fn place_step_over(
 /// the function range `addr` is in, at least `min_len` bytes of them.
 fn site_code(
     t: &Tracer,
-    module: &crate::modules::Module,
+    module: &dyn SiteModule,
     ranges: &[(u64, u64)],
     addr: u64,
     min_len: usize,

@@ -65,6 +65,7 @@ mod retval;
 mod rust;
 pub mod session;
 pub mod signals;
+mod system;
 pub mod unwind;
 pub mod values;
 pub mod watch;

@@ -11,7 +11,7 @@ impl MemoryReader for TracerMemory<'_> {
     fn read(&self, addr: RuntimeAddr, buf: &mut [u8]) -> std::io::Result<()> {
         let mut done = 0;
         while done < buf.len() {
-            let at = tracer::RuntimeAddr(addr.0.wrapping_add(done as u64));
+            let at = addr + done as u64;
             match self.0.read_memory(at, &mut buf[done..]) {
                 Ok(0) | Err(_) => {
                     return Err(std::io::Error::new(

@@ -341,11 +341,32 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Libraries of the system (libc, ld.so, libstdc++): searched last when a breakpoint is
-/// set, and for functions by ELF symbol only, so a breakpoint in the user's code does not
-/// open libc's DWARF; front-ends show them as not the user's code.
-pub fn is_system(path: &Path) -> bool {
-    ["/usr/lib", "/lib", "/usr/lib64", "/lib64"]
-        .iter()
-        .any(|p| path.starts_with(p))
+pub use crate::system::is_system;
+
+impl crate::expr::ModuleGlobals for &[Arc<Module>] {
+    fn find_map(
+        &self,
+        f: &mut crate::expr::GlobalFinder<'_>,
+    ) -> Option<crate::Result<crate::expr::EVal>> {
+        self.iter()
+            .find_map(|m| m.binary().and_then(|b| f(&m.path, m.bias, b)))
+    }
+}
+
+impl crate::jit::SiteModule for Module {
+    fn binary(&self) -> Option<&Arc<Binary>> {
+        Module::binary(self)
+    }
+    fn bias(&self) -> LoadBias {
+        self.bias
+    }
+    fn is_main(&self) -> bool {
+        self.main
+    }
+    fn branch_targets(&self) -> Arc<BranchTargets> {
+        Module::branch_targets(self)
+    }
+    fn placements(&self) -> &PlacementCache {
+        Module::placements(self)
+    }
 }

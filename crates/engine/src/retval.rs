@@ -172,6 +172,7 @@ pub(crate) fn render(
         bias,
         mem,
         bounds: None,
+        languages: &crate::rust::LANGUAGES,
     };
     let (mut value, _) = renderer.render(name, ty, place, 0);
     // The value is a snapshot of registers: it has no children to page through.

@@ -211,7 +211,7 @@ pub fn read_pieces(
                     )));
                 }
                 let mut buf = vec![0; want];
-                let at = RuntimeAddr(addr.0.wrapping_add(skip as u64));
+                let at = *addr + skip as u64;
                 memory.read(at, &mut buf).map_err(|_| Error::Memory {
                     addr: at.0,
                     len: want,

@@ -39,7 +39,7 @@ pub mod unwind;
 /// Scopes and variables at a pc.
 pub mod vars;
 
-pub use addr::{Column, FileAddr, Line, LoadBias, RuntimeAddr};
+pub use self::addr::{Column, FileAddr, Line, LoadBias, RuntimeAddr};
 pub use binary::{Binary, BinaryInfo, OpenOptions, SectionStorage};
 pub use callsites::CallSite;
 pub use error::{Error, Result};

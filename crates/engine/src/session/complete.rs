@@ -8,7 +8,7 @@ use std::sync::Arc;
 use symbols::{SymbolKind, TypeKind};
 use tracer::Tracer;
 
-use super::env::{with_env, Place};
+use super::env::{with_env, EvalIn};
 use super::{is_system, lock, Session};
 use crate::error::{Error, Result};
 use crate::expr::{self, ETy};
@@ -105,8 +105,8 @@ impl Session {
     fn completions_inner(&self, frame: Option<FrameId>, prefix: &str) -> Result<Vec<Completion>> {
         self.check_stopped()?;
         let place = match frame {
-            Some(f) => Place::Frame(Box::new(self.frame(f)?)),
-            None => Place::Globals(
+            Some(f) => EvalIn::Frame(Box::new(self.frame(f)?)),
+            None => EvalIn::Globals(
                 lock(&self.core)
                     .modules
                     .main()

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use tracer::debugregs::DR6_SINGLE_STEP;
-use tracer::{DebugRegisters, HwAccess, HwSlot, Tid, Tracer};
+use tracer::{DebugRegisters, HwAccess, HwSlot, RuntimeAddr, Tid, Tracer};
 
-use super::env::{with_env, Place};
+use super::env::{with_env, EvalIn};
 use super::{eval_condition, lock, Core, Session, SessionEvent, StopCause};
 use crate::breakpoints::{BreakpointStatus, HitCondition, HitSite};
 use crate::error::{Error, Result};
@@ -69,7 +69,7 @@ struct Wanted {
 
 fn read_value(t: &Tracer, addr: u64, size: u64) -> Option<Vec<u8>> {
     let mut buf = vec![0u8; usize::try_from(size).ok()?];
-    match t.read_memory(tracer::RuntimeAddr(addr), &mut buf) {
+    match t.read_memory(RuntimeAddr(addr), &mut buf) {
         Ok(n) if n == buf.len() => Some(buf),
         _ => None,
     }
@@ -99,6 +99,7 @@ fn render(t: &Tracer, label: Option<&WatchLabel>, bytes: &[u8]) -> String {
                 bias: *bias,
                 mem: &mem,
                 bounds: None,
+                languages: &crate::rust::LANGUAGES,
             };
             let place = crate::values::Place::Bytes(Arc::from(bytes), 0);
             r.render("", *ty, place, 0).0.rendered
@@ -231,8 +232,8 @@ impl Session {
         let parsed = expr::parse(expression, &self.is_type_fn())?;
         let name = expression.trim().to_string();
         let place = match frame {
-            Some(f) => Place::Frame(Box::new(self.frame(f)?)),
-            None => Place::Globals(
+            Some(f) => EvalIn::Frame(Box::new(self.frame(f)?)),
+            None => EvalIn::Globals(
                 lock(&self.core)
                     .modules
                     .main()

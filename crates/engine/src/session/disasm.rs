@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tracer::Tracer;
+use tracer::{RuntimeAddr, Tracer};
 
 use super::{lock, Session};
 use crate::disasm::{decode, Decoded, Instruction, MAX_INSN};
@@ -23,10 +23,7 @@ fn read_available(t: &Tracer, addr: u64, len: usize) -> Vec<u8> {
     let mut buf = vec![0u8; len];
     let mut got = 0;
     while got < len {
-        match t.read_memory(
-            tracer::RuntimeAddr(addr.wrapping_add(got as u64)),
-            &mut buf[got..],
-        ) {
+        match t.read_memory(RuntimeAddr(addr.wrapping_add(got as u64)), &mut buf[got..]) {
             Ok(0) | Err(_) => break,
             Ok(n) => got += n,
         }

@@ -12,8 +12,9 @@ use crate::mem::TracerMemory;
 use crate::modules::Module;
 use crate::unwind::{self, FrameData};
 
-/// Where an expression is evaluated.
-pub(super) enum Place {
+/// Where an expression is evaluated (not to be confused with [`crate::values::Place`],
+/// where a value's bytes are).
+pub(super) enum EvalIn {
     /// A frame of the current stop.
     Frame(Box<FrameData>),
     /// No frame: the globals of the main executable named in the expression.
@@ -23,7 +24,7 @@ pub(super) enum Place {
 /// Runs `f` with the environment of `place` for evaluating `expr`.
 pub(super) fn with_env<R>(
     t: &mut Tracer,
-    place: &Place,
+    place: &EvalIn,
     expr: Option<&Expr>,
     enums: &Enumerators,
     f: impl FnOnce(&Env<'_>) -> Result<R>,
@@ -35,14 +36,14 @@ pub(super) fn with_env<R>(
 /// main executable first) that its own binary does not have.
 pub(super) fn with_env_seeing<R>(
     t: &mut Tracer,
-    place: &Place,
+    place: &EvalIn,
     modules: &[Arc<Module>],
     expr: Option<&Expr>,
     enums: &Enumerators,
     f: impl FnOnce(&Env<'_>) -> Result<R>,
 ) -> Result<R> {
     match place {
-        Place::Frame(data) => {
+        EvalIn::Frame(data) => {
             let module = data
                 .module
                 .clone()
@@ -68,11 +69,11 @@ pub(super) fn with_env_seeing<R>(
                 inline_index: data.inline_index,
                 enums: module.main.then_some(enums),
                 entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
-                modules: Some(modules),
+                modules: Some(&modules),
             };
             f(&env)
         }
-        Place::Globals(module) => {
+        EvalIn::Globals(module) => {
             let binary = module
                 .binary()
                 .ok_or_else(|| Error::Eval("no symbols for the program".into()))?;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tracer::{Tid, Tracer};
+use tracer::{RuntimeAddr, Tid, Tracer};
 
 use super::{lock, Core, Session, StopCause};
 use crate::error::Result;
@@ -108,7 +108,7 @@ impl Core {
                 {
                     continue;
                 }
-                match t.insert_breakpoint(tracer::RuntimeAddr(a)) {
+                match t.insert_breakpoint(RuntimeAddr(a)) {
                     Ok(()) => self.exceptions.addrs.push((a, kind)),
                     Err(e) => tracing::warn!("planting an exception breakpoint at {a:#x}: {e}"),
                 }
@@ -201,7 +201,7 @@ fn begin_panic_message(
 
 fn read_u64(mem: &dyn symbols::MemoryReader, addr: u64) -> Option<u64> {
     let mut b = [0u8; 8];
-    mem.read(symbols::RuntimeAddr(addr), &mut b).ok()?;
+    mem.read(RuntimeAddr(addr), &mut b).ok()?;
     Some(u64::from_le_bytes(b))
 }
 
@@ -210,7 +210,7 @@ fn read_str(mem: &dyn symbols::MemoryReader, ptr: u64, len: u64) -> Option<Strin
         return None;
     }
     let mut b = vec![0u8; len as usize];
-    mem.read(symbols::RuntimeAddr(ptr), &mut b).ok()?;
+    mem.read(RuntimeAddr(ptr), &mut b).ok()?;
     Some(String::from_utf8_lossy(&b).into_owned())
 }
 
@@ -279,8 +279,7 @@ fn cpp_what(mem: &dyn symbols::MemoryReader, modules: &Modules, object: u64) -> 
     let text = read_str(mem, chars, length)?;
     // The text ends with the terminating NUL a COW string keeps.
     let mut nul = [0u8; 1];
-    mem.read(symbols::RuntimeAddr(chars + length), &mut nul)
-        .ok()?;
+    mem.read(RuntimeAddr(chars + length), &mut nul).ok()?;
     (nul[0] == 0 && !text.contains('\0')).then_some(text)
 }
 
@@ -351,11 +350,7 @@ fn template_text(mem: &dyn symbols::MemoryReader, template: u64) -> Option<Strin
     let mut bytes = vec![0u8; 512];
     // Read what is readable (the template may sit near the end of a mapping).
     let mut n = bytes.len();
-    while n > 0
-        && mem
-            .read(symbols::RuntimeAddr(template), &mut bytes[..n])
-            .is_err()
-    {
+    while n > 0 && mem.read(RuntimeAddr(template), &mut bytes[..n]).is_err() {
         n /= 2;
     }
     let bytes = &bytes[..n];
@@ -410,7 +405,7 @@ impl Session {
             .call(move |t: &mut Tracer| {
                 let mut c = lock(&core);
                 for (a, _) in std::mem::take(&mut c.exceptions.addrs) {
-                    let _ = t.remove_breakpoint(tracer::RuntimeAddr(a));
+                    let _ = t.remove_breakpoint(RuntimeAddr(a));
                 }
                 c.exceptions.wanted = wanted.clone();
                 let modules: Vec<Arc<Module>> = c.modules.all().to_vec();

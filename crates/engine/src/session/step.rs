@@ -5,7 +5,7 @@
 use symbols::{FileAddr, Line};
 use tracer::{Tid, Tracer};
 
-use super::{Core, ReturnValue, StepKind, StopCause, MAX_STEPS};
+use super::{Core, ReturnValue, RuntimeAddr, StepKind, StopCause, MAX_STEPS};
 use crate::mem::{read_u64, TracerMemory};
 use crate::modules::Module;
 use crate::retval::{self, ReturnRegs};
@@ -35,7 +35,7 @@ impl Core {
             return;
         };
         if let Some((addr, _)) = plan.temp.take() {
-            let _ = t.remove_breakpoint(tracer::RuntimeAddr(addr));
+            let _ = t.remove_breakpoint(RuntimeAddr(addr));
         }
         match plan.kind {
             StepKind::Out => {
@@ -128,7 +128,7 @@ impl Core {
         let Ok(pc) = t.regs(tid).map(|r| r.pc()) else {
             return false;
         };
-        if !self.by_addr.contains_key(&pc) {
+        if !self.by_addr.contains_key(&RuntimeAddr(pc)) {
             return false;
         }
         let ids = self.user_hits(t, tid, pc);
@@ -192,7 +192,7 @@ impl Core {
                             return;
                         }
                         plan.temp = Some((target, None));
-                        let _ = t.insert_breakpoint(tracer::RuntimeAddr(target));
+                        let _ = t.insert_breakpoint(RuntimeAddr(target));
                         self.resume(t);
                         return;
                     }
@@ -200,7 +200,7 @@ impl Core {
                         // Reached a function without debug information: finish it.
                         let ra = read_u64(&mem, sp).unwrap_or(0);
                         plan.temp = Some((ra, Some(sp + 8)));
-                        let _ = t.insert_breakpoint(tracer::RuntimeAddr(ra));
+                        let _ = t.insert_breakpoint(RuntimeAddr(ra));
                         self.resume(t);
                         return;
                     }
@@ -231,7 +231,7 @@ impl Core {
                         return;
                     }
                     plan.temp = Some((target, None));
-                    let _ = t.insert_breakpoint(tracer::RuntimeAddr(target));
+                    let _ = t.insert_breakpoint(RuntimeAddr(target));
                     self.resume(t);
                     return;
                 }
@@ -239,7 +239,7 @@ impl Core {
             // Step over the call: run to the return address in this frame.
             let ra = read_u64(&mem, sp).unwrap_or(0);
             plan.temp = Some((ra, Some(sp + 8)));
-            let _ = t.insert_breakpoint(tracer::RuntimeAddr(ra));
+            let _ = t.insert_breakpoint(RuntimeAddr(ra));
             self.resume(t);
             return;
         }

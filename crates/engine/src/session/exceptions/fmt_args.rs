@@ -359,6 +359,7 @@ impl ArgsText<'_> {
                     bias: m.bias,
                     mem: self.mem,
                     bounds: None,
+                    languages: &crate::rust::LANGUAGES,
                 };
                 if let Some((ptr, len)) = r.string_parts(ty, &Place::Memory(at)) {
                     if len > MAX_STR {

@@ -1,0 +1,730 @@
+//! Evaluation of an [`Expr`] in one frame: values, names, locations and loading; the
+//! operator families live in the submodules.
+
+use super::*;
+use crate::system::is_system;
+
+mod access;
+mod arith;
+mod cast;
+
+pub(in crate::expr) use arith::{common_int, int_val, promote, wrap};
+
+/// The type of an evaluated value: a DWARF type, or one the expression made up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ETy {
+    Dwarf(TypeRef),
+    /// An array type with its first `usize` dimensions already indexed.
+    SubArray(TypeRef, usize),
+    Int(IntTy),
+    Double,
+    Ptr(Box<ETy>),
+    Void,
+    /// A string literal's bytes.
+    Str,
+}
+
+/// Where a value is.
+#[derive(Clone, Debug)]
+pub(crate) enum Loc {
+    Mem(u64),
+    Val(Vec<u8>),
+}
+
+/// An evaluated value.
+#[derive(Clone, Debug)]
+pub(crate) struct EVal {
+    pub ty: ETy,
+    pub loc: Loc,
+}
+
+/// A type seen through typedefs: what operations can do with it.
+pub(in crate::expr) enum Shape {
+    Int(IntTy),
+    Float(u8),
+    Ptr(ETy),
+    Array { elem: ETy },
+    Composite { members: Vec<symbols::Member> },
+    Void,
+    Other,
+}
+
+/// A number after loading.
+#[derive(Clone, Copy, Debug)]
+pub(in crate::expr) enum Num {
+    I(i128, IntTy),
+    F(f64),
+    P(u64),
+}
+
+/// What an expression can see: one frame.
+pub(crate) struct Env<'a> {
+    pub binary: &'a Arc<Binary>,
+    pub bias: LoadBias,
+    pub mem: &'a dyn MemoryReader,
+    pub regs: &'a dyn symbols::RegisterReader,
+    pub pc: u64,
+    pub cfa: Option<u64>,
+    pub scope: &'a Scope,
+    /// Which (inlined) frame's locals are visible.
+    pub inline_index: u32,
+    /// Enumerator constants of the main executable (`RED` in `color == RED`).
+    pub enums: Option<&'a Enumerators>,
+    /// Registers on entry to the frame's function, from the caller's call site (for
+    /// `DW_OP_entry_value`).
+    pub entry_regs: Option<&'a dyn symbols::RegisterReader>,
+    /// Every module of the process, for the globals of the other modules (`None`: this
+    /// binary's only).
+    pub modules: Option<&'a dyn ModuleGlobals>,
+}
+
+/// The process's modules as names see them, main executable first: passed in (the
+/// module map implements it) so that expressions do not depend on the module map, which
+/// depends on them through the code it places for conditions.
+pub(crate) trait ModuleGlobals {
+    /// Calls `f` with each module's path, load bias and symbols (modules without symbols
+    /// are left out) until it returns `Some`, and returns that.
+    fn find_map(&self, f: &mut GlobalFinder<'_>) -> Option<Result<EVal>>;
+}
+
+/// What [`ModuleGlobals::find_map`] calls for each module: its path, load bias and symbols.
+pub(crate) type GlobalFinder<'f> =
+    dyn FnMut(&std::path::Path, LoadBias, &Arc<Binary>) -> Option<Result<EVal>> + 'f;
+
+/// The enumerators of every enum type of a binary, collected on first use.
+#[derive(Debug)]
+pub struct Enumerators {
+    binary: Arc<Binary>,
+    map: std::sync::OnceLock<std::collections::HashMap<String, (i128, TypeRef)>>,
+}
+
+impl Enumerators {
+    /// Enumerators of `binary`'s enum types (read lazily).
+    pub fn new(binary: Arc<Binary>) -> Enumerators {
+        Enumerators {
+            binary,
+            map: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The value and enum type of an enumerator.
+    pub(crate) fn get(&self, name: &str) -> Option<(i128, TypeRef)> {
+        self.map
+            .get_or_init(|| {
+                let mut map = std::collections::HashMap::new();
+                let index = self.binary.symbol_index();
+                let mut seen = std::collections::HashSet::new();
+                for e in index
+                    .entries()
+                    .filter(|e| e.kind == symbols::SymbolKind::Type)
+                {
+                    for t in self.binary.types_by_name(&e.name) {
+                        if !seen.insert(t) {
+                            continue;
+                        }
+                        let Ok(info) = self.binary.type_info(t) else {
+                            continue;
+                        };
+                        if let TypeKind::Enum { enumerators, .. } = info.kind {
+                            for (n, v) in enumerators {
+                                map.entry(n).or_insert((v, t));
+                            }
+                        }
+                    }
+                }
+                map
+            })
+            .get(name)
+            .copied()
+    }
+}
+
+impl Env<'_> {
+    pub(in crate::expr) fn err<T>(msg: impl Into<String>) -> Result<T> {
+        Err(Error::Eval(msg.into()))
+    }
+
+    pub(crate) fn eval(&self, e: &Expr) -> Result<EVal> {
+        self.eval_depth(e, 0)
+    }
+
+    pub(in crate::expr) fn eval_depth(&self, e: &Expr, depth: u32) -> Result<EVal> {
+        if depth > MAX_DEPTH {
+            return Self::err("expression nested too deeply");
+        }
+        let d = depth + 1;
+        match e {
+            Expr::Int(v, ty) => Ok(int_val(*v, *ty)),
+            Expr::Float(v) => Ok(EVal {
+                ty: ETy::Double,
+                loc: Loc::Val(v.to_le_bytes().to_vec()),
+            }),
+            Expr::Ident(name) => self.variable(name),
+            Expr::Register(name) => {
+                let (n, size) = dwarf_register(name)
+                    .ok_or_else(|| Error::Eval(format!("no register '${name}'")))?;
+                let v = self.regs.reg(n).ok_or_else(|| {
+                    Error::Eval(format!("register '${name}' is not available in this frame"))
+                })?;
+                let ty = if n == 16 {
+                    ETy::Ptr(Box::new(ETy::Void))
+                } else {
+                    ETy::Int(IntTy { size, signed: true })
+                };
+                Ok(EVal {
+                    ty,
+                    loc: Loc::Val(v.to_le_bytes()[..size as usize].to_vec()),
+                })
+            }
+            Expr::Member(base, name) => {
+                // `.` follows references, `Box` and pointers, as Rust's (and gdb's) does.
+                let b = self.auto_deref(self.eval_depth(base, d)?)?;
+                self.member(&b, name)
+            }
+            Expr::Arrow(base, name) => {
+                let b = self.eval_depth(base, d)?;
+                let target = self.deref(&b)?;
+                self.member(&target, name)
+            }
+            Expr::Index(base, index) => {
+                let mut b = self.eval_depth(base, d)?;
+                let i = self.eval_depth(index, d)?;
+                if let Some(found) = self.cpp_index(&b, &i)? {
+                    return Ok(found);
+                }
+                let Num::I(i, _) = self.load_num(&i)? else {
+                    return Self::err("array index is not an integer");
+                };
+                if self.is_foreign(&b.ty) {
+                    b = self.auto_deref(b)?;
+                    if let Some(seq) = self.sequence(&b)? {
+                        return self.element(&seq, i);
+                    }
+                }
+                let (elem, addr) = match self.shape(&b.ty)? {
+                    Shape::Array { elem, .. } => match b.loc {
+                        Loc::Mem(a) => (elem, a),
+                        Loc::Val(ref bytes) => {
+                            let size = self.size_of(&elem)?;
+                            let off = (i as u64).saturating_mul(size) as usize;
+                            let v = bytes
+                                .get(off..off.saturating_add(size as usize))
+                                .ok_or_else(|| Error::Eval("index out of range".into()))?;
+                            return Ok(EVal {
+                                ty: elem,
+                                loc: Loc::Val(v.to_vec()),
+                            });
+                        }
+                    },
+                    Shape::Ptr(elem) => (elem, le_u64(&self.bytes(&b)?)),
+                    _ => {
+                        return Self::err(
+                            "cannot subscript something that is not an array or pointer",
+                        )
+                    }
+                };
+                let size = self.size_of(&elem)?;
+                Ok(EVal {
+                    ty: elem,
+                    loc: Loc::Mem(addr.wrapping_add((i as u64).wrapping_mul(size))),
+                })
+            }
+            Expr::Unary(op, x) => {
+                let v = self.eval_depth(x, d)?;
+                match op {
+                    UnOp::Deref => self.deref(&v),
+                    UnOp::AddrOf => match v.loc {
+                        Loc::Mem(a) => Ok(EVal {
+                            ty: ETy::Ptr(Box::new(v.ty)),
+                            loc: Loc::Val(a.to_le_bytes().to_vec()),
+                        }),
+                        Loc::Val(_) => {
+                            Self::err("cannot take the address of a value that is not in memory")
+                        }
+                    },
+                    UnOp::Plus => Ok(self.num_val(promote(self.load_num(&v)?))),
+                    UnOp::Neg => Ok(self.num_val(match promote(self.load_num(&v)?) {
+                        Num::I(i, t) => Num::I(wrap(i.wrapping_neg(), t), t),
+                        Num::F(f) => Num::F(-f),
+                        Num::P(_) => return Self::err("cannot negate a pointer"),
+                    })),
+                    UnOp::Not => Ok(int_val(i128::from(!self.truthy(&v)?), INT)),
+                    UnOp::BitNot => match promote(self.load_num(&v)?) {
+                        Num::I(i, t) => Ok(self.num_val(Num::I(wrap(!i, t), t))),
+                        _ => Self::err("'~' needs an integer"),
+                    },
+                }
+            }
+            Expr::Binary(BinOp::And, a, b) => {
+                let r = self.truthy(&self.eval_depth(a, d)?)?
+                    && self.truthy(&self.eval_depth(b, d)?)?;
+                Ok(int_val(i128::from(r), INT))
+            }
+            Expr::Binary(BinOp::Or, a, b) => {
+                let r = self.truthy(&self.eval_depth(a, d)?)?
+                    || self.truthy(&self.eval_depth(b, d)?)?;
+                Ok(int_val(i128::from(r), INT))
+            }
+            Expr::Binary(op, a, b) => {
+                let a = self.eval_depth(a, d)?;
+                let b = self.eval_depth(b, d)?;
+                self.binary(*op, &a, &b)
+            }
+            Expr::Cast(t, x) => {
+                let v = self.eval_depth(x, d)?;
+                let ty = self.named_type(t)?;
+                self.cast(&v, ty)
+            }
+            Expr::SizeofExpr(x) => {
+                let v = self.eval_depth(x, d)?;
+                Ok(int_val(i128::from(self.size_of(&v.ty)?), ULONG))
+            }
+            Expr::SizeofType(t) => {
+                let ty = self.named_type(t)?;
+                Ok(int_val(i128::from(self.size_of(&ty)?), ULONG))
+            }
+            Expr::Str(text) => Ok(EVal {
+                ty: ETy::Str,
+                loc: Loc::Val(text.as_bytes().to_vec()),
+            }),
+            Expr::MethodCall(base, method) => {
+                let b = self.eval_depth(base, d)?;
+                self.method(&b, method)
+            }
+        }
+    }
+
+    /// Looks a name up: the frame's locals (innermost block first), then the unit's globals.
+    pub(crate) fn find_variable(&self, name: &str) -> Option<&Variable> {
+        self.scope
+            .locals
+            .iter()
+            .filter(|v| {
+                v.frame == self.inline_index && !v.shadowed && v.name.as_deref() == Some(name)
+            })
+            .max_by_key(|v| v.depth)
+            .or_else(|| {
+                self.scope
+                    .globals
+                    .iter()
+                    .find(|v| v.name.as_deref() == Some(name))
+            })
+    }
+
+    pub(in crate::expr) fn variable(&self, name: &str) -> Result<EVal> {
+        if let Some(var) = self.find_variable(name) {
+            return self.variable_value(var);
+        }
+        // As gdb: past the frame's locals and its unit's globals, the globals of every
+        // unit of the binary (external definitions first, then other units' statics),
+        // then those of the other modules, the main executable first. A system
+        // library's DWARF (libc's separate debug file) is not searched: reading all of
+        // it for one name would stall the hit.
+        if !is_system(self.binary.path()) {
+            if let Some(var) = self.binary.globals_named(name).first() {
+                return self.variable_value(var);
+            }
+        }
+        if let Some(v) = self.other_module_global(name)? {
+            return Ok(v);
+        }
+        if let Some((v, ty)) = self.enums.and_then(|e| e.get(name)) {
+            let size = self
+                .binary
+                .type_size(ty)
+                .ok()
+                .flatten()
+                .unwrap_or(4)
+                .min(16) as usize;
+            return Ok(EVal {
+                ty: ETy::Dwarf(ty),
+                loc: Loc::Val(v.to_le_bytes()[..size].to_vec()),
+            });
+        }
+        match name {
+            "true" | "false" => {
+                return Ok(int_val(
+                    i128::from(name == "true"),
+                    IntTy {
+                        size: 1,
+                        signed: false,
+                    },
+                ))
+            }
+            _ => {}
+        }
+        Self::err(format!("no symbol '{name}' in this scope"))
+    }
+
+    /// A global named `name` of another module, as a plain integer or double: its type
+    /// lives in that module's DWARF, which this environment's values cannot refer to.
+    pub(in crate::expr) fn other_module_global(&self, name: &str) -> Result<Option<EVal>> {
+        let Some(modules) = self.modules else {
+            return Ok(None);
+        };
+        modules
+            .find_map(&mut |path, bias, binary| {
+                if is_system(path) || Arc::ptr_eq(binary, self.binary) {
+                    return None;
+                }
+                let found = binary.globals_named(name);
+                let var = found.first()?;
+                Some(self.foreign_global(name, path, bias, binary, var))
+            })
+            .transpose()
+    }
+
+    /// The value of `var`, a global of another module's `binary`, as a plain integer or
+    /// double.
+    fn foreign_global(
+        &self,
+        name: &str,
+        path: &std::path::Path,
+        bias: LoadBias,
+        binary: &Arc<Binary>,
+        var: &Variable,
+    ) -> Result<EVal> {
+        let scope = Scope::default();
+        let there = Env {
+            binary,
+            bias,
+            mem: self.mem,
+            regs: self.regs,
+            pc: 0,
+            cfa: None,
+            scope: &scope,
+            inline_index: 0,
+            enums: None,
+            entry_regs: None,
+            modules: None,
+        };
+        let v = there.variable_value(var)?;
+        let ty = match there.shape(&v.ty)? {
+            Shape::Int(t) => ETy::Int(t),
+            Shape::Float(8) => ETy::Double,
+            _ => {
+                let module = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                return Self::err(format!(
+                    "'{name}' is a global of {module}: only its integer and double globals \
+                     can be read from here"
+                ));
+            }
+        };
+        Ok(EVal { ty, loc: v.loc })
+    }
+
+    pub(crate) fn variable_value(&self, var: &Variable) -> Result<EVal> {
+        let name = var.name.as_deref().unwrap_or("?");
+        let Some(ty) = var.ty else {
+            return Self::err(format!("'{name}' has no type"));
+        };
+        match &var.location {
+            VariableLocation::OptimizedOut => Self::err(format!("'{name}' is optimized out")),
+            VariableLocation::Const(bytes) => {
+                // Small constants come in the smallest form (DW_FORM_data1 for an int):
+                // widen them to the type's size, sign-extending signed types.
+                let mut bytes = bytes.clone();
+                let size = self.binary.type_size(ty).ok().flatten().unwrap_or(0) as usize;
+                if bytes.len() < size && size <= 16 {
+                    let signed = matches!(
+                        self.shape(&ETy::Dwarf(ty)),
+                        Ok(Shape::Int(IntTy { signed: true, .. }))
+                    );
+                    let fill = if signed && bytes.last().is_some_and(|b| b & 0x80 != 0) {
+                        0xff
+                    } else {
+                        0
+                    };
+                    bytes.resize(size, fill);
+                }
+                Ok(EVal {
+                    ty: ETy::Dwarf(ty),
+                    loc: Loc::Val(bytes),
+                })
+            }
+            VariableLocation::Expr(expr) => {
+                if let Some(a) = self.frame_slot(expr) {
+                    return Ok(EVal {
+                        ty: ETy::Dwarf(ty),
+                        loc: Loc::Mem(a),
+                    });
+                }
+                let pieces = self.ctx_pieces(expr).map_err(|e| match e {
+                    symbols::Error::OptimizedOut(_) => {
+                        Error::Eval(format!("'{name}' is optimized out"))
+                    }
+                    e => Error::Eval(format!("cannot locate the variable: {e}")),
+                })?;
+                if let [p] = pieces.as_slice() {
+                    if let symbols::PieceLocation::Memory(a) = p.location {
+                        if p.size_bits.is_none() && p.bit_offset.is_none() {
+                            return Ok(EVal {
+                                ty: ETy::Dwarf(ty),
+                                loc: Loc::Mem(a.0),
+                            });
+                        }
+                    }
+                }
+                if pieces
+                    .iter()
+                    .all(|p| matches!(p.location, symbols::PieceLocation::OptimizedOut))
+                {
+                    return Self::err(format!("'{name}' is optimized out"));
+                }
+                let size = self.binary.type_size(ty).ok().flatten().unwrap_or(8) as usize;
+                let bytes = read_pieces(&pieces, size, self.mem, self.regs)
+                    .map_err(|e| Error::Eval(format!("cannot read '{name}': {e}")))?;
+                Ok(EVal {
+                    ty: ETy::Dwarf(ty),
+                    loc: Loc::Val(bytes),
+                })
+            }
+        }
+    }
+
+    /// The value of a computed array bound (`DW_OP_fbreg -48; DW_OP_deref`).
+    pub(crate) fn eval_bound(&self, expr: &LocationExpr) -> Option<u64> {
+        let pieces = self.pieces(expr).ok()?;
+        match &pieces.first()?.location {
+            symbols::PieceLocation::Memory(a) => Some(a.0),
+            symbols::PieceLocation::Value(b) => Some(le_u64(b)),
+            symbols::PieceLocation::Register(r) => self.regs.reg(*r),
+            _ => None,
+        }
+    }
+
+    /// The address of a variable at `DW_OP_fbreg N` in a function whose frame base is
+    /// `DW_OP_call_frame_cfa` (what gcc emits at -O0), computed from the CFA without
+    /// running the expression evaluator: conditions read such variables on every hit.
+    pub(in crate::expr) fn frame_slot(&self, expr: &LocationExpr) -> Option<u64> {
+        const DW_OP_FBREG: u8 = 0x91;
+        const DW_OP_CALL_FRAME_CFA: u8 = 0x9c;
+        let (&op, operand) = expr.bytes().split_first()?;
+        if op != DW_OP_FBREG || self.scope.frame_base.as_ref()?.bytes() != [DW_OP_CALL_FRAME_CFA] {
+            return None;
+        }
+        let (offset, used) = read_sleb128(operand)?;
+        if used != operand.len() {
+            return None;
+        }
+        Some(self.cfa?.wrapping_add_signed(offset))
+    }
+
+    pub(in crate::expr) fn pieces(&self, expr: &LocationExpr) -> Result<Vec<symbols::Piece>> {
+        self.ctx_pieces(expr)
+            .map_err(|e| Error::Eval(format!("cannot locate the variable: {e}")))
+    }
+
+    pub(in crate::expr) fn ctx_pieces(
+        &self,
+        expr: &LocationExpr,
+    ) -> symbols::Result<Vec<symbols::Piece>> {
+        let ctx = EvalContext {
+            memory: self.mem,
+            registers: self.regs,
+            bias: self.bias,
+            pc: RuntimeAddr(self.pc),
+            frame_base: None,
+            cfa: self.cfa,
+            tls_base: None,
+            entry_registers: self.entry_regs,
+        };
+        self.binary
+            .evaluate_location(expr, self.scope.frame_base.as_ref(), &ctx)
+    }
+
+    pub(in crate::expr) fn shape(&self, ty: &ETy) -> Result<Shape> {
+        Ok(match ty {
+            ETy::Int(t) => Shape::Int(*t),
+            ETy::Double => Shape::Float(8),
+            ETy::Ptr(t) => Shape::Ptr((**t).clone()),
+            ETy::Void => Shape::Void,
+            ETy::Str => Shape::Other,
+            ETy::SubArray(t, dim) => {
+                let r = resolve(self.binary, *t).map_err(Error::Eval)?;
+                match r.kind {
+                    TypeKind::Array { element, dims } => self.array_shape(*t, *dim, element, &dims),
+                    _ => Shape::Other,
+                }
+            }
+            ETy::Dwarf(t) => {
+                let r = resolve(self.binary, *t).map_err(Error::Eval)?;
+                let size = r.size.unwrap_or(0) as u8;
+                match r.kind {
+                    TypeKind::Base(BaseEncoding::Float) => Shape::Float(size),
+                    TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar) => {
+                        Shape::Int(IntTy { size, signed: true })
+                    }
+                    TypeKind::Base(_) => Shape::Int(IntTy {
+                        size,
+                        signed: false,
+                    }),
+                    TypeKind::Enum { underlying, .. } => {
+                        let signed = underlying
+                            .and_then(|u| resolve(self.binary, u).ok())
+                            .is_some_and(|u| {
+                                matches!(
+                                    u.kind,
+                                    TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar)
+                                )
+                            });
+                        Shape::Int(IntTy { size, signed })
+                    }
+                    TypeKind::Pointer(target) | TypeKind::Reference { target, .. } => {
+                        Shape::Ptr(target.map_or(ETy::Void, ETy::Dwarf))
+                    }
+                    TypeKind::Array { element, dims } => self.array_shape(*t, 0, element, &dims),
+                    TypeKind::Composite { members, .. } => Shape::Composite { members },
+                    TypeKind::Unspecified => Shape::Void,
+                    _ => Shape::Other,
+                }
+            }
+        })
+    }
+
+    /// An array type seen from dimension `dim`: its elements are the next dimension.
+    pub(in crate::expr) fn array_shape(
+        &self,
+        t: TypeRef,
+        dim: usize,
+        element: Option<TypeRef>,
+        dims: &[symbols::ArrayDim],
+    ) -> Shape {
+        let elem = if dim + 1 < dims.len() {
+            ETy::SubArray(t, dim + 1)
+        } else {
+            element.map_or(ETy::Void, ETy::Dwarf)
+        };
+        Shape::Array { elem }
+    }
+
+    pub(crate) fn size_of(&self, ty: &ETy) -> Result<u64> {
+        match ty {
+            ETy::SubArray(t, dim) => {
+                let r = resolve(self.binary, *t).map_err(Error::Eval)?;
+                let TypeKind::Array { element, dims } = r.kind else {
+                    return Self::err("not an array");
+                };
+                let elem = element
+                    .and_then(|e| self.binary.type_size(e).ok().flatten())
+                    .unwrap_or(0);
+                Ok(dims.iter().skip(*dim).fold(elem, |acc, d| match d.count {
+                    ArrayBound::Count(n) => acc.saturating_mul(n),
+                    _ => acc,
+                }))
+            }
+            ETy::Int(t) => Ok(u64::from(t.size)),
+            ETy::Double | ETy::Ptr(_) => Ok(8),
+            ETy::Void => Ok(1),
+            ETy::Str => Ok(0),
+            ETy::Dwarf(t) => self
+                .binary
+                .type_size(*t)
+                .ok()
+                .flatten()
+                .ok_or_else(|| Error::Eval("the size of the type is unknown".into())),
+        }
+    }
+
+    pub(in crate::expr) fn bytes(&self, v: &EVal) -> Result<Vec<u8>> {
+        let size = self.size_of(&v.ty)?;
+        match &v.loc {
+            Loc::Val(b) => Ok(b.clone()),
+            Loc::Mem(a) => {
+                if size > 1 << 20 {
+                    return Self::err("the value is too large");
+                }
+                let mut buf = vec![0u8; size as usize];
+                self.mem
+                    .read(RuntimeAddr(*a), &mut buf)
+                    .map_err(|_| Error::Eval(format!("cannot access memory at address {a:#x}")))?;
+                Ok(buf)
+            }
+        }
+    }
+
+    pub(in crate::expr) fn load_num(&self, v: &EVal) -> Result<Num> {
+        match self.shape(&v.ty)? {
+            Shape::Int(t) => Ok(Num::I(int_value(&self.bytes(v)?, t.signed), t)),
+            Shape::Float(4) => {
+                let b = self.bytes(v)?;
+                let arr: [u8; 4] = b.get(..4).and_then(|s| s.try_into().ok()).unwrap_or([0; 4]);
+                Ok(Num::F(f64::from(f32::from_le_bytes(arr))))
+            }
+            Shape::Float(8) => {
+                let b = self.bytes(v)?;
+                let arr: [u8; 8] = b.get(..8).and_then(|s| s.try_into().ok()).unwrap_or([0; 8]);
+                Ok(Num::F(f64::from_le_bytes(arr)))
+            }
+            Shape::Float(_) => Self::err("long double is not supported in expressions yet"),
+            Shape::Ptr(_) => Ok(Num::P(le_u64(&self.bytes(v)?))),
+            Shape::Array { .. } => match v.loc {
+                Loc::Mem(a) => Ok(Num::P(a)),
+                Loc::Val(_) => Self::err("array is not in memory"),
+            },
+            Shape::Composite { .. } => Self::err("a struct or union is not a number"),
+            Shape::Void | Shape::Other => Self::err("the value has no number"),
+        }
+    }
+
+    pub(crate) fn truthy(&self, v: &EVal) -> Result<bool> {
+        Ok(match self.load_num(v)? {
+            Num::I(i, _) => i != 0,
+            Num::F(f) => f != 0.0,
+            Num::P(p) => p != 0,
+        })
+    }
+
+    pub(in crate::expr) fn num_val(&self, n: Num) -> EVal {
+        match n {
+            Num::I(i, t) => int_val(i, t),
+            Num::F(f) => EVal {
+                ty: ETy::Double,
+                loc: Loc::Val(f.to_le_bytes().to_vec()),
+            },
+            Num::P(p) => EVal {
+                ty: ETy::Ptr(Box::new(ETy::Void)),
+                loc: Loc::Val(p.to_le_bytes().to_vec()),
+            },
+        }
+    }
+}
+
+pub(crate) fn is_parameter(v: &Variable) -> bool {
+    v.kind == VariableKind::Parameter
+}
+
+/// Decodes a signed LEB128 number: the value and the bytes it took.
+pub(in crate::expr) fn read_sleb128(bytes: &[u8]) -> Option<(i64, usize)> {
+    let mut value: i64 = 0;
+    let mut shift = 0u32;
+    for (i, &b) in bytes.iter().enumerate() {
+        if shift >= 64 {
+            return None;
+        }
+        value |= i64::from(b & 0x7f) << shift;
+        shift += 7;
+        if b & 0x80 == 0 {
+            if shift < 64 && b & 0x40 != 0 {
+                value |= -1i64 << shift;
+            }
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    pub(in crate::expr) fn sleb128_decodes_frame_offsets() {
+        assert_eq!(super::read_sleb128(&[0x6c]), Some((-20, 1)));
+        assert_eq!(super::read_sleb128(&[0x08]), Some((8, 1)));
+        assert_eq!(super::read_sleb128(&[0xe8, 0x7e]), Some((-152, 2)));
+        assert_eq!(super::read_sleb128(&[0x80, 0x01]), Some((128, 2)));
+        assert_eq!(super::read_sleb128(&[0x80]), None);
+    }
+}

@@ -1,0 +1,75 @@
+//! Breakpoints: int3s reference-counted per address.
+
+use super::*;
+
+impl Tracer {
+    /// Inserts an int3 at `addr`, or counts one more user of an existing one.
+    pub fn insert_breakpoint(&mut self, addr: RuntimeAddr) -> Result<()> {
+        if self.is_running() {
+            return self.edit_text(|t| t.insert_breakpoint(addr))?;
+        }
+        // Another user of a patched site, or an int3 inside its bytes: every hit must
+        // trap again.
+        if let Some(site) = self.patch_covering(addr.0) {
+            self.deactivate_patch(site);
+        }
+        if let Some(bp) = self.breakpoints.get_mut(&addr.0) {
+            bp.refs += 1;
+            return Ok(());
+        }
+        let mut b = [0u8; 1];
+        self.read_raw(addr.0, &mut b)?;
+        self.write_raw(addr.0, &[INT3])?;
+        self.breakpoints.insert(
+            addr.0,
+            Breakpoint {
+                saved: b[0],
+                refs: 1,
+            },
+        );
+        Ok(())
+    }
+
+    /// Drops one user of the breakpoint at `addr`; the last one restores the byte.
+    pub fn remove_breakpoint(&mut self, addr: RuntimeAddr) -> Result<()> {
+        if self.is_running() {
+            return self.edit_text(|t| t.remove_breakpoint(addr))?;
+        }
+        let bp = self
+            .breakpoints
+            .get_mut(&addr.0)
+            .ok_or(Error::NoBreakpoint(addr))?;
+        bp.refs -= 1;
+        if bp.refs > 0 {
+            if bp.refs == 1 {
+                self.activate_patch(addr.0);
+            }
+            return Ok(());
+        }
+        let saved = bp.saved;
+        self.retire_trap(addr.0, addr.0);
+        if let Some(p) = self.patches.get(&addr.0) {
+            let active = p.active;
+            self.deactivate_patch(addr.0);
+            self.retire_patch(addr.0);
+            if active {
+                self.breakpoints.remove(&addr.0);
+                return self.write_raw(addr.0, &[saved]);
+            }
+        }
+        self.breakpoints.remove(&addr.0);
+        self.write_raw(addr.0, &[saved])?;
+        if let Some(site) = self.patch_covering(addr.0) {
+            self.activate_patch(site);
+        }
+        Ok(())
+    }
+
+    /// Addresses with an inserted breakpoint, and how many users each has.
+    pub fn breakpoints(&self) -> Vec<(RuntimeAddr, u32)> {
+        self.breakpoints
+            .iter()
+            .map(|(a, b)| (RuntimeAddr(*a), b.refs))
+            .collect()
+    }
+}
