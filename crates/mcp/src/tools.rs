@@ -82,9 +82,9 @@ pub fn list() -> Value {
                 "required": ["session", "expression"]})),
         tool("debug_output", "What the program wrote to stdout and stderr so far (and logpoint messages), the last 16 KiB.",
             json!({"type": "object", "properties": {"session": session}, "required": ["session"]})),
-        tool("debug_end", "End a session: a launched program is killed, an attached one detached and left running.",
+        tool("debug_end", "End a session: a launched program is killed, an attached one detached and left running. A session another view (an editor) started is only let go of.",
             json!({"type": "object", "properties": {"session": session}, "required": ["session"]})),
-        tool("debug_sessions", "The debug sessions of this server, with their state.",
+        tool("debug_sessions", "The debug sessions: this server's and those of other views of the same tandem (an editor's, when tandem mcp runs inside the workspace's tandem lsp), with their state; own is false for the others.",
             json!({"type": "object", "properties": {}})),
         tool("code_symbols", "Find functions, global variables and types by name in the workspace's binaries (debug information).",
             json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})),
@@ -217,14 +217,18 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
         }
         "debug_end" => {
             let id = a.session()?;
-            let state = host.end(id).map_err(|e| e.0)?;
-            Ok(with_session(id, state_json(&state)))
+            let (state, goes_on) = host.end(id).map_err(|e| e.0)?;
+            let mut out = with_session(id, state_json(&state));
+            if goes_on {
+                out["note"] = json!("another view started this session: it goes on there; this server removed its breakpoints and let go of it");
+            }
+            Ok(out)
         }
         "debug_sessions" => {
             let list: Vec<Value> = host
                 .sessions()
                 .iter()
-                .map(|s| json!({"session": s.id, "pid": s.pid, "program": s.program, "origin": s.origin, "state": s.state}))
+                .map(|s| json!({"session": s.id, "pid": s.pid, "program": s.program, "origin": s.origin, "state": s.state, "own": s.own}))
                 .collect();
             Ok(json!({"sessions": list}))
         }
