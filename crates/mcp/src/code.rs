@@ -83,7 +83,7 @@ impl Code {
             return Err(self.no_binaries());
         }
         let found =
-            lsp::features::workspace_symbol(&mut cx, query, &lsp::server::CancelToken::default())
+            lsp::features::workspace_symbol(&mut cx, query, &lsp::cancel::CancelToken::default())
                 .map_err(|e| e.message)?;
         let all = found.as_array().cloned().unwrap_or_default();
         let symbols: Vec<Value> = all
