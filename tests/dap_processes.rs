@@ -10,7 +10,6 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use support::dap::{self, dap_sample, line_of, sample_path, scratch_dir, stop_at, var, DapClient};
 
-
 #[test]
 fn stop_on_entry_args_env_and_cwd() {
     let mut c = DapClient::new();

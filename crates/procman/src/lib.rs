@@ -52,5 +52,7 @@ pub use debug::{
 };
 pub use error::{Error, Result};
 pub use hooks::{install_panic_hook, install_signal_hook};
-pub use listing::{format_table, list_processes, read_process, ProcessRow};
+pub use listing::{
+    format_table, list_processes, read_process, ContainerEntry, ProcessEntry, ProcessRow,
+};
 pub use manager::{ManagerEvent, PausedDebuggee, ProcessManager, ShutdownHandle};

@@ -36,6 +36,41 @@ pub struct ProcessRow {
     pub container: Option<Container>,
 }
 
+/// One process as the front-ends list it (DAP `tandem/processes`, the LSP command
+/// `tandem.listProcesses`, `tandem ps --json`): the fields of docs/dap.md, named once here
+/// and serialized by the protocol crates (`nsPid` is its pid inside its own namespace,
+/// `nsPids` its pids from ours down to its own, `otherNamespace` whether its pid or mount
+/// namespace differs from tandem's, `hostname` its /etc/hostname when it does).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessEntry {
+    pub pid: i32,
+    pub ppid: i32,
+    pub uid: u32,
+    pub user: String,
+    pub name: String,
+    pub state: String,
+    pub command: String,
+    pub cmdline: Vec<String>,
+    pub exe: Option<String>,
+    pub ns_pid: i32,
+    pub ns_pids: Vec<i32>,
+    pub pid_namespace: Option<u64>,
+    pub mount_namespace: Option<u64>,
+    pub other_namespace: bool,
+    pub container: Option<ContainerEntry>,
+    pub hostname: Option<String>,
+}
+
+/// The container of a [`ProcessEntry`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerEntry {
+    pub runtime: &'static str,
+    pub id: String,
+    pub short_id: String,
+}
+
 impl ProcessRow {
     /// The command line as one string, or `[name]` when it is empty (kernel threads).
     pub fn command(&self) -> String {
@@ -43,6 +78,36 @@ impl ProcessRow {
             format!("[{}]", self.name)
         } else {
             self.cmdline.join(" ")
+        }
+    }
+
+    /// The row as front-ends list it (reads the hostname of a process in another
+    /// mount namespace).
+    pub fn entry(&self) -> ProcessEntry {
+        let other_namespace = self.in_other_namespace();
+        ProcessEntry {
+            pid: self.pid.0,
+            ppid: self.ppid.0,
+            uid: self.uid,
+            user: self.user.clone(),
+            name: self.name.clone(),
+            state: self.state.to_string(),
+            command: self.command(),
+            cmdline: self.cmdline.clone(),
+            exe: self.exe.as_ref().map(|p| p.display().to_string()),
+            ns_pid: self.inner_pid().0,
+            ns_pids: self.ns_pids.clone(),
+            pid_namespace: self.pid_ns,
+            mount_namespace: self.mnt_ns,
+            other_namespace,
+            container: self.container.as_ref().map(|c| ContainerEntry {
+                runtime: c.runtime.as_str(),
+                id: c.id.clone(),
+                short_id: c.short_id().to_string(),
+            }),
+            hostname: other_namespace
+                .then(|| containers::hostname_of(self.pid))
+                .flatten(),
         }
     }
 
