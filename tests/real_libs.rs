@@ -92,9 +92,9 @@ const LUA_SIX: [&str; 6] = [
 ];
 
 /// Lua at -O0 with the condition on every line of lobject.c, lstring.c and ltable.c — of
-/// all six files with `TANDEM_LUA_SIX=1`: with a debug tandem that run takes about 144 s
-/// here (lvm.c's `luaV_execute`, hot and refused whole, keeps 764 int3s; a release
-/// tandem takes 5.8 s), too long for CI; three files take about 8 s.
+/// all six files with `TANDEM_LUA_SIX=1`: with a debug tandem that run takes about 63 s
+/// here (lvm.c's `luaV_execute`, hot and refused whole for its computed goto, keeps 458
+/// int3s), too long for CI; three files take about 8 s.
 #[test]
 fn lua_at_o0_runs_as_alone_with_a_condition_on_every_line() {
     let src = reallibs().join("lua-src").canonicalize().unwrap();
