@@ -22,8 +22,9 @@
 //!
 //! On a trap the engine evaluates the condition again the ordinary way, so the placed
 //! code only ever filters out false hits: the stops are the int3 path's stops. Sites
-//! are refused (and keep their int3) when the jump would cover a branch, a call, more
-//! than the function's range, or any address the module's code may jump to (the
+//! are refused (and keep their int3) when the jump would cover an indirect branch or
+//! call, a direct one with more instructions after it (a direct call as the last one is
+//! emulated: see `copy_instruction`), more than the function's range, or any address the module's code may jump to (the
 //! whole-module analysis of [`targets`], plus every DWARF range of the site's function
 //! decoded again); when the function has an indirect jump whose targets cannot be
 //! found, or exception landing pads in any of its ranges; when the condition needs
@@ -389,7 +390,7 @@ fn assemble_copy(site: u64, displaced: &Displaced, at: u64) -> Result<Assembled,
         for ins in &displaced.instructions {
             let mut l = a.create_label();
             a.set_label(&mut l)?;
-            a.add_instruction(*ins)?;
+            copy_instruction(&mut a, ins)?;
             labels.push((l, ins.ip()));
         }
         let back = site + displaced.len as u64;
@@ -473,10 +474,14 @@ pub(crate) fn displaced(
         if ins.flow_control() != FlowControl::Next {
             // A direct jcc or jmp may be the last instruction displaced: its copy is
             // relocated to the same target and falls through to the jump back, which is
-            // where the original falls through. Never a call (the return address would
-            // point into placed code), an indirect branch, or one with more after it.
+            // where the original falls through. A direct call may be the last one too:
+            // its copy pushes the original return address — the end of the covered
+            // bytes, outside them — and jumps to the callee (`copy_instruction`), so no
+            // return address ever points into covered bytes or placed code. Never an
+            // indirect branch or call, or a branch with more after it.
             let last = len + ins.len() >= min_len;
-            let direct = ins.is_jcc_short_or_near() || ins.is_jmp_short_or_near();
+            let direct =
+                ins.is_jcc_short_or_near() || ins.is_jmp_short_or_near() || ins.is_call_near();
             if !(last && direct) {
                 return Err("the jump would cover a branch or call".into());
             }
@@ -497,6 +502,23 @@ pub(crate) fn displaced(
         len,
         bytes,
     })
+}
+
+/// Emits the copy of one displaced instruction. A direct call becomes a push of its
+/// original return address (`push imm32` then the high half written over the sign
+/// extension: no register or flag changes) and a jump to its target, so the callee sees
+/// the return address the original call pushes and returns to the original text right
+/// after the call. A thread stopped inside these three instructions is stepped out of
+/// them (only their first maps back to the original call).
+fn copy_instruction(a: &mut CodeAssembler, ins: &Instruction) -> Result<(), iced_x86::IcedError> {
+    if ins.is_call_near() {
+        let ret = ins.next_ip();
+        a.push(ret as u32 as i32)?;
+        a.mov(dword_ptr(rsp + 4), (ret >> 32) as u32)?;
+        a.jmp(ins.near_branch_target())
+    } else {
+        a.add_instruction(*ins)
+    }
 }
 
 /// How the site's CFA is found from the registers the placed code sees.
@@ -607,7 +629,7 @@ impl Emitter<'_> {
         for ins in &displaced.instructions {
             let mut l = self.a.create_label();
             self.a.set_label(&mut l)?;
-            self.a.add_instruction(*ins)?;
+            copy_instruction(self.a, ins)?;
             labels.push((l, ins.ip()));
         }
         let back = site + displaced.len as u64;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::addr::{Column, FileAddr, Line};
 use crate::binary::Binary;
+use crate::blocks::BlockKind;
 use crate::error::{Error, Result};
 use crate::index::{SymbolEntry, SymbolKind};
 use crate::names;
@@ -59,6 +60,9 @@ pub(crate) struct UnitSymbols {
     pub(crate) inlined: Vec<(DieId, u64)>,
     /// Global variables and named types.
     pub(crate) others: Vec<SymbolEntry>,
+    /// Namespace paths (`ns::Class::`, empty at the top) of the functions without a
+    /// linkage name, by DIE offset: what naming an inlined call of one needs.
+    pub(crate) paths: HashMap<gimli::UnitOffset<usize>, Arc<str>>,
 }
 
 /// A function, as found by name or by address.
@@ -262,6 +266,7 @@ impl Binary {
                 scopes.push((depth, name, tag));
             }
         }
+        out.paths = paths;
         Ok(out)
     }
 
@@ -365,8 +370,20 @@ impl Binary {
         })
     }
 
-    /// Namespace path of a DIE found by offset (walks the unit to find its parents).
+    /// Namespace path of a DIE found by offset: recorded by the unit's walk for
+    /// functions without a linkage name, else found by walking the unit to its parents.
     fn scope_path_of(&self, id: DieId) -> String {
+        // Only when the unit's walk is done (`get`, never `unit_functions`: the walk
+        // itself calls this, and initializing the cell again would deadlock).
+        if let Some(path) = self
+            .units()
+            .get(id.unit)
+            .and_then(|slot| slot.funcs.get())
+            .and_then(|syms| syms.as_ref().ok())
+            .and_then(|syms| syms.paths.get(&id.offset).cloned())
+        {
+            return path.to_string();
+        }
         let Ok(unit) = self.unit(id.unit) else {
             return String::new();
         };
@@ -600,22 +617,48 @@ impl Binary {
 
     fn function_at_uncached(&self, addr: FileAddr) -> Result<Option<FunctionAt>> {
         for unit_index in self.units_for_addr(addr.0) {
+            let index = self.block_index(unit_index)?;
+            let Some(innermost) = index.at(addr.0) else {
+                continue;
+            };
+            let chain = index.chain(innermost);
+            let Some(&BlockKind::Function(f)) = chain.first().map(|b| &b.kind) else {
+                continue;
+            };
             let syms = self.unit_functions(unit_index)?;
-            // Innermost concrete function (nested functions are rare but exist).
-            let best = syms
-                .funcs
-                .iter()
-                .filter(|f| f.ranges.iter().any(|r| r.0 <= addr.0 && addr.0 < r.1))
-                .min_by_key(|f| crate::functions::span(&f.ranges));
-            if let Some(f) = best {
-                let inlined = self.inline_chain(f.die, addr.0)?;
-                return Ok(Some(FunctionAt {
-                    function: self.function_from_entry(f, Vec::new()),
-                    inlined,
-                }));
+            let Some(f) = syms.funcs.get(f) else {
+                continue;
+            };
+            let unit = self.unit(unit_index)?;
+            let mut inlined = Vec::new();
+            for b in chain.iter().filter(|b| b.kind == BlockKind::Inlined) {
+                let die = unit.entry(b.offset)?;
+                let id = DieId {
+                    unit: unit_index,
+                    offset: b.offset,
+                };
+                inlined.push(self.inlined_call(&unit, unit_index, &die, id, &b.ranges));
             }
+            return Ok(Some(FunctionAt {
+                function: self.function_from_entry(f, Vec::new()),
+                inlined,
+            }));
         }
         Ok(self.function_at_by_symbol(addr))
+    }
+
+    /// The innermost concrete function of unit `unit_index` covering `pc` (nested
+    /// functions are rare but exist), through the unit's address → scope index.
+    pub(crate) fn function_entry_at(
+        &self,
+        unit_index: usize,
+        pc: u64,
+    ) -> Result<Option<FuncEntry>> {
+        let index = self.block_index(unit_index)?;
+        let Some(f) = index.function_at(pc) else {
+            return Ok(None);
+        };
+        Ok(self.unit_functions(unit_index)?.funcs.get(f).cloned())
     }
 
     /// The function containing `addr` by ELF symbol alone (the debug file's symbol table
@@ -637,13 +680,9 @@ impl Binary {
     /// `None` for a `void` function and for code without DWARF.
     pub fn function_return_type(&self, addr: FileAddr) -> Result<Option<TypeRef>> {
         for unit_index in self.units_for_addr(addr.0) {
-            let syms = self.unit_functions(unit_index)?;
-            let best = syms
-                .funcs
-                .iter()
-                .filter(|f| f.ranges.iter().any(|r| r.0 <= addr.0 && addr.0 < r.1))
-                .min_by_key(|f| crate::functions::span(&f.ranges));
-            let Some(f) = best else { continue };
+            let Some(f) = self.function_entry_at(unit_index, addr.0)? else {
+                continue;
+            };
             let mut current = f.die;
             for _ in 0..8 {
                 let unit = self.unit(current.unit)?;
@@ -668,103 +707,11 @@ impl Binary {
 
     /// The innermost function, lexical block or inlined copy containing `pc`.
     pub(crate) fn innermost_block(&self, unit_index: usize, pc: u64) -> Result<Option<DieId>> {
-        let syms = self.unit_functions(unit_index)?;
-        let Some(func) = syms
-            .funcs
-            .iter()
-            .filter(|f| f.ranges.iter().any(|r| r.0 <= pc && pc < r.1))
-            .min_by_key(|f| crate::functions::span(&f.ranges))
-        else {
-            return Ok(None);
-        };
-        let unit = self.unit(unit_index)?;
-        let mut tree = unit.entries_tree(Some(func.die.offset))?;
-        let root = tree.root()?;
-        Ok(Some(
-            self.block_walk(&unit, unit_index, root, pc, 0)?
-                .unwrap_or(func.die),
-        ))
-    }
-
-    fn block_walk(
-        &self,
-        unit: &Unit,
-        unit_index: usize,
-        node: gimli::EntriesTreeNode<'_, '_, crate::reader::R>,
-        pc: u64,
-        nesting: usize,
-    ) -> Result<Option<DieId>> {
-        if nesting > MAX_NESTING {
-            return Ok(None);
-        }
-        let mut children = node.children();
-        while let Some(child) = children.next()? {
-            let die = child.entry();
-            if matches!(
-                die.tag(),
-                gimli::DW_TAG_lexical_block | gimli::DW_TAG_inlined_subroutine
-            ) && self
-                .die_ranges(unit, die)
-                .iter()
-                .any(|r| r.0 <= pc && pc < r.1)
-            {
-                let id = DieId {
-                    unit: unit_index,
-                    offset: die.offset(),
-                };
-                return Ok(Some(
-                    self.block_walk(unit, unit_index, child, pc, nesting + 1)?
-                        .unwrap_or(id),
-                ));
-            }
-        }
-        Ok(None)
-    }
-
-    /// Inlined subroutines under `func` whose ranges contain `pc`, outermost first.
-    fn inline_chain(&self, func: DieId, pc: u64) -> Result<Vec<InlinedCall>> {
-        let unit = self.unit(func.unit)?;
-        let mut out = Vec::new();
-        let mut tree = unit.entries_tree(Some(func.offset))?;
-        let root = tree.root()?;
-        self.inline_walk(&unit, func.unit, root, pc, &mut out, 0)?;
-        Ok(out)
-    }
-
-    fn inline_walk(
-        &self,
-        unit: &Unit,
-        unit_index: usize,
-        node: gimli::EntriesTreeNode<'_, '_, crate::reader::R>,
-        pc: u64,
-        out: &mut Vec<InlinedCall>,
-        nesting: usize,
-    ) -> Result<()> {
-        if nesting > MAX_NESTING {
-            return Ok(());
-        }
-        let mut children = node.children();
-        while let Some(child) = children.next()? {
-            let die = child.entry();
-            match die.tag() {
-                gimli::DW_TAG_inlined_subroutine | gimli::DW_TAG_lexical_block => {
-                    let ranges = self.die_ranges(unit, die);
-                    if !ranges.iter().any(|r| r.0 <= pc && pc < r.1) {
-                        continue;
-                    }
-                    if die.tag() == gimli::DW_TAG_inlined_subroutine {
-                        let id = DieId {
-                            unit: unit_index,
-                            offset: die.offset(),
-                        };
-                        out.push(self.inlined_call(unit, unit_index, die, id, &ranges));
-                    }
-                    return self.inline_walk(unit, unit_index, child, pc, out, nesting + 1);
-                }
-                _ => {}
-            }
-        }
-        Ok(())
+        let index = self.block_index(unit_index)?;
+        Ok(index.at(pc).and_then(|b| index.block(b)).map(|b| DieId {
+            unit: unit_index,
+            offset: b.offset,
+        }))
     }
 
     fn inlined_call(

@@ -8,6 +8,7 @@
 //! cached, so a [`Binary`] can be shared across threads.
 
 mod binary;
+mod blocks;
 mod callsites;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;

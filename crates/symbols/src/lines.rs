@@ -711,7 +711,11 @@ impl Binary {
         let Some(seq) = pos.checked_sub(1).and_then(|i| table.seqs.get(i)) else {
             return Ok(None);
         };
-        let rows = seq.rows.iter().filter(|r| r.addr >= addr && r.addr < end);
+        // A sequence's rows are in address order: start at `addr` rather than scanning
+        // them all (SQLite's amalgamation is one sequence of ~400,000 rows, and a
+        // whole-file setBreakpoints asks this for every function of the file).
+        let first = seq.rows.partition_point(|r| r.addr < addr);
+        let rows = seq.rows[first..].iter().take_while(|r| r.addr < end);
         if let Some(r) = rows.clone().find(|r| r.prologue_end) {
             return Ok(Some(r.addr));
         }

@@ -23,6 +23,8 @@ pub(crate) struct UnitSlot {
     pub(crate) files: OnceLock<Result<FileTable, gimli::Error>>,
     pub(crate) lines: OnceLock<Result<Arc<LineTable>, gimli::Error>>,
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
+    /// The address → scope index (`blocks.rs`), built from `funcs` on first use.
+    pub(crate) blocks: OnceLock<Result<Arc<crate::blocks::BlockIndex>, gimli::Error>>,
     pub(crate) call_sites: OnceLock<Result<Arc<crate::callsites::UnitCallSites>, gimli::Error>>,
 }
 
@@ -40,6 +42,7 @@ impl UnitSlot {
             files: OnceLock::new(),
             lines: OnceLock::new(),
             funcs: OnceLock::new(),
+            blocks: OnceLock::new(),
             call_sites: OnceLock::new(),
         }
     }

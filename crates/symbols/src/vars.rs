@@ -111,12 +111,7 @@ impl Binary {
         let mut chosen = None;
         for &unit_index in &units {
             let syms = self.unit_functions(unit_index)?;
-            let func = syms
-                .funcs
-                .iter()
-                .filter(|f| f.ranges.iter().any(|r| r.0 <= pc.0 && pc.0 < r.1))
-                .min_by_key(|f| crate::functions::span(&f.ranges))
-                .cloned();
+            let func = self.function_entry_at(unit_index, pc.0)?;
             if func.is_some() || chosen.is_none() {
                 chosen = Some((unit_index, syms, func.clone()));
             }

@@ -163,6 +163,68 @@ fn inline_chains_agree_with_addr2line() {
     }
 }
 
+/// Every byte of every function of several -O2 programs (inlined calls inside lexical
+/// blocks, `.cold` parts, nested inlining): the function and the inlined chain at each
+/// address — answered by the unit's address → scope index — equal `addr2line -f -i`'s.
+#[test]
+fn inline_chains_at_every_address_agree_with_addr2line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut inlined_seen = 0;
+    let mut checked = 0;
+    for (source, flags) in [
+        ("c/sym_lines.c", vec!["-g", "-O2", "-gdwarf-5"]),
+        ("c/eng_steps.c", vec!["-g", "-O2", "-gdwarf-5"]),
+        ("c/live_values.c", vec!["-g", "-O2", "-gdwarf-5"]),
+        ("c/jit_cold.c", vec!["-g", "-O2", "-gdwarf-4"]),
+        ("c/eng_values.c", vec!["-g", "-O3", "-gdwarf-5"]),
+        ("c/sym_callsite.c", vec!["-g", "-O2", "-gdwarf-5"]),
+    ] {
+        let out = source.trim_start_matches("c/").replace(".c", ".bin");
+        let bin = common::build_c(dir.path(), source, &flags, &out);
+        let binary = Binary::open(&bin).unwrap();
+        let nm = Command::new("nm").arg("-S").arg(&bin).output().unwrap();
+        let mut addrs: Vec<u64> = Vec::new();
+        for line in String::from_utf8_lossy(&nm.stdout).lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() == 4 && (f[2] == "T" || f[2] == "t") {
+                let start = u64::from_str_radix(f[0], 16).unwrap();
+                let size = u64::from_str_radix(f[1], 16).unwrap();
+                addrs.extend(start..start + size);
+            }
+        }
+        addrs.sort_unstable();
+        addrs.dedup();
+        assert!(addrs.len() > 50, "{source}: {} addresses", addrs.len());
+        let oracle = addr2line_chain(&bin, &addrs);
+        assert_eq!(oracle.len(), addrs.len());
+        for (addr, chain) in addrs.iter().zip(oracle) {
+            let at = binary.function_at(FileAddr(*addr)).unwrap();
+            let Some(at) = at.filter(|a| a.function.from_dwarf) else {
+                // Code without DWARF (`_start`): addr2line names it from the symbol
+                // table, with no line.
+                assert_eq!(chain.len(), 1, "{source} {addr:#x}");
+                assert_eq!(chain[0].1, 0, "{source} {addr:#x}: {chain:?}");
+                continue;
+            };
+            let mut names: Vec<String> = at.inlined.iter().rev().map(|c| c.name.clone()).collect();
+            names.push(at.function.name.clone());
+            let theirs: Vec<String> = chain.iter().map(|c| c.0.clone()).collect();
+            assert_eq!(names, theirs, "{source} {addr:#x}");
+            for (k, call) in at.inlined.iter().rev().enumerate() {
+                assert_eq!(
+                    call.call_line.map_or(0, |l| l.get()),
+                    chain[k + 1].1,
+                    "{source} {addr:#x} level {k}"
+                );
+            }
+            inlined_seen += at.inlined.len();
+            checked += 1;
+        }
+    }
+    assert!(checked > 1000, "{checked} addresses checked");
+    assert!(inlined_seen > 100, "{inlined_seen} inlined levels seen");
+}
+
 #[test]
 fn rust_functions_by_qualified_and_short_names() {
     let dir = tempfile::tempdir().unwrap();

@@ -322,12 +322,21 @@ fn explained(before: &[Instruction], jmp: &Instruction, local: &[u64]) -> bool {
     }
 }
 
-/// `movsxd reg, dword [base + index*4]`: an entry of a table of 32-bit offsets.
+/// An entry of a table of 32-bit offsets: `movsxd reg, dword [base + index*4]` (gcc -O2,
+/// clang), or gcc -O0's `mov r32, dword [base + index]` (the index scaled by 4 before,
+/// the sign extended by `cltq` after).
 fn offset_table_load(ins: &Instruction) -> bool {
-    ins.mnemonic() == Mnemonic::Movsxd
-        && ins.op1_kind() == OpKind::Memory
-        && ins.memory_index() != Register::None
-        && ins.memory_index_scale() == 4
+    let indexed = ins.op1_kind() == OpKind::Memory && ins.memory_index() != Register::None;
+    match ins.mnemonic() {
+        Mnemonic::Movsxd => indexed && ins.memory_index_scale() == 4,
+        Mnemonic::Mov => {
+            indexed
+                && ins.op0_kind() == OpKind::Register
+                && ins.op0_register().is_gpr32()
+                && ins.memory_base() != Register::None
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -354,6 +363,22 @@ mod tests {
         assert!(explained(before, jmp, &[]));
         // The same with the jump's block entered from elsewhere is not.
         assert!(!explained(before, jmp, &[jmp.ip()]));
+    }
+
+    #[test]
+    fn a_position_independent_switch_at_o0_is_explained() {
+        // gcc -O0: mov eax,[rdx+rax*1]; cltq; lea rdx,[rip+0x100]; add rax,rdx; jmp rax
+        let code = decode(
+            &[
+                0x8b, 0x04, 0x02, 0x48, 0x98, 0x48, 0x8d, 0x15, 0x00, 0x01, 0x00, 0x00, 0x48, 0x01,
+                0xd0, 0xff, 0xe0,
+            ],
+            0x1000,
+        );
+        let (jmp, before) = code.split_last().unwrap();
+        assert!(explained(before, jmp, &[]));
+        // Without the table load, `add` of two registers explains nothing.
+        assert!(!explained(&before[1..], jmp, &[]));
     }
 
     #[test]
