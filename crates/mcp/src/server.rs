@@ -34,23 +34,32 @@ pub struct Config {
     pub manager: Arc<procman::ProcessManager>,
 }
 
-/// One MCP server: its debug sessions and its workspace, shared by every connection.
+/// One MCP server: one view of the process's debug sessions (its own and every other
+/// view's) and its workspace, shared by every connection of a transport.
 #[derive(Debug)]
 pub struct Server {
     host: Host,
-    code: Code,
+    code: Arc<Code>,
 }
 
 impl Server {
     /// A server; the workspace starts indexing in the background.
     pub fn new(config: Config) -> Arc<Server> {
+        let code = Arc::new(Code::new(config.root));
+        Server::with_code(config.manager, code)
+    }
+
+    /// A server answering code questions from a workspace index shared with other
+    /// servers (the connections a `tandem lsp` serves for one workspace).
+    pub fn with_code(manager: Arc<procman::ProcessManager>, code: Arc<Code>) -> Arc<Server> {
         Arc::new(Server {
-            host: Host::new(config.manager),
-            code: Code::new(config.root),
+            host: Host::new(manager),
+            code,
         })
     }
 
-    /// Ends every debug session this server started.
+    /// Ends every debug session this server started and removes its breakpoints from
+    /// the sessions of other views.
     pub fn end_sessions(&self) {
         self.host.end_all();
     }

@@ -20,6 +20,9 @@
 //!   `--connect SOCKET` names the socket; `--standalone` skips discovery.
 //! - Both ends check the peer's uid with SO_PEERCRED; a connection from another user is
 //!   closed unanswered.
+//! - A connection whose first byte that is not a blank is `{` speaks MCP (one JSON-RPC
+//!   message per line; `tandem mcp` relays to it, see `mcp_socket.rs`); any other speaks
+//!   DAP (Content-Length headers come first).
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
@@ -201,8 +204,10 @@ pub fn serve_workspace(
     if let Ok(mut served) = SERVED.lock() {
         served.push(path.clone());
     }
-    tracing::info!(root = %root.display(), socket = %path.display(), "serving DAP for the workspace");
+    tracing::info!(root = %root.display(), socket = %path.display(), "serving DAP and MCP for the workspace");
     let me = uid();
+    let root = root.to_path_buf();
+    let code = crate::mcp_socket::SharedCode::default();
     std::thread::Builder::new()
         .name("dap-socket".into())
         .spawn(move || {
@@ -225,21 +230,37 @@ pub fn serve_workspace(
                         continue;
                     }
                 }
-                spawn_session(stream, manager.clone());
+                spawn_session(stream, manager.clone(), &root, &code);
             }
         })
         .context("cannot start the socket thread")?;
     Ok(Some(path))
 }
 
-fn spawn_session(stream: UnixStream, manager: Arc<procman::ProcessManager>) {
+fn spawn_session(
+    stream: UnixStream,
+    manager: Arc<procman::ProcessManager>,
+    root: &Path,
+    code: &crate::mcp_socket::SharedCode,
+) {
+    let root = root.to_path_buf();
+    let code = code.clone();
     let spawned = std::thread::Builder::new()
         .name("dap-session".into())
         .spawn(move || {
-            let input = match stream.try_clone() {
+            let mut input = match stream.try_clone() {
                 Ok(i) => i,
                 Err(e) => return tracing::warn!("cannot use the connection: {e}"),
             };
+            let (first, speaks) = match crate::mcp_socket::sniff(&mut input) {
+                Ok(Some(found)) => found,
+                Ok(None) => return,
+                Err(e) => return tracing::debug!("connection ended before a message: {e}"),
+            };
+            let input = std::io::Cursor::new(first).chain(input);
+            if speaks == crate::mcp_socket::Speaks::Mcp {
+                return crate::mcp_socket::serve(input, stream, manager, &root, &code);
+            }
             let shutdown = stream.try_clone();
             let config = dap::Config {
                 manager: Some(manager),

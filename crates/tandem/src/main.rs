@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 mod dap_socket;
 mod debug;
+mod mcp_socket;
 mod relay;
 mod token;
 mod websocket;
@@ -62,9 +63,14 @@ struct McpArgs {
     #[arg(long, value_name = "TOKEN", requires = "listen")]
     token: Option<String>,
     /// The workspace root of the code_* tools and of relative paths (default: the working
-    /// directory).
+    /// directory); on stdio, also where to look for the workspace's `tandem lsp` (this
+    /// directory, then its parents).
     #[arg(long, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Serve here even when a `tandem lsp` serves the workspace (on stdio, `tandem mcp`
+    /// otherwise relays to it, to share its debug sessions with the editor).
+    #[arg(long, conflicts_with = "listen")]
+    standalone: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -224,8 +230,16 @@ fn ps(args: PsArgs) -> Result<i32> {
     }
 }
 
-/// `tandem mcp`: the agents' tools, on stdio or Streamable HTTP.
+/// `tandem mcp`: the agents' tools, on stdio or Streamable HTTP. On stdio, relayed to
+/// the workspace's `tandem lsp` when one serves it, so the agent shares its sessions.
 fn mcp(args: McpArgs) -> Result<i32> {
+    if args.listen.is_none() && !args.standalone {
+        let cwd = std::env::current_dir().context("no working directory")?;
+        if let Some((path, stream)) = dap_socket::discover(args.root.as_deref().unwrap_or(&cwd)) {
+            tracing::info!(socket = %path.display(), "relaying MCP to the workspace's language server");
+            return mcp_socket::relay(std::io::stdin(), std::io::stdout(), stream, &cwd);
+        }
+    }
     let manager = Arc::new(procman::ProcessManager::new());
     if let Err(err) = procman::install_signal_hook(manager.shutdown_handle()) {
         tracing::warn!("cannot install the signal hook: {err}");
