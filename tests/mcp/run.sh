@@ -39,6 +39,12 @@ if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
 fi
 
 cd "$here"
+# A runtime directory of this run's own: a `tandem mcp` on stdio relays to a workspace's
+# running `tandem lsp` found there, and must not find one another suite started
+# (test_shared.py starts its own in a directory of its own).
+runtime="$(mktemp -d)"
+trap 'rm -rf "$runtime"' EXIT
+export XDG_RUNTIME_DIR="$runtime"
 status=0
 "$venv/bin/python" -m pytest "$@" || status=$?
 if [[ $status == 5 ]]; then

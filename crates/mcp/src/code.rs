@@ -4,13 +4,10 @@
 //! The index is the `lsp` crate's library API, the same functions `tandem lsp` answers
 //! with; positions cross here: agents write 1-based lines and columns (columns in bytes,
 //! as compilers print them), the index works in 0-based lines and UTF-8 offsets.
-//! [`diagnose`] runs the compiler itself until the language server offers diagnostics of
-//! unsaved text as a library call; it is the one function to swap then.
+//! [`diagnose`] is the language server's check of unsaved text, called as a library.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -215,29 +212,19 @@ fn symbol_kind(kind: u64) -> &'static str {
 /// `code_diagnostics`: the compiler's errors and warnings for `file`, or for `text` as if
 /// it were `file`'s contents (a draft the agent has not written to disk).
 ///
-/// C and C++ only: `cc -fsyntax-only -fdiagnostics-format=json` reads the text from stdin,
-/// run in the file's directory with `-I` that directory so its quoted includes resolve.
+/// The language server's own check of unsaved text ([`lsp::diagnostics::diagnose_text`]):
+/// the compiler and flags of the file's compile_commands.json entry (else `cc`/`c++`) read
+/// the text from stdin, so an agent's draft gets exactly what the editor shows on a change.
 /// Rust files are checked by `cargo check` at save time in the language server; a draft
 /// of one cannot be checked alone.
 pub fn diagnose(path: &Path, text: Option<&str>) -> Result<Value, String> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    let (compiler, lang) = match ext {
-        "c" | "h" => ("cc", "c"),
-        "cc" | "cpp" | "cxx" | "c++" | "hpp" | "hh" | "hxx" => ("c++", "c++"),
-        "rs" => {
-            return Err(
-                "Rust files are checked with cargo check when they are saved (tandem lsp); \
-                        drafts of Rust files cannot be checked here"
-                    .into(),
-            )
-        }
-        _ => {
-            return Err(format!(
-                "no compiler check for {}: C and C++ files only",
-                path.display()
-            ))
-        }
-    };
+    if path.extension().is_some_and(|e| e == "rs") {
+        return Err(
+            "Rust files are checked with cargo check when they are saved (tandem lsp); \
+             drafts of Rust files cannot be checked here"
+                .into(),
+        );
+    }
     let owned;
     let text = match text {
         Some(t) => t,
@@ -247,58 +234,22 @@ pub fn diagnose(path: &Path, text: Option<&str>) -> Result<Value, String> {
             &owned
         }
     };
-    let dir = path.parent().filter(|d| d.is_dir()).map(Path::to_path_buf);
-    let mut command = Command::new(compiler);
-    command.args(["-fsyntax-only", "-fdiagnostics-format=json", "-x", lang]);
-    if let Some(dir) = &dir {
-        command.arg("-I").arg(dir).current_dir(dir);
-    }
-    command
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot run {compiler}: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A compiler that stops reading early closes the pipe; its diagnostics still come.
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("{compiler} failed: {e}"))?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let parsed: Value = serde_json::from_str(stderr.trim()).unwrap_or(Value::Null);
-    let Some(list) = parsed.as_array() else {
-        if stderr.trim().is_empty() {
-            return Ok(
-                json!({"file": path.display().to_string(), "diagnostics": [], "errors": 0, "warnings": 0}),
-            );
-        }
-        return Err(format!("{compiler} said: {}", stderr.trim()));
-    };
+    let found = lsp::diagnostics::diagnose_text(path, text).map_err(|e| e.to_string())?;
     let shown = path.display().to_string();
-    let mut diagnostics = Vec::new();
     let (mut errors, mut warnings) = (0, 0);
-    for d in list {
-        let severity = d["kind"].as_str().unwrap_or("error");
-        match severity {
-            "error" | "fatal error" => errors += 1,
-            "warning" => warnings += 1,
+    let mut diagnostics = Vec::new();
+    for d in &found {
+        match d.severity {
+            lsp::diagnostics::Severity::Error => errors += 1,
+            lsp::diagnostics::Severity::Warning => warnings += 1,
             _ => {}
         }
-        let caret = &d["locations"][0]["caret"];
-        let file = match caret["file"].as_str() {
-            Some("-" | "<stdin>") | None => shown.clone(),
-            Some(other) => other.to_string(),
-        };
         diagnostics.push(json!({
-            "severity": severity,
-            "message": d["message"],
-            "file": file,
-            "line": caret["line"],
-            "column": caret["column"],
+            "severity": d.severity.as_str(),
+            "message": d.message,
+            "file": shown,
+            "line": d.line,
+            "column": d.column,
         }));
     }
     let total = diagnostics.len();
