@@ -5,6 +5,7 @@
 
 pub mod dap;
 pub mod lsp_types_check;
+pub mod lsp_workspace;
 pub mod schema;
 
 use std::collections::HashMap;
