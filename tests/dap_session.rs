@@ -410,6 +410,60 @@ fn hit_conditions_and_function_breakpoints() {
     c.finish();
 }
 
+/// A frame without CFI in a function that keeps no frame pointer (assembly, as glibc's
+/// `__clone3` after its syscall, where a thread creating another is often caught): its
+/// caller is found through the return address at [rsp] — the frame-pointer rule would skip
+/// the caller. gdb's `bt` is the oracle.
+#[test]
+fn a_frame_without_unwind_rows_reaches_its_caller() {
+    let program = dap::build("c/nocfi.c", "gcc", &["-g", "-O0"]);
+    let out = std::process::Command::new("gdb")
+        .args([
+            "-batch",
+            "-nx",
+            "-ex",
+            "break nocfi_leaf",
+            "-ex",
+            "run",
+            "-ex",
+            "bt",
+        ])
+        .arg(&program)
+        .output()
+        .unwrap();
+    let gdb: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .filter_map(|l| {
+            let name = l
+                .split(" in ")
+                .nth(1)
+                .or_else(|| l.split_whitespace().nth(1))?;
+            Some(name.split([' ', '(']).next()?.to_string())
+        })
+        .collect();
+    assert_eq!(gdb, ["nocfi_leaf", "caller_c", "main"], "gdb's bt changed");
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("launch", json!({"program": program}));
+    c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "nocfi_leaf"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    // gdb's bt ends at main; tandem also lists libc's start-up frames beyond it.
+    let names: Vec<String> = c
+        .frames(tid)
+        .iter()
+        .map(|f| f["name"].as_str().unwrap().to_string())
+        .take(gdb.len())
+        .collect();
+    assert_eq!(names, gdb);
+    c.finish();
+}
+
 #[test]
 fn the_thread_that_hit_is_the_one_reported() {
     let mut c = DapClient::new();

@@ -371,6 +371,9 @@ fn unwind_one(
             };
         }
     }
+    if let Some(found) = module.and_then(|m| frameless_caller(regs, lookup_pc, m, mem)) {
+        return found;
+    }
     // Frame-pointer fallback: [rbp] is the caller's rbp, [rbp+8] the return address.
     let Some(fp) = regs.get(6) else {
         return (None, None);
@@ -387,6 +390,60 @@ fn unwind_one(
     caller.set(7, cfa);
     caller.set(16, ra);
     (Some(cfa), Some(caller))
+}
+
+/// The caller of a frame without CFI whose function sets up no frame pointer: hand-written
+/// assembly such as glibc's `__clone3`, whose FDE ends before its `syscall` (the child's
+/// unwind information would be wrong), so a parent thread caught between the syscall and
+/// its `ret` has no row. Such a leaf keeps its return address at [rsp], as gdb's amd64
+/// prologue analysis assumes. Taken only when the function (by ELF symbol) does not start
+/// with `push %rbp` (after an `endbr64`), and the word at [rsp] follows a call instruction.
+fn frameless_caller(
+    regs: &FrameRegs,
+    lookup_pc: u64,
+    module: &Module,
+    mem: &dyn MemoryReader,
+) -> Option<(Option<u64>, Option<FrameRegs>)> {
+    let binary = module.binary()?;
+    let function = binary.function_at_by_symbol(module.to_file(lookup_pc))?;
+    let start = module.to_runtime(function.function.entry()?);
+    let mut head = [0u8; 5];
+    mem.read(RuntimeAddr(start), &mut head).ok()?;
+    let first = if head[..4] == [0xf3, 0x0f, 0x1e, 0xfa] {
+        head[4]
+    } else {
+        head[0]
+    };
+    if first == 0x55 {
+        return None;
+    }
+    let sp = regs.get(7)?;
+    let ra = read_u64(mem, sp)?;
+    if !follows_call(mem, ra) {
+        return None;
+    }
+    let cfa = sp + 8;
+    let mut caller = regs.clone();
+    caller.set(7, cfa);
+    caller.set(16, ra);
+    Some((Some(cfa), Some(caller)))
+}
+
+/// Whether the instruction before `ra` is a call: `e8 rel32`, or `ff /2` through a
+/// register or memory (2 to 7 bytes, with an optional REX prefix).
+fn follows_call(mem: &dyn MemoryReader, ra: u64) -> bool {
+    let mut before = [0u8; 7];
+    if ra < 7 || mem.read(RuntimeAddr(ra - 7), &mut before).is_err() {
+        return false;
+    }
+    if before[2] == 0xe8 {
+        return true;
+    }
+    // `ff /2`: the opcode byte `len` bytes before `ra`, its ModRM's reg field 2.
+    (2..=7).any(|len| {
+        let at = 7 - len;
+        before[at] == 0xff && (before[at + 1] >> 3) & 7 == 2
+    })
 }
 
 /// Unwinds a thread's stack into user-visible frames, ids starting at `first_id`.
