@@ -4,7 +4,7 @@
 //! builds has) on every line with code of lstring.c and ltable.c: it prints and exits
 //! exactly as it does alone, never stops, and most sites run their condition in the
 //! debuggee (the figures are printed); so do Lua at -O0 with it on every line of three
-//! of issue 17's six files (all six with `TANDEM_LUA_SIX=1`) and SQLite at -O2 with it
+//! of issue 17's six files (all six with `TANDEM_LUA_SIX=1`) and SQLite at -O2 and -O0 with it
 //! on every line of btree.c. At a function breakpoint in each of the four
 //! programs, the first three frames and the values of parameters equal gdb's.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
@@ -156,6 +156,13 @@ fn sqlite_at_o2_runs_as_alone_with_a_condition_on_every_line_of_btree_c() {
         .copied()
         .unwrap_or(0);
     assert!(calls * 10 < run.patches.len(), "{}", summary(&run));
+}
+
+#[test]
+fn sqlite_at_o0_runs_as_alone_with_a_condition_on_every_line_of_btree_c() {
+    // Fewer rows than at -O2: the -O0 build is slower alone, the workload the same shape.
+    let run = same_as_alone("sqlite-O0", &["10"], &[btree_lines()]);
+    assert!(run.patches.len() * 2 > run.verified, "{}", summary(&run));
 }
 
 /// gdb's answer at the first hit of `function`: the function names of the first
