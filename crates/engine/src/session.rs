@@ -50,6 +50,7 @@ use tracer_side::*;
 mod breakpoints;
 /// Inspection of a stopped process: memory, modules, stack traces, variables, evaluate.
 mod inspect;
+pub(crate) use inspect::{frame_variables_in, render_result};
 
 /// How long the session waits for the first stop after launching.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
