@@ -174,13 +174,17 @@ impl CoreSession {
             .find(|t| t.signal != 0)
             .or_else(|| self.core.threads.first());
         let tid = Tid(thread.map_or(0, |t| t.tid));
+        // A debugger's own stop (gcore at a breakpoint records SIGTRAP) is a pause.
+        let debugger_stop = |s: i32| matches!(s, libc::SIGTRAP | libc::SIGSTOP);
         match self.signal() {
-            Some(sig) if thread.is_some_and(|t| t.signal != 0) => Stop {
-                tid,
-                cause: StopCause::Signal(sig.signo),
-                return_value: None,
-                description: Some(signal_description(&sig)),
-            },
+            Some(sig) if thread.is_some_and(|t| t.signal != 0) && !debugger_stop(sig.signo) => {
+                Stop {
+                    tid,
+                    cause: StopCause::Signal(sig.signo),
+                    return_value: None,
+                    description: Some(signal_description(&sig)),
+                }
+            }
             _ => Stop {
                 tid,
                 cause: StopCause::Pause,
