@@ -10,7 +10,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use support::dap::{build, scratch_dir};
 
 const SOURCE: &str = "c/core_crash.c";
@@ -57,7 +57,10 @@ fn kernel_core(program: &Path, dir: &Path) -> PathBuf {
         if let Some(core) = found {
             return core;
         }
-        eprintln!("no kernel core in {} (pattern {pattern}): gdb writes it", dir.display());
+        eprintln!(
+            "no kernel core in {} (pattern {pattern}): gdb writes it",
+            dir.display()
+        );
     }
     let core = dir.join("crash.core");
     gdb_gcore(program, &["run crash"], &core);
@@ -94,7 +97,14 @@ fn norm(value: &str) -> String {
 /// gdb's view of the core: per thread (LWP), its frames in the program; and the values.
 fn gdb_view(program: &Path, core: &Path) -> (Vec<(i64, Vec<Row>)>, Vec<String>) {
     let mut cmd = Command::new("gdb");
-    cmd.args(["-batch", "-nx", "-ex", "set width 0", "-ex", "thread apply all bt"]);
+    cmd.args([
+        "-batch",
+        "-nx",
+        "-ex",
+        "set width 0",
+        "-ex",
+        "thread apply all bt",
+    ]);
     for p in PRINTS {
         cmd.args(["-ex", &format!("output {p}"), "-ex", "echo \\n"]);
     }
@@ -105,7 +115,13 @@ fn gdb_view(program: &Path, core: &Path) -> (Vec<(i64, Vec<Row>)>, Vec<String>) 
     let mut after_bt = false;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("Thread ") {
-            let lwp = rest.split("(LWP ").nth(1).unwrap().split(')').next().unwrap();
+            let lwp = rest
+                .split("(LWP ")
+                .nth(1)
+                .unwrap()
+                .split(')')
+                .next()
+                .unwrap();
             threads.push((lwp.parse().unwrap(), Vec::new()));
             after_bt = false;
             continue;
@@ -175,7 +191,11 @@ fn tandem_view(program: &Path, core: &Path) -> (Value, Vec<(i64, Vec<Row>)>, Vec
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|f| f["file"].as_str().is_some_and(|f| f.ends_with("core_crash.c")))
+                .filter(|f| {
+                    f["file"]
+                        .as_str()
+                        .is_some_and(|f| f.ends_with("core_crash.c"))
+                })
                 .map(|f| Row {
                     function: f["function"].as_str().unwrap().to_owned(),
                     line: f["line"].as_u64().unwrap() as u32,
@@ -213,7 +233,9 @@ fn agree(program: &Path, core: &Path, what: &str) -> Value {
     assert_eq!(values, gdb_values, "{what}: values differ from gdb's");
     assert_eq!(values.len(), PRINTS.len(), "{what}: {values:?}");
     assert_eq!(values[0], "{x = 3, y = 4}", "{what}");
-    let args = threads.iter().map(|t| t.1.iter().map(|r| r.args.len()).sum::<usize>());
+    let args = threads
+        .iter()
+        .map(|t| t.1.iter().map(|r| r.args.len()).sum::<usize>());
     assert!(args.sum::<usize>() >= 15, "{what}: arguments were compared");
     // The main thread is inside the recursion, the workers wait.
     let main = threads
@@ -316,4 +338,114 @@ fn bad_cores_are_refused_with_a_reason() {
     let err = refused(&other, &core_other);
     assert!(err.contains("does not match the program"), "{err}");
     assert!(err.contains("build-id"), "{err}");
+}
+
+/// The same kernel core over DAP: `attach` with `coreFile` (and `launch` with it, the
+/// synonym) gives one stop, three threads, gdb's frames and values, memory and modules;
+/// requests that would run the program are refused.
+#[test]
+fn dap_attach_with_core_file_shows_the_crash() {
+    use support::dap::DapClient;
+    let program = program("-O2");
+    let dir = scratch_dir("dapcore");
+    let core = kernel_core(&program, &dir);
+    let (gdb_threads, gdb_values) = gdb_view(&program, &core);
+    for how in ["attach", "launch"] {
+        let mut c = DapClient::new();
+        c.ok("initialize", json!({"adapterID": "tandem"}));
+        c.ok(
+            how,
+            json!({"program": program.display().to_string(), "coreFile": core.display().to_string()}),
+        );
+        let caps = c.event("capabilities");
+        assert_eq!(caps["body"]["capabilities"]["supportsSetVariable"], false);
+        let stopped = c.event("stopped");
+        assert_eq!(stopped["body"]["reason"], "exception", "{stopped}");
+        let description = stopped["body"]["description"].as_str().unwrap();
+        assert!(description.starts_with("SIGSEGV"), "{description}");
+        let tid = stopped["body"]["threadId"].as_i64().unwrap();
+        c.ok("configurationDone", Value::Null);
+
+        let threads = c.ok("threads", Value::Null);
+        let mut ids: Vec<i64> = threads["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_i64().unwrap())
+            .collect();
+        ids.sort();
+        let gdb_ids: Vec<i64> = gdb_threads.iter().map(|t| t.0).collect();
+        assert_eq!(ids, gdb_ids, "{how}: the core's threads");
+
+        let stack = c.ok("stackTrace", json!({"threadId": tid}));
+        let frames = stack["stackFrames"].as_array().unwrap();
+        let got: Vec<(String, u32)> = frames
+            .iter()
+            .filter(|f| {
+                f["source"]["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with("core_crash.c"))
+            })
+            .map(|f| {
+                (
+                    f["name"].as_str().unwrap().to_owned(),
+                    f["line"].as_u64().unwrap() as u32,
+                )
+            })
+            .collect();
+        let want: Vec<(String, u32)> = gdb_threads
+            .iter()
+            .find(|t| t.0 == tid)
+            .unwrap()
+            .1
+            .iter()
+            .map(|r| (r.function.clone(), r.line))
+            .collect();
+        assert_eq!(got, want, "{how}: the crashed thread's frames");
+
+        let top = frames[0]["id"].as_i64().unwrap();
+        let scopes = c.ok("scopes", json!({"frameId": top}));
+        let args_ref = scopes["scopes"][0]["variablesReference"].as_i64().unwrap();
+        let vars = c.ok("variables", json!({"variablesReference": args_ref}));
+        let names: Vec<&str> = vars["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["p", "mode"], "{how}: {vars}");
+
+        let value = c.ok("evaluate", json!({"expression": "*p", "frameId": top}));
+        assert_eq!(value["result"], gdb_values[0].as_str(), "{how}");
+        let p = c.ok("evaluate", json!({"expression": "p", "frameId": top}));
+        let addr = p["result"].as_str().unwrap().to_owned();
+        let mem = c.ok("readMemory", json!({"memoryReference": addr, "count": 8}));
+        assert_eq!(mem["data"], "AwAAAAQAAAA=", "{how}: x = 3, y = 4 in memory");
+
+        let modules = c.ok("modules", Value::Null);
+        assert!(
+            modules["modules"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["path"] == program.display().to_string()),
+            "{modules}"
+        );
+        for (command, arguments) in [
+            ("continue", json!({"threadId": tid})),
+            ("next", json!({"threadId": tid})),
+            (
+                "setVariable",
+                json!({"variablesReference": args_ref, "name": "mode", "value": "0"}),
+            ),
+            (
+                "writeMemory",
+                json!({"memoryReference": addr, "data": "AA=="}),
+            ),
+        ] {
+            let e = c.err(command, arguments);
+            assert!(e.contains("core file"), "{how} {command}: {e}");
+        }
+        c.ok("disconnect", json!({}));
+    }
 }
