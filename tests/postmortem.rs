@@ -24,6 +24,9 @@ struct Row {
     args: Vec<(String, String)>,
 }
 
+/// Each thread (LWP) with its frames in the program, by LWP.
+type Threads = Vec<(i64, Vec<Row>)>;
+
 fn program(opt: &str) -> PathBuf {
     build(SOURCE, "gcc", &["-g", opt, "-pthread"])
 }
@@ -95,7 +98,7 @@ fn norm(value: &str) -> String {
 }
 
 /// gdb's view of the core: per thread (LWP), its frames in the program; and the values.
-fn gdb_view(program: &Path, core: &Path) -> (Vec<(i64, Vec<Row>)>, Vec<String>) {
+fn gdb_view(program: &Path, core: &Path) -> (Threads, Vec<String>) {
     let mut cmd = Command::new("gdb");
     cmd.args([
         "-batch",
@@ -110,7 +113,7 @@ fn gdb_view(program: &Path, core: &Path) -> (Vec<(i64, Vec<Row>)>, Vec<String>) 
     }
     let out = cmd.arg(program).arg(core).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let mut threads: Vec<(i64, Vec<Row>)> = Vec::new();
+    let mut threads: Threads = Vec::new();
     let mut values = Vec::new();
     let mut after_bt = false;
     for line in text.lines() {
@@ -167,7 +170,7 @@ fn gdb_view(program: &Path, core: &Path) -> (Vec<(i64, Vec<Row>)>, Vec<String>) 
 }
 
 /// tandem's view of the same core (`tandem debug --core --json`).
-fn tandem_view(program: &Path, core: &Path) -> (Value, Vec<(i64, Vec<Row>)>, Vec<String>) {
+fn tandem_view(program: &Path, core: &Path) -> (Value, Threads, Vec<String>) {
     let mut cmd = Command::new(support::tandem_bin());
     cmd.args(["debug", "--json", "--max-frames", "64", "--core"])
         .arg(core)
@@ -182,7 +185,7 @@ fn tandem_view(program: &Path, core: &Path) -> (Value, Vec<(i64, Vec<Row>)>, Vec
         String::from_utf8_lossy(&out.stderr)
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let mut threads: Vec<(i64, Vec<Row>)> = report["threads"]
+    let mut threads: Threads = report["threads"]
         .as_array()
         .unwrap()
         .iter()

@@ -90,9 +90,7 @@ pub(crate) fn route(a: &mut Adapter, req: &dap::Request) -> Option<Flow> {
         );
         return Some(Flow::Continue);
     }
-    let Some(core) = a.debugger().core.as_mut() else {
-        return None;
-    };
+    let core = a.debugger().core.as_mut()?;
     let answer = match command {
         "disconnect" | "terminate" => {
             a.debugger().core = None;
