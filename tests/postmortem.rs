@@ -452,3 +452,75 @@ fn dap_attach_with_core_file_shows_the_crash() {
         c.ok("disconnect", json!({}));
     }
 }
+
+/// A shared library replaced after the core was written (another build-id) is not used
+/// for symbols, and the user is told; the program's own frames and values still show.
+#[test]
+fn a_replaced_library_is_reported_not_trusted() {
+    let dir = scratch_dir("libcore");
+    let lib = dir.join("libcorelib.so");
+    let lib_src = testsupport::sample_path("c/core_lib.c");
+    testsupport::compile_into(
+        "gcc",
+        &[lib_src.clone()],
+        &["-g", "-O0", "-shared", "-fPIC"],
+        &lib,
+    );
+    let program = dir.join("libmain");
+    let rpath = format!("-Wl,-rpath,{}", dir.display());
+    let ldir = format!("-L{}", dir.display());
+    let out = Command::new("gcc")
+        .args(["-g", "-O0", "-o"])
+        .arg(&program)
+        .arg(testsupport::sample_path("c/core_libmain.c"))
+        .args([ldir.as_str(), "-lcorelib", rpath.as_str()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let core = dir.join("lib.core");
+    gdb_gcore(&program, &["break lib_scale", "run"], &core);
+
+    let run = |core: &Path| {
+        let out = Command::new(support::tandem_bin())
+            .args(["debug", "--core"])
+            .arg(core)
+            .arg(&program)
+            .args(["--print", "v"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The same library: its frame and argument, no warning.
+    let (text, err) = run(&core);
+    assert!(text.contains("in lib_scale (v=20)"), "{text}");
+    assert!(text.contains("  v = 20"), "{text}");
+    assert!(text.contains("in main ()"), "{text}");
+    assert!(!err.contains("warning"), "{err}");
+
+    // Rebuilt with other code: a warning naming it and the build-ids; no symbols from it.
+    testsupport::compile_into(
+        "gcc",
+        &[lib_src],
+        &["-g", "-O0", "-shared", "-fPIC", "-DLIB_SCALE=3"],
+        &lib,
+    );
+    let (text, err) = run(&core);
+    assert!(
+        err.contains("libcorelib.so") && err.contains("build-id"),
+        "{err}"
+    );
+    assert!(!text.contains("lib_scale (v="), "{text}");
+    assert!(text.contains("in main ()"), "{text}");
+}

@@ -121,21 +121,26 @@ impl Module {
         }
     }
 
-    /// A module whose file is opened on first use (a core file's mapping).
+    /// A module whose file is opened on first use (a core file's mapping); `usable`
+    /// false when the file is not the one mapped (it then has no symbols).
     pub(crate) fn mapped(
         path: PathBuf,
         start: u64,
         end: u64,
         bias: LoadBias,
-        main: bool,
+        usable: bool,
     ) -> Module {
         Module {
             path,
             start,
             end,
             bias,
-            main,
-            binary: OnceLock::new(),
+            main: false,
+            binary: if usable {
+                OnceLock::new()
+            } else {
+                OnceLock::from(None)
+            },
             inside: None,
             targets: OnceLock::new(),
             placements: PlacementCache::default(),

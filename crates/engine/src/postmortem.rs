@@ -28,6 +28,8 @@ use crate::values::{Node, Renderer, Value};
 pub struct CoreSession {
     core: CoreFile,
     modules: Modules,
+    /// What the user should know: libraries whose file differs from the one mapped.
+    warnings: Vec<String>,
     main: Arc<Binary>,
     enums: Enumerators,
     tables: Mutex<Tables>,
@@ -74,10 +76,11 @@ impl CoreSession {
     pub fn open(program: &Path, core: &Path) -> Result<CoreSession> {
         let main = Arc::new(Binary::open(program)?);
         let core = CoreFile::open(core)?;
-        let modules = Self::modules_of(program, &main, &core)?;
+        let (modules, warnings) = Self::modules_of(program, &main, &core)?;
         Ok(CoreSession {
             core,
             modules,
+            warnings,
             main: main.clone(),
             enums: Enumerators::new(main.clone()),
             tables: Mutex::new(Tables::default()),
@@ -88,7 +91,11 @@ impl CoreSession {
     /// The modules from NT_FILE: one per mapped file, the program first. The program is
     /// the mapping of the program's file (same path, or the same build-id as read from
     /// the core's copy of its ELF header); a core with no such mapping is refused.
-    fn modules_of(program: &Path, main: &Arc<Binary>, core: &CoreFile) -> Result<Modules> {
+    fn modules_of(
+        program: &Path,
+        main: &Arc<Binary>,
+        core: &CoreFile,
+    ) -> Result<(Modules, Vec<String>)> {
         // (path, start, end, where offset 0 is mapped)
         let mut groups: Vec<(PathBuf, u64, u64, Option<u64>)> = Vec::new();
         for m in &core.mappings {
@@ -137,11 +144,27 @@ impl CoreSession {
             bias,
             main.clone(),
         )];
+        let mut warnings = Vec::new();
         for (path, start, end, base) in groups {
             let bias = bias_of(&path, start, base);
-            list.push(Module::mapped(path, start, end, bias, false));
+            // A library replaced since the core was written (an upgrade) would give wrong
+            // frames: its build-id is compared with the core's copy of its first page.
+            let usable = match library_mismatch(&path, core, base.unwrap_or(start)) {
+                Some(why) => {
+                    tracing::debug!(path = %path.display(), "{why}");
+                    warnings.push(why);
+                    false
+                }
+                None => true,
+            };
+            list.push(Module::mapped(path, start, end, bias, usable));
         }
-        Ok(Modules::from_list(list))
+        Ok((Modules::from_list(list), warnings))
+    }
+
+    /// Warnings about the core's files (a library replaced since: no symbols for it).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The threads of the core, in its order (the faulting thread first in kernel cores).
@@ -381,6 +404,30 @@ fn check_build_id(main: &Binary, core: &CoreFile, base: u64) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Why a library's file is not the one the core mapped (build-ids differ, or the file is
+/// gone), or `None` when it is (or the core's build-id is unknown).
+fn library_mismatch(path: &Path, core: &CoreFile, base: u64) -> Option<String> {
+    use std::io::Read;
+    let mut page = vec![0u8; 4096];
+    let n = core.read_at(base, &mut page);
+    page.truncate(n);
+    let theirs = build_id_in_page(&page)?;
+    let mut head = Vec::new();
+    let opened = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    if opened.is_err() {
+        return Some(format!("{}: not found (no symbols for it)", path.display()));
+    }
+    let ours = build_id_in_page(&head)?;
+    (ours != theirs).then(|| {
+        format!(
+            "{}: the file's build-id {} differs from the core's {} (replaced since: no symbols for it)",
+            path.display(),
+            hex(&ours),
+            hex(&theirs)
+        )
+    })
 }
 
 fn hex(b: &[u8]) -> String {

@@ -421,6 +421,9 @@ fn run_core(out: &Out, core: &std::path::Path, args: &DebugArgs) -> Result<i32> 
             args.program.display()
         )
     })?;
+    for w in session.warnings() {
+        eprintln!("tandem: warning: {w}");
+    }
     let stop = session.stop();
     let mut text = format!(
         "core {}: {}{} in thread {}\n",

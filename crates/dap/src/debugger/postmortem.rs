@@ -201,6 +201,12 @@ fn after_open(a: &mut Adapter) {
             "supportsDisassembleRequest": false,
         }})),
     );
+    for w in core.session.warnings() {
+        out.event(
+            "output",
+            Some(json!({"category": "console", "output": format!("warning: {w}\n")})),
+        );
+    }
     let stop = core.session.stop();
     let (reason, description) = match &stop.cause {
         StopCause::Signal(_) => ("exception", stop.description.clone()),
