@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use support::dap::{build, scratch_dir};
 
 const SOURCE: &str = "c/core_crash.c";
-const PRINTS: [&str; 4] = ["*p", "p->y", "global_counter", "mode"];
+const PRINTS: [&str; 5] = ["*p", "p->y", "global_counter", "mode", "scale"];
 
 /// One frame in the program, as both debuggers are compared on it.
 #[derive(Debug, PartialEq, Eq)]
@@ -416,7 +416,7 @@ fn dap_attach_with_core_file_shows_the_crash() {
             .iter()
             .map(|v| v["name"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["p", "mode"], "{how}: {vars}");
+        assert_eq!(names, ["p", "mode", "scale"], "{how}: {vars}");
 
         let value = c.ok("evaluate", json!({"expression": "*p", "frameId": top}));
         assert_eq!(value["result"], gdb_values[0].as_str(), "{how}");

@@ -29,16 +29,16 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-__attribute__((noinline)) int bottom(struct point *p, int mode) {
+__attribute__((noinline)) int bottom(struct point *p, int mode, double scale) {
     global_counter += p->x;
     if (mode)
         *(volatile int *)(long)sink = p->y; /* crash here */
-    return p->x + p->y;
+    return p->x + p->y + (int)(scale * p->x);
 }
 
 __attribute__((noinline)) int recurse(int n, struct point *p, int mode) {
     if (n == 0) {
-        int b = bottom(p, mode); /* not a tail call: the frame stays */
+        int b = bottom(p, mode, n + 2.5); /* not a tail call: the frame stays */
         sink = b;
         return b;
     }

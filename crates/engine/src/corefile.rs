@@ -17,6 +17,9 @@ const PT_NOTE: u32 = 4;
 const ET_CORE: u16 = 4;
 const EM_X86_64: u16 = 62;
 const NT_PRSTATUS: u32 = 1;
+const NT_FPREGSET: u32 = 2;
+/// Offset of xmm0 in the FXSAVE area (`user_fpregs_struct`).
+const FX_XMM: usize = 160;
 const NT_AUXV: u32 = 6;
 const NT_SIGINFO: u32 = 0x5349_4749;
 const NT_FILE: u32 = 0x4649_4c45;
@@ -34,6 +37,8 @@ pub struct CoreThread {
     pub signal: i32,
     /// Its general registers.
     pub regs: tracer::Registers,
+    /// xmm0–xmm15 (NT_FPREGSET), when the core has them.
+    pub xmm: Option<Box<[[u8; 16]; 16]>>,
 }
 
 /// The fatal signal the core records (NT_SIGINFO).
@@ -251,7 +256,20 @@ impl CoreFile {
                     tid,
                     signal,
                     regs: tracer::Registers(u),
+                    xmm: None,
                 });
+            }
+            // Each thread's FP registers follow its NT_PRSTATUS.
+            NT_FPREGSET => {
+                if let (Some(t), Some(area)) =
+                    (self.threads.last_mut(), d.get(FX_XMM..FX_XMM + 256))
+                {
+                    let mut xmm = Box::new([[0u8; 16]; 16]);
+                    for (i, r) in xmm.iter_mut().enumerate() {
+                        r.copy_from_slice(&area[i * 16..i * 16 + 16]);
+                    }
+                    t.xmm = Some(xmm);
+                }
             }
             NT_SIGINFO => {
                 let signo = u32_at(d, 0)? as i32;

@@ -18,11 +18,30 @@ use crate::corefile::{CoreFile, CoreSignal};
 use crate::error::{Error, Result};
 use crate::expr::{self, Enumerators, Env};
 use crate::ids::{FrameId, ValueRef};
-use crate::mem::{FrameRegisters, FrameRegs};
+use crate::mem::FrameRegs;
 use crate::modules::{same_file, Module, Modules};
 use crate::session::{frame_variables_in, render_result, ModuleInfo, ScopeKind, Stop, StopCause};
 use crate::unwind::{self, Frame, FrameData};
 use crate::values::{Node, Renderer, Value};
+
+/// Frame 0's registers: the unwound general ones and the thread's SSE registers
+/// (DWARF 17–32, low 8 bytes) from the core.
+struct CoreRegs<'a> {
+    general: &'a FrameRegs,
+    xmm: Option<&'a [[u8; 16]; 16]>,
+}
+
+impl symbols::RegisterReader for CoreRegs<'_> {
+    fn reg(&self, n: u16) -> Option<u64> {
+        if (17..=32).contains(&n) {
+            let x = self.xmm?.get(usize::from(n - 17))?;
+            return Some(u64::from_le_bytes([
+                x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7],
+            ]));
+        }
+        self.general.get(n)
+    }
+}
 
 /// A core file opened with its program.
 pub struct CoreSession {
@@ -237,10 +256,29 @@ impl CoreSession {
         );
         let out = frames.iter().map(|d| d.frame.clone()).collect();
         let mut tables = lock(&self.tables);
-        for d in frames {
+        for mut d in frames {
+            d.tid = Some(tid);
             tables.frames.insert(d.frame.id.0, d);
         }
         Ok(out)
+    }
+
+    /// The registers expressions in a frame read: frame 0 also has its thread's SSE
+    /// registers.
+    fn regs_of<'a>(&'a self, data: &'a FrameData) -> CoreRegs<'a> {
+        let xmm = match (data.physical, data.tid) {
+            (0, Some(tid)) => self
+                .core
+                .threads
+                .iter()
+                .find(|t| t.tid == tid.0)
+                .and_then(|t| t.xmm.as_deref()),
+            _ => None,
+        };
+        CoreRegs {
+            general: &data.regs,
+            xmm,
+        }
     }
 
     fn frame(&self, id: FrameId) -> Result<FrameData> {
@@ -270,7 +308,7 @@ impl CoreSession {
     /// The variables of one scope of a frame.
     pub fn variables(&self, frame: FrameId, kind: ScopeKind) -> Result<Vec<Value>> {
         let data = self.frame(frame)?;
-        let regs = FrameRegisters::Unwound(&data.regs);
+        let regs = self.regs_of(&data);
         let rendered = frame_variables_in(&self.core, &regs, &data, kind)?;
         Ok(self.register_nodes(rendered))
     }
@@ -317,7 +355,7 @@ impl CoreSession {
             .binary()
             .ok_or_else(|| Error::Eval("no symbols for this frame".into()))?;
         let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
-        let regs = FrameRegisters::Unwound(&data.regs);
+        let regs = self.regs_of(&data);
         let entry = data
             .caller
             .as_deref()
