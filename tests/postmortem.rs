@@ -425,6 +425,33 @@ fn dap_attach_with_core_file_shows_the_crash() {
         let mem = c.ok("readMemory", json!({"memoryReference": addr, "count": 8}));
         assert_eq!(mem["data"], "AwAAAAQAAAA=", "{how}: x = 3, y = 4 in memory");
 
+        // The faulting instruction, two before it and two after, as gdb's x/i shows it.
+        let pc = frames[0]["instructionPointerReference"].as_str().unwrap();
+        let dis = c.ok(
+            "disassemble",
+            json!({"memoryReference": pc, "instructionOffset": -2, "instructionCount": 5}),
+        );
+        let insns = dis["instructions"].as_array().unwrap();
+        assert_eq!(insns.len(), 5, "{dis}");
+        assert_eq!(insns[2]["address"], pc, "{dis}");
+        let gdb = Command::new("gdb")
+            .args(["-batch", "-nx", "-ex", "x/i $pc"])
+            .arg(&program)
+            .arg(&core)
+            .output()
+            .unwrap();
+        let gdb = String::from_utf8_lossy(&gdb.stdout);
+        let gdb_line = gdb.lines().find(|l| l.starts_with("=> ")).unwrap();
+        let (head, text) = gdb_line.split_once(":\t").unwrap();
+        let squeeze = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            squeeze(insns[2]["instruction"].as_str().unwrap()),
+            squeeze(text),
+            "{how}: {gdb_line}"
+        );
+        let symbol = head.split('<').nth(1).unwrap().trim_end_matches('>');
+        assert_eq!(insns[2]["symbol"], symbol, "{how}: {gdb_line}");
+
         let modules = c.ok("modules", Value::Null);
         assert!(
             modules["modules"]

@@ -379,6 +379,23 @@ impl CoreSession {
         Ok(self.register_nodes(vec![rendered]).remove(0))
     }
 
+    /// Disassembles `count` instructions starting `instruction_offset` instructions from
+    /// the one at `address`, as [`crate::Session::disassemble`] does.
+    pub fn disassemble(
+        &self,
+        address: u64,
+        instruction_offset: i64,
+        count: usize,
+    ) -> Result<Vec<crate::Instruction>> {
+        crate::session::disassemble_in(
+            &self.core,
+            self.modules.all(),
+            address,
+            instruction_offset,
+            count,
+        )
+    }
+
     /// Reads up to `len` bytes of the core's memory (fewer where the core has none).
     pub fn read_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; len.min(16 << 20)];

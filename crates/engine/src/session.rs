@@ -34,6 +34,7 @@ mod complete;
 mod data;
 /// Disassembly: instruction boundaries, symbols and lines.
 mod disasm;
+pub(crate) use disasm::disassemble_in;
 /// The expression environment of a frame, or of the globals without one.
 mod env;
 pub use complete::{Completion, CompletionKind};

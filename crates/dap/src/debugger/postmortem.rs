@@ -129,6 +129,7 @@ pub(crate) fn route(a: &mut Adapter, req: &dap::Request) -> Option<Flow> {
         "variables" => variables(core, &args),
         "evaluate" => evaluate(core, &args),
         "readMemory" => read_memory(core, &args),
+        "disassemble" => disassemble(core, &args),
         "modules" => {
             let modules: Vec<Value> = core
                 .session
@@ -198,7 +199,6 @@ fn after_open(a: &mut Adapter) {
             "supportsStepInTargetsRequest": false, "supportsInstructionBreakpoints": false,
             "supportsFunctionBreakpoints": false, "supportsConditionalBreakpoints": false,
             "supportsHitConditionalBreakpoints": false, "supportsLogPoints": false,
-            "supportsDisassembleRequest": false,
         }})),
     );
     for w in core.session.warnings() {
@@ -361,4 +361,54 @@ fn read_memory(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
     use base64::Engine as _;
     body["data"] = json!(base64::engine::general_purpose::STANDARD.encode(&bytes));
     Ok(body)
+}
+
+fn disassemble(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
+    let reference = args
+        .get("memoryReference")
+        .and_then(Value::as_str)
+        .ok_or("memoryReference is required")?;
+    let t = reference.trim();
+    let base = match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse(),
+    }
+    .map_err(|_| format!("'{reference}' is not a memory reference"))?;
+    let addr = base.wrapping_add_signed(args.get("offset").and_then(Value::as_i64).unwrap_or(0));
+    let count = usize::try_from(int(args, "instructionCount")?)
+        .map_err(|_| "instructionCount must not be negative".to_string())?;
+    let offset = args
+        .get("instructionOffset")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    let instructions = core
+        .session
+        .disassemble(addr, offset, count)
+        .map_err(|e| e.to_string())?;
+    let out: Vec<Value> = instructions
+        .into_iter()
+        .map(|i| {
+            let mut v = json!({"address": format!("{:#x}", i.address),
+                "instruction": if i.invalid { "??".to_string() } else { i.text }});
+            if !i.bytes.is_empty() {
+                v["instructionBytes"] = json!(i
+                    .bytes
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<Vec<_>>()
+                    .join(" "));
+            }
+            if let Some(s) = i.symbol {
+                v["symbol"] = json!(s);
+            }
+            if let Some(l) = i.line {
+                v["line"] = json!(l.get());
+            }
+            if i.invalid {
+                v["presentationHint"] = json!("invalid");
+            }
+            v
+        })
+        .collect();
+    Ok(json!({"instructions": out}))
 }
