@@ -511,14 +511,16 @@ fn a_replaced_library_is_reported_not_trusted() {
     let core = dir.join("lib.core");
     gdb_gcore(&program, &["break lib_scale", "run"], &core);
 
-    let run = |core: &Path| {
-        let out = Command::new(support::tandem_bin())
-            .args(["debug", "--core"])
+    let run_in = |core: &Path, sysroot: Option<&Path>| {
+        let mut cmd = Command::new(support::tandem_bin());
+        cmd.args(["debug", "--core"])
             .arg(core)
             .arg(&program)
-            .args(["--print", "v"])
-            .output()
-            .unwrap();
+            .args(["--print", "v"]);
+        if let Some(root) = sysroot {
+            cmd.arg("--sysroot").arg(root);
+        }
+        let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -529,6 +531,7 @@ fn a_replaced_library_is_reported_not_trusted() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
+    let run = |core: &Path| run_in(core, None);
     // The same library: its frame and argument, no warning.
     let (text, err) = run(&core);
     assert!(text.contains("in lib_scale (v=20)"), "{text}");
@@ -543,6 +546,7 @@ fn a_replaced_library_is_reported_not_trusted() {
         &["-g", "-O0", "-shared", "-fPIC", "-DLIB_SCALE=3"],
         &lib,
     );
+    let replaced = std::fs::read(&lib).unwrap();
     let (text, err) = run(&core);
     assert!(
         err.contains("libcorelib.so") && err.contains("build-id"),
@@ -550,4 +554,20 @@ fn a_replaced_library_is_reported_not_trusted() {
     );
     assert!(!text.contains("lib_scale (v="), "{text}");
     assert!(text.contains("in main ()"), "{text}");
+
+    // The original library under a sysroot (as copied from the machine that crashed):
+    // found there with --sysroot, the replaced one on its own path ignored.
+    let root = dir.join("sysroot");
+    let inside = root.join(lib.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(inside.parent().unwrap()).unwrap();
+    testsupport::compile_into(
+        "gcc",
+        &[testsupport::sample_path("c/core_lib.c")],
+        &["-g", "-O0", "-shared", "-fPIC"],
+        &inside,
+    );
+    assert_eq!(std::fs::read(&lib).unwrap(), replaced);
+    let (text, err) = run_in(&core, Some(&root));
+    assert!(text.contains("in lib_scale (v=20)"), "{text}\n{err}");
+    assert!(!err.contains("warning"), "{err}");
 }

@@ -319,6 +319,17 @@ impl CoreFile {
         Ok(())
     }
 
+    /// Reads each mapped file from `root` + its path where such a file exists.
+    pub fn use_sysroot(&mut self, root: &Path) {
+        for m in &mut self.mappings {
+            let rel = m.path.strip_prefix("/").unwrap_or(&m.path);
+            let there = root.join(rel);
+            if there.is_file() {
+                m.path = there;
+            }
+        }
+    }
+
     /// The value of an auxv entry.
     pub fn aux(&self, key: u64) -> Option<u64> {
         self.auxv.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)

@@ -93,8 +93,17 @@ fn first_load_vaddr(path: &Path) -> Option<u64> {
 impl CoreSession {
     /// Opens `core`, written by `program` (a kernel core or gdb's `gcore`).
     pub fn open(program: &Path, core: &Path) -> Result<CoreSession> {
+        CoreSession::open_with(program, core, None)
+    }
+
+    /// [`CoreSession::open`] with the core's files looked for under `sysroot` first (a
+    /// core from a container or another machine: `SYSROOT/usr/lib/…`).
+    pub fn open_with(program: &Path, core: &Path, sysroot: Option<&Path>) -> Result<CoreSession> {
         let main = Arc::new(Binary::open(program)?);
-        let core = CoreFile::open(core)?;
+        let mut core = CoreFile::open(core)?;
+        if let Some(root) = sysroot {
+            core.use_sysroot(root);
+        }
         let (modules, warnings) = Self::modules_of(program, &main, &core)?;
         Ok(CoreSession {
             core,

@@ -46,6 +46,11 @@ pub struct DebugArgs {
     #[arg(long, value_name = "CORE")]
     core: Option<PathBuf>,
 
+    /// With --core: look for the core's libraries under this directory first (a core
+    /// from a container or another machine).
+    #[arg(long, value_name = "DIR", requires = "core")]
+    sysroot: Option<PathBuf>,
+
     /// The program to run.
     program: PathBuf,
 
@@ -414,13 +419,14 @@ fn report_stop(
 /// `tandem debug PROGRAM --core CORE`: the core's stop, every thread's stack with its
 /// arguments, and the `--print` values in the stopped thread's innermost frame.
 fn run_core(out: &Out, core: &std::path::Path, args: &DebugArgs) -> Result<i32> {
-    let session = engine::CoreSession::open(&args.program, core).with_context(|| {
-        format!(
-            "cannot open {} with {}",
-            core.display(),
-            args.program.display()
-        )
-    })?;
+    let session = engine::CoreSession::open_with(&args.program, core, args.sysroot.as_deref())
+        .with_context(|| {
+            format!(
+                "cannot open {} with {}",
+                core.display(),
+                args.program.display()
+            )
+        })?;
     for w in session.warnings() {
         eprintln!("tandem: warning: {w}");
     }

@@ -172,8 +172,16 @@ fn open(a: &mut Adapter, args: &Value) -> Result<(), String> {
         .get("program")
         .and_then(Value::as_str)
         .ok_or("a core file needs \"program\": the executable that wrote it")?;
-    let session = CoreSession::open(&PathBuf::from(program), &PathBuf::from(core))
-        .map_err(|e| format!("cannot open {core} with {program}: {e}"))?;
+    let sysroot = args
+        .get("sysroot")
+        .and_then(Value::as_str)
+        .map(PathBuf::from);
+    let session = CoreSession::open_with(
+        &PathBuf::from(program),
+        &PathBuf::from(core),
+        sysroot.as_deref(),
+    )
+    .map_err(|e| format!("cannot open {core} with {program}: {e}"))?;
     a.debugger().core = Some(CoreDebuggee {
         session: Arc::new(session),
         vars: HashMap::new(),
