@@ -489,7 +489,7 @@ fn a_replaced_library_is_reported_not_trusted() {
     let lib_src = testsupport::sample_path("c/core_lib.c");
     testsupport::compile_into(
         "gcc",
-        &[lib_src.clone()],
+        std::slice::from_ref(&lib_src),
         &["-g", "-O0", "-shared", "-fPIC"],
         &lib,
     );
