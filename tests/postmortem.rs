@@ -571,3 +571,62 @@ fn a_replaced_library_is_reported_not_trusted() {
     assert!(text.contains("in lib_scale (v=20)"), "{text}\n{err}");
     assert!(!err.contains("warning"), "{err}");
 }
+
+/// The parser on damaged cores: cut at many lengths and with bytes changed in the
+/// headers and notes, a core parses or is refused — never a panic — and reading its
+/// memory anywhere answers.
+#[test]
+fn damaged_cores_never_panic_the_parser() {
+    let program = program("-O0");
+    let dir = scratch_dir("fuzzcore");
+    let core = dir.join("f.core");
+    gdb_gcore(&program, &["break bottom", "run"], &core);
+    let bytes = std::fs::read(&core).unwrap();
+    let good = engine::corefile::CoreFile::parse(bytes.clone()).unwrap();
+    assert_eq!(good.threads.len(), 3);
+    assert!(!good.mappings.is_empty());
+    let probe = |c: &engine::corefile::CoreFile| {
+        let mut buf = [0u8; 64];
+        for m in &c.mappings {
+            let _ = c.read_at(m.start, &mut buf);
+            let _ = c.read_at(m.end.wrapping_sub(8), &mut buf);
+        }
+        let _ = c.read_at(u64::MAX - 4, &mut buf);
+    };
+    // Where the notes are: the last PT_NOTE's offset (gcore writes them at the end).
+    let notes_at = bytes.len() - 0x6000.min(bytes.len());
+    let mut refused = 0;
+    let cuts = (0..4096)
+        .step_by(37)
+        .chain((notes_at..bytes.len()).step_by(61));
+    for cut in cuts {
+        match engine::corefile::CoreFile::parse(bytes[..cut].to_vec()) {
+            Ok(c) => probe(&c),
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 100, "most cut cores are refused ({refused})");
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    for _ in 0..1500 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut damaged = bytes.clone();
+        for k in 0..4 {
+            let region = if (seed >> (k * 8)) & 1 == 0 {
+                0..4096.min(bytes.len())
+            } else {
+                notes_at..bytes.len()
+            };
+            let span = (region.end - region.start) as u64;
+            let at = region.start + ((seed >> (k * 16)) % span) as usize;
+            damaged[at] = (seed >> (k * 5)) as u8;
+        }
+        if let Ok(c) = engine::corefile::CoreFile::parse(damaged) {
+            probe(&c);
+        }
+    }
+}

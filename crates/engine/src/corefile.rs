@@ -93,13 +93,13 @@ fn bad(what: &str) -> Error {
 }
 
 fn u16_at(d: &[u8], at: usize) -> Result<u16> {
-    d.get(at..at + 2)
+    d.get(at..at.checked_add(2).ok_or_else(|| bad("truncated core"))?)
         .map(|b| u16::from_le_bytes([b[0], b[1]]))
         .ok_or_else(|| bad("truncated core"))
 }
 
 fn u32_at(d: &[u8], at: usize) -> Result<u32> {
-    d.get(at..at + 4)
+    d.get(at..at.checked_add(4).ok_or_else(|| bad("truncated core"))?)
         .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .ok_or_else(|| bad("truncated core"))
 }
@@ -154,7 +154,8 @@ impl CoreFile {
         for i in 0..phnum {
             let h = phoff
                 .checked_add(i * phentsize)
-                .ok_or_else(|| bad("bad program header offset"))?;
+                .filter(|h| h.checked_add(56).is_some_and(|e| e <= data.len()))
+                .ok_or_else(|| bad("truncated core (program headers)"))?;
             let kind = u32_at(&data, h)?;
             let offset = u64_at(&data, h + 8)?;
             let vaddr = u64_at(&data, h + 16)?;
@@ -358,8 +359,12 @@ impl CoreFile {
             let rel = at - s.vaddr;
             if rel < s.filesz {
                 let n = (s.filesz - rel).min(buf.len() as u64) as usize;
-                let from = (s.offset + rel) as usize;
-                if let Some(src) = self.data.get(from..from + n) {
+                let src = s
+                    .offset
+                    .checked_add(rel)
+                    .and_then(|from| usize::try_from(from).ok())
+                    .and_then(|from| self.data.get(from..from.checked_add(n)?));
+                if let Some(src) = src {
                     buf[..n].copy_from_slice(src);
                     return n;
                 }
@@ -382,7 +387,10 @@ impl CoreFile {
             return 0;
         };
         use std::io::{Read, Seek, SeekFrom};
-        if f.seek(SeekFrom::Start(m.offset + (at - m.start))).is_err() {
+        let Some(pos) = m.offset.checked_add(at - m.start) else {
+            return 0;
+        };
+        if f.seek(SeekFrom::Start(pos)).is_err() {
             return 0;
         }
         let mut done = 0;

@@ -79,13 +79,26 @@ fn first_load_vaddr(path: &Path) -> Option<u64> {
     if head.len() < 64 || &head[..4] != b"\x7fELF" || head[4] != 2 {
         return None;
     }
-    let u16_at = |at: usize| Some(u16::from_le_bytes(head.get(at..at + 2)?.try_into().ok()?));
-    let u32_at = |at: usize| Some(u32::from_le_bytes(head.get(at..at + 4)?.try_into().ok()?));
-    let u64_at = |at: usize| Some(u64::from_le_bytes(head.get(at..at + 8)?.try_into().ok()?));
+    let u16_at = |at: usize| {
+        Some(u16::from_le_bytes(
+            head.get(at..at.checked_add(2)?)?.try_into().ok()?,
+        ))
+    };
+    let u32_at = |at: usize| {
+        Some(u32::from_le_bytes(
+            head.get(at..at.checked_add(4)?)?.try_into().ok()?,
+        ))
+    };
+    let u64_at = |at: usize| {
+        Some(u64::from_le_bytes(
+            head.get(at..at.checked_add(8)?)?.try_into().ok()?,
+        ))
+    };
     let phoff = usize::try_from(u64_at(32)?).ok()?;
     let (size, num) = (usize::from(u16_at(54)?), usize::from(u16_at(56)?));
     (0..num).find_map(|i| {
         let h = phoff.checked_add(i.checked_mul(size)?)?;
+        h.checked_add(56)?;
         (u32_at(h)? == 1 && u64_at(h + 8)? == 0).then(|| u64_at(h + 16))?
     })
 }
@@ -503,13 +516,26 @@ fn build_id_in_page(page: &[u8]) -> Option<Vec<u8>> {
     if page.len() < 64 || &page[..4] != b"\x7fELF" {
         return None;
     }
-    let u16_at = |at: usize| Some(u16::from_le_bytes(page.get(at..at + 2)?.try_into().ok()?));
-    let u32_at = |at: usize| Some(u32::from_le_bytes(page.get(at..at + 4)?.try_into().ok()?));
-    let u64_at = |at: usize| Some(u64::from_le_bytes(page.get(at..at + 8)?.try_into().ok()?));
+    let u16_at = |at: usize| {
+        Some(u16::from_le_bytes(
+            page.get(at..at.checked_add(2)?)?.try_into().ok()?,
+        ))
+    };
+    let u32_at = |at: usize| {
+        Some(u32::from_le_bytes(
+            page.get(at..at.checked_add(4)?)?.try_into().ok()?,
+        ))
+    };
+    let u64_at = |at: usize| {
+        Some(u64::from_le_bytes(
+            page.get(at..at.checked_add(8)?)?.try_into().ok()?,
+        ))
+    };
     let phoff = usize::try_from(u64_at(32)?).ok()?;
     let (size, num) = (usize::from(u16_at(54)?), usize::from(u16_at(56)?));
     for i in 0..num {
         let h = phoff.checked_add(i.checked_mul(size)?)?;
+        h.checked_add(56)?;
         if u32_at(h)? != 4 {
             continue;
         }
