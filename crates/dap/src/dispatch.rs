@@ -97,6 +97,9 @@ pub fn capabilities() -> Capabilities {
 }
 
 pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
+    if let Some(flow) = crate::debugger::postmortem::route(a, req) {
+        return flow;
+    }
     macro_rules! route {
         ($ty:ty, $method:ident) => {{
             a.handle::<$ty>(req, |a, args| a.debugger().$method(args));

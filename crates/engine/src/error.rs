@@ -37,6 +37,12 @@ pub enum Error {
     /// The main executable could not be found or read.
     #[error("no executable: {0}")]
     NoExecutable(String),
+    /// A core file that cannot be read, or that does not match the program.
+    #[error("core file: {0}")]
+    Core(String),
+    /// A request that would run or change the program, on a core file.
+    #[error("{0}: not possible on a core file (the program is not running)")]
+    PostMortem(&'static str),
     /// The answer did not arrive in time.
     #[error("timed out")]
     Timeout,

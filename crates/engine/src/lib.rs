@@ -53,6 +53,7 @@
 //!   the condition holds, and every trap is evaluated again the ordinary way.
 
 pub mod breakpoints;
+pub mod corefile;
 mod cpp;
 pub mod disasm;
 pub mod error;
@@ -61,6 +62,7 @@ pub mod ids;
 mod jit;
 mod mem;
 pub mod modules;
+pub mod postmortem;
 mod retval;
 mod rust;
 pub mod session;
@@ -74,6 +76,7 @@ pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, Source
 pub use disasm::Instruction;
 pub use error::{Error, Result};
 pub use ids::{BreakpointId, FrameId, ValueRef};
+pub use postmortem::CoreSession;
 pub use session::guess_source_map;
 pub use session::{
     Completion, CompletionKind, ExceptionInfo, ExceptionStop, LaunchOptions, ModuleInfo,

@@ -121,6 +121,32 @@ impl Module {
         }
     }
 
+    /// A module whose file is opened on first use (a core file's mapping); `usable`
+    /// false when the file is not the one mapped (it then has no symbols).
+    pub(crate) fn mapped(
+        path: PathBuf,
+        start: u64,
+        end: u64,
+        bias: LoadBias,
+        usable: bool,
+    ) -> Module {
+        Module {
+            path,
+            start,
+            end,
+            bias,
+            main: false,
+            binary: if usable {
+                OnceLock::new()
+            } else {
+                OnceLock::from(None)
+            },
+            inside: None,
+            targets: OnceLock::new(),
+            placements: PlacementCache::default(),
+        }
+    }
+
     /// The symbols of the module, opened on first use; `None` when the file cannot be
     /// read (deleted, not ELF), which degrades to frame-pointer unwinding.
     pub fn binary(&self) -> Option<&Arc<Binary>> {
@@ -191,6 +217,13 @@ impl Modules {
     pub fn new(main: Module) -> Modules {
         Modules {
             list: vec![Arc::new(main)],
+        }
+    }
+
+    /// Every module of a core file, the main executable first.
+    pub(crate) fn from_list(list: Vec<Module>) -> Modules {
+        Modules {
+            list: list.into_iter().map(Arc::new).collect(),
         }
     }
 
@@ -331,7 +364,7 @@ pub fn main_executable(pid: Pid, exe: &Path) -> PathBuf {
     PathBuf::from(format!("/proc/{}/exe", pid.0))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     if a == b {
         return true;
     }

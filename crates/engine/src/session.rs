@@ -34,6 +34,7 @@ mod complete;
 mod data;
 /// Disassembly: instruction boundaries, symbols and lines.
 mod disasm;
+pub(crate) use disasm::disassemble_in;
 /// The expression environment of a frame, or of the globals without one.
 mod env;
 pub use complete::{Completion, CompletionKind};
@@ -50,6 +51,7 @@ use tracer_side::*;
 mod breakpoints;
 /// Inspection of a stopped process: memory, modules, stack traces, variables, evaluate.
 mod inspect;
+pub(crate) use inspect::{frame_variables_in, render_result};
 
 /// How long the session waits for the first stop after launching.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);

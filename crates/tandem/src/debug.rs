@@ -41,6 +41,16 @@ pub struct DebugArgs {
     #[arg(long, default_value_t = 32)]
     max_frames: usize,
 
+    /// Open this core file of PROGRAM instead of running it: print every thread's stack
+    /// and the `--print` values (in the thread that got the fatal signal), then exit 0.
+    #[arg(long, value_name = "CORE")]
+    core: Option<PathBuf>,
+
+    /// With --core: look for the core's libraries under this directory first (a core
+    /// from a container or another machine).
+    #[arg(long, value_name = "DIR", requires = "core")]
+    sysroot: Option<PathBuf>,
+
     /// The program to run.
     program: PathBuf,
 
@@ -142,6 +152,12 @@ pub fn run(args: DebugArgs) -> Result<i32> {
         json: args.json,
         lock: Arc::new(Mutex::new(())),
     };
+    if let Some(core) = &args.core {
+        if !args.breaks.is_empty() || !args.args.is_empty() {
+            bail!("--core inspects a core file: --break and program arguments do not apply");
+        }
+        return run_core(&out, core, &args);
+    }
     let mut lines: Vec<(PathBuf, SourceBreakpoint)> = Vec::new();
     let mut functions = Vec::new();
     let mut addresses = Vec::new();
@@ -398,4 +414,113 @@ fn report_stop(
         out.text(&text);
     }
     Ok(())
+}
+
+/// `tandem debug PROGRAM --core CORE`: the core's stop, every thread's stack with its
+/// arguments, and the `--print` values in the stopped thread's innermost frame.
+fn run_core(out: &Out, core: &std::path::Path, args: &DebugArgs) -> Result<i32> {
+    let session = engine::CoreSession::open_with(&args.program, core, args.sysroot.as_deref())
+        .with_context(|| {
+            format!(
+                "cannot open {} with {}",
+                core.display(),
+                args.program.display()
+            )
+        })?;
+    for w in session.warnings() {
+        eprintln!("tandem: warning: {w}");
+    }
+    let stop = session.stop();
+    let mut text = format!(
+        "core {}: {}{} in thread {}\n",
+        core.display(),
+        cause_text(&stop.cause),
+        stop.description
+            .as_ref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default(),
+        stop.tid.0
+    );
+    let mut threads_json = Vec::new();
+    let mut values = Vec::new();
+    let mut tids = session.threads();
+    // The stopped thread first, as gdb lists the current thread's stack first.
+    if let Some(i) = tids.iter().position(|t| *t == stop.tid) {
+        let t = tids.remove(i);
+        tids.insert(0, t);
+    }
+    for tid in tids {
+        let frames = session.stack_trace(tid)?;
+        text.push_str(&format!("\nthread {}:\n", tid.0));
+        let mut frame_json = Vec::new();
+        for (i, frame) in frames.iter().take(args.max_frames).enumerate() {
+            let params: Vec<(String, String)> = session
+                .variables(frame.id, ScopeKind::Arguments)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| {
+                    let shown = if v.error {
+                        "<unavailable>".to_owned()
+                    } else {
+                        v.rendered
+                    };
+                    (v.name, shown)
+                })
+                .collect();
+            let (line, json) = frame_line(i, frame, &params);
+            text.push_str(&line);
+            frame_json.push(json);
+        }
+        if tid == stop.tid {
+            if let Some(top) = frames.first() {
+                for expr in &args.prints {
+                    match session.evaluate(top.id, expr) {
+                        Ok(v) => {
+                            text.push_str(&format!("  {expr} = {}\n", v.rendered));
+                            values.push(json!({"expr": expr, "value": v.rendered, "type": v.type_name, "error": v.error}));
+                        }
+                        Err(e) => {
+                            text.push_str(&format!("  {expr}: {e}\n"));
+                            values
+                                .push(json!({"expr": expr, "error": true, "value": e.to_string()}));
+                        }
+                    }
+                }
+            }
+        }
+        threads_json.push(json!({"thread": tid.0, "frames": frame_json}));
+    }
+    if out.json {
+        out.json(&json!({"event": "core", "reason": cause_text(&stop.cause), "description": stop.description,
+            "thread": stop.tid.0, "threads": threads_json, "values": values}));
+    } else {
+        out.text(&text);
+    }
+    Ok(0)
+}
+
+/// One frame as `#N  PC in FUNCTION (ARGS) at FILE:LINE`, and as JSON.
+fn frame_line(i: usize, frame: &engine::Frame, params: &[(String, String)]) -> (String, Json) {
+    let function = frame.function.as_deref().unwrap_or("??");
+    let location = match (&frame.file, frame.line) {
+        (Some(file), Some(line)) => format!(" at {}:{}", file.display(), line.get()),
+        _ => frame
+            .module
+            .as_ref()
+            .map(|m| format!(" from {m}"))
+            .unwrap_or_default(),
+    };
+    let args_text: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let inlined = if frame.inlined { " [inlined]" } else { "" };
+    let text = format!(
+        "  #{i:<2} {:#018x} in {function} ({}){location}{inlined}\n",
+        frame.pc.0,
+        args_text.join(", ")
+    );
+    let json = json!({
+        "function": frame.function, "file": frame.file.as_ref().map(|f| f.display().to_string()),
+        "line": frame.line.map(|l| l.get()), "pc": format!("{:#x}", frame.pc.0), "inlined": frame.inlined,
+        "module": frame.module, "args": params.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
+    });
+    (text, json)
 }

@@ -36,6 +36,8 @@ mod inspect;
 mod lifecycle;
 /// disassemble, readMemory, writeMemory.
 mod memory;
+/// A core file as a session (`attach`/`launch` with `coreFile`).
+pub(crate) mod postmortem;
 
 /// The largest `readMemory` answered in one response.
 const MAX_READ: i64 = 16 << 20;
@@ -91,6 +93,8 @@ pub struct Debugger {
     /// Events to send after the current response.
     after: Vec<(&'static str, Value)>,
     debuggee: Option<Debuggee>,
+    /// A core file being inspected instead of a running program.
+    core: Option<postmortem::CoreDebuggee>,
     configured: bool,
     handles: Handles,
     ids: BreakpointIds,
@@ -124,6 +128,7 @@ impl Debugger {
             client: ClientCaps::default(),
             after: Vec::new(),
             debuggee: None,
+            core: None,
             configured: false,
             handles: Handles::default(),
             ids: BreakpointIds::default(),

@@ -18,14 +18,32 @@ const PADDING_REACH: u64 = 256;
 /// How many functions back a negative offset may walk.
 const MAX_ANCHORS: usize = 4096;
 
+/// Memory code is read from: the live process (through the tracer) or a core file.
+pub(crate) trait CodeBytes {
+    /// Reads into `buf` from `addr`; how many bytes were read (0 at unreadable memory).
+    fn read_some(&self, addr: u64, buf: &mut [u8]) -> usize;
+}
+
+impl CodeBytes for Tracer {
+    fn read_some(&self, addr: u64, buf: &mut [u8]) -> usize {
+        self.read_memory(RuntimeAddr(addr), buf).unwrap_or(0)
+    }
+}
+
+impl CodeBytes for crate::corefile::CoreFile {
+    fn read_some(&self, addr: u64, buf: &mut [u8]) -> usize {
+        self.read_at(addr, buf)
+    }
+}
+
 /// Reads as many of `len` bytes at `addr` as are readable, from the first.
-fn read_available(t: &Tracer, addr: u64, len: usize) -> Vec<u8> {
+fn read_available(t: &dyn CodeBytes, addr: u64, len: usize) -> Vec<u8> {
     let mut buf = vec![0u8; len];
     let mut got = 0;
     while got < len {
-        match t.read_memory(RuntimeAddr(addr.wrapping_add(got as u64)), &mut buf[got..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n,
+        match t.read_some(addr.wrapping_add(got as u64), &mut buf[got..]) {
+            0 => break,
+            n => got += n,
         }
     }
     buf.truncate(got);
@@ -34,7 +52,7 @@ fn read_available(t: &Tracer, addr: u64, len: usize) -> Vec<u8> {
 
 /// Decodes `n` instructions from `start`; unreadable bytes become invalid one-byte
 /// entries (a whole unreadable page at once, without reading it byte by byte).
-fn forward(t: &Tracer, start: u64, n: usize) -> Vec<Decoded> {
+fn forward(t: &dyn CodeBytes, start: u64, n: usize) -> Vec<Decoded> {
     let mut out = Vec::with_capacity(n);
     let mut at = start;
     while out.len() < n {
@@ -68,7 +86,7 @@ fn forward(t: &Tracer, start: u64, n: usize) -> Vec<Decoded> {
 }
 
 /// Decodes from `from` up to `to`: every instruction that starts before `to`.
-fn range(t: &Tracer, from: u64, to: u64) -> Vec<Decoded> {
+fn range(t: &dyn CodeBytes, from: u64, to: u64) -> Vec<Decoded> {
     let len = usize::try_from(to.saturating_sub(from)).unwrap_or(usize::MAX);
     if len == 0 || len > (1 << 24) {
         return Vec::new();
@@ -114,7 +132,7 @@ fn anchor_below(modules: &[Arc<Module>], end: u64) -> Option<u64> {
 
 /// The instruction `address` is in: decoded forward from the function's start, so a
 /// mid-instruction address snaps back to where its instruction starts.
-fn boundary(t: &Tracer, modules: &[Arc<Module>], address: u64) -> u64 {
+fn boundary(t: &dyn CodeBytes, modules: &[Arc<Module>], address: u64) -> u64 {
     let Some(anchor) = anchor_below(modules, address.wrapping_add(1)) else {
         return address;
     };
@@ -126,7 +144,7 @@ fn boundary(t: &Tracer, modules: &[Arc<Module>], address: u64) -> u64 {
 
 /// The `k` instructions before `end`, walking back function by function; padded with
 /// unreadable entries when there is no code to decode from.
-fn backward(t: &Tracer, modules: &[Arc<Module>], end: u64, k: usize) -> Vec<Decoded> {
+fn backward(t: &dyn CodeBytes, modules: &[Arc<Module>], end: u64, k: usize) -> Vec<Decoded> {
     let mut collected: Vec<Decoded> = Vec::new();
     let mut limit = end;
     for _ in 0..MAX_ANCHORS {
@@ -242,34 +260,53 @@ impl Session {
             c.modules.all().to_vec()
         };
         let out = self.handle.call(move |t: &mut Tracer| {
-            let zero = boundary(t, &modules, address);
-            let mut decoded = Vec::with_capacity(count);
-            let first = instruction_offset;
-            if first < 0 {
-                let before = usize::try_from(first.unsigned_abs()).unwrap_or(usize::MAX);
-                if before > MAX_COUNT {
-                    return Err(Error::Eval(format!(
-                        "instruction offset {first} is too large"
-                    )));
-                }
-                let take = before.min(count);
-                let back = backward(t, &modules, zero, before);
-                decoded.extend(back.into_iter().take(take));
-                if decoded.len() < count {
-                    decoded.extend(forward(t, zero, count - decoded.len()));
-                }
-            } else {
-                let skip = usize::try_from(first).unwrap_or(usize::MAX);
-                if skip > MAX_COUNT {
-                    return Err(Error::Eval(format!(
-                        "instruction offset {first} is too large"
-                    )));
-                }
-                let mut all = forward(t, zero, skip + count);
-                decoded = all.split_off(skip.min(all.len()));
-            }
-            Ok(annotate(&modules, decoded))
+            disassemble_in(&*t, &modules, address, instruction_offset, count)
         })??;
         Ok(out)
     }
+}
+
+/// [`Session::disassemble`] over any code bytes and modules (a live process or a core).
+pub(crate) fn disassemble_in(
+    t: &dyn CodeBytes,
+    modules: &[Arc<Module>],
+    address: u64,
+    instruction_offset: i64,
+    count: usize,
+) -> Result<Vec<Instruction>> {
+    if count > MAX_COUNT {
+        return Err(Error::Eval(format!(
+            "cannot disassemble {count} instructions at once (at most {MAX_COUNT})"
+        )));
+    }
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    let zero = boundary(t, modules, address);
+    let mut decoded = Vec::with_capacity(count);
+    let first = instruction_offset;
+    if first < 0 {
+        let before = usize::try_from(first.unsigned_abs()).unwrap_or(usize::MAX);
+        if before > MAX_COUNT {
+            return Err(Error::Eval(format!(
+                "instruction offset {first} is too large"
+            )));
+        }
+        let take = before.min(count);
+        let back = backward(t, modules, zero, before);
+        decoded.extend(back.into_iter().take(take));
+        if decoded.len() < count {
+            decoded.extend(forward(t, zero, count - decoded.len()));
+        }
+    } else {
+        let skip = usize::try_from(first).unwrap_or(usize::MAX);
+        if skip > MAX_COUNT {
+            return Err(Error::Eval(format!(
+                "instruction offset {first} is too large"
+            )));
+        }
+        let mut all = forward(t, zero, skip + count);
+        decoded = all.split_off(skip.min(all.len()));
+    }
+    Ok(annotate(modules, decoded))
 }

@@ -236,7 +236,7 @@ impl Session {
 
 /// The value of an evaluated expression as a front-end shows it: a typed value is rendered
 /// (and may have children), anything else (a computed integer) is its text.
-pub(super) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value, Option<Node>) {
+pub(crate) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value, Option<Node>) {
     match (&v.ty, &v.loc) {
         (expr::ETy::Dwarf(ty) | expr::ETy::SubArray(ty, _), loc) => {
             let dim = match v.ty {
@@ -279,6 +279,19 @@ pub(super) fn frame_variables(
     data: &FrameData,
     kind: ScopeKind,
 ) -> Result<Vec<(Value, Option<Node>)>> {
+    let mem = TracerMemory(t);
+    let frame_regs = data.registers(t);
+    frame_variables_in(&mem, &frame_regs, data, kind)
+}
+
+/// The variables of one scope of a frame over any memory and registers (a live process
+/// or a core file).
+pub(crate) fn frame_variables_in(
+    mem: &dyn symbols::MemoryReader,
+    regs: &dyn symbols::RegisterReader,
+    data: &FrameData,
+    kind: ScopeKind,
+) -> Result<Vec<(Value, Option<Node>)>> {
     if kind == ScopeKind::Registers {
         const NAMES: [&str; 17] = [
             "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11",
@@ -312,17 +325,14 @@ pub(super) fn frame_variables(
         return Ok(Vec::new());
     };
     let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
-    let mem = TracerMemory(t);
-    let frame_regs = data.registers(t);
-    let regs: &dyn symbols::RegisterReader = &frame_regs;
     let entry = match (&data.caller, kind) {
-        (Some(c), ScopeKind::Arguments | ScopeKind::Locals) => unwind::entry_registers(c, &mem),
+        (Some(c), ScopeKind::Arguments | ScopeKind::Locals) => unwind::entry_registers(c, mem),
         _ => None,
     };
     let env = Env {
         binary,
         bias: module.bias,
-        mem: &mem,
+        mem,
         regs,
         pc: data.lookup_pc,
         cfa: data.frame.cfa,
@@ -354,7 +364,7 @@ pub(super) fn frame_variables(
     let renderer = Renderer {
         binary,
         bias: module.bias,
-        mem: &mem,
+        mem,
         bounds: Some(&bounds),
         languages: &crate::rust::LANGUAGES,
     };
