@@ -259,9 +259,11 @@ impl Env<'_> {
                 let Num::I(n, _) = self.load_num(&n)? else {
                     return Self::err("size() is not a number");
                 };
-                // The symbol index has no base types to find `bool` by, so
-                // `empty()` is C's truth value, as conditions use it.
-                Ok(Some(int_val(i128::from(n == 0), INT)))
+                // A `bool`, as gdb's xmethod answers (`true`/`false`).
+                Ok(Some(EVal {
+                    ty: ETy::Bool,
+                    loc: Loc::Val(vec![u8::from(n == 0)]),
+                }))
             }
             "front" | "back" => match r.cpp_end(t, &place, method == "back") {
                 None => Ok(None),
