@@ -234,6 +234,11 @@ impl Env<'_> {
             return Ok(None);
         };
         let r = self.renderer();
+        match r.cpp_iterator_target(t, &place) {
+            Some(Err(e)) => return Self::err(e),
+            Some(Ok((ty, p))) => return self.value_at(ty, p).map(Some),
+            None => {}
+        }
         if let Some((pt, pp)) = r.cpp_smart_pointer(t, &place) {
             let p = self.value_at(pt, pp)?;
             return self.deref(&p).map(Some);
