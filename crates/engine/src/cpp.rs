@@ -7,6 +7,7 @@
 //! lookups expressions need on them (`[]`, `*`, `front()`, `value()`). The rest
 //! (array, pair, tuple, bitset, string_view, atomic, iterators) is in `cpp/more.rs`.
 
+mod dynamic;
 mod more;
 
 use symbols::{TypeKind, TypeRef};

@@ -46,6 +46,21 @@ impl Env<'_> {
                 return Ok(found);
             }
         }
+        // A member of the most-derived class of a polymorphic object (as lldb-dap's
+        // dynamic values; gdb wants a cast).
+        if let (ETy::Dwarf(t), Loc::Mem(addr)) = (&v.ty, &v.loc) {
+            if let Some((derived, at)) = self.renderer().cpp_dynamic(*t, *addr) {
+                let d = EVal {
+                    ty: ETy::Dwarf(derived),
+                    loc: Loc::Mem(at),
+                };
+                if let Shape::Composite { members } = self.shape(&d.ty)? {
+                    if let Some(found) = self.find_member(&d, &members, name, 0)? {
+                        return Ok(found);
+                    }
+                }
+            }
+        }
         Self::err(format!("there is no member named '{name}'"))
     }
 
