@@ -193,5 +193,17 @@ fn the_other_library_types_match_gdb() {
         msg.contains("index out of bounds: the len is 3 but the index is 3"),
         "{msg}"
     );
+    // A library type without a rule says which rule is missing.
+    for (e, why) in [
+        ("anything[0]", "no rule for `[]` on 'std::any'"),
+        ("*no_fn", "no rule for `*` on 'std::function"),
+        ("fn->x", "no rule for `*` on 'std::function"),
+    ] {
+        let msg = dap.err(
+            "evaluate",
+            serde_json::json!({"expression": e, "frameId": frame, "context": "watch"}),
+        );
+        assert!(msg.contains(why), "{e}: {msg}");
+    }
     dap.finish();
 }

@@ -508,7 +508,7 @@ pub(crate) struct Linked {
 }
 
 impl Renderer<'_> {
-    fn gdb_name(&self, ty: TypeRef) -> String {
+    pub(crate) fn gdb_name(&self, ty: TypeRef) -> String {
         let info = self.binary.type_info_shared(self.strip(ty)).ok();
         gdb_type_name(info.and_then(|i| i.name.clone()).as_deref().unwrap_or("?"))
     }

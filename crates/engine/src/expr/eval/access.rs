@@ -16,6 +16,9 @@ impl Env<'_> {
                 if let Some(found) = self.cpp_deref(v)? {
                     return Ok(found);
                 }
+                if let Some(missing) = self.cpp_missing_rule(v, "*")? {
+                    return Self::err(missing);
+                }
                 return Self::err("cannot dereference a value that is not a pointer");
             }
         };
@@ -241,6 +244,32 @@ impl Env<'_> {
             Some(Err(e)) => Self::err(e),
             Some(Ok((ty, p))) => self.value_at(ty, p).map(Some),
         }
+    }
+
+    /// For a C++ class value that no library rule handles for `op` (`[]`, `*`), the
+    /// error saying so and which types have the rule; `None` for other values (and for
+    /// the containers whose `[]` the sequence path reads).
+    pub(in crate::expr) fn cpp_missing_rule(&self, v: &EVal, op: &str) -> Result<Option<String>> {
+        let Some((inner, t, _)) = self.cpp_value(v)? else {
+            return Ok(None);
+        };
+        if !matches!(
+            resolve(self.binary, t).map(|r| r.kind),
+            Ok(TypeKind::Composite { .. })
+        ) || (op == "[]" && self.sequence(&inner)?.is_some())
+        {
+            return Ok(None);
+        }
+        let name = self.renderer().gdb_name(t);
+        let have = if op == "[]" {
+            "std::vector, std::deque, std::array, std::map and std::unordered_map"
+        } else {
+            "std::unique_ptr, std::shared_ptr, std::weak_ptr, std::optional and the \
+             iterators of std::vector, std::list, std::map and std::set"
+        };
+        Ok(Some(format!(
+            "no rule for `{op}` on '{name}': tandem reads `{op}` of {have}"
+        )))
     }
 
     /// `*` of a `unique_ptr`, `shared_ptr` or `optional`; `None` for other values.

@@ -194,6 +194,9 @@ impl Env<'_> {
                 if let Some(found) = self.cpp_index(&b, &i)? {
                     return Ok(found);
                 }
+                if let Some(missing) = self.cpp_missing_rule(&b, "[]")? {
+                    return Self::err(missing);
+                }
                 let Num::I(i, _) = self.load_num(&i)? else {
                     return Self::err("array index is not an integer");
                 };
