@@ -207,3 +207,30 @@ fn the_other_library_types_match_gdb() {
     }
     dap.finish();
 }
+
+#[test]
+fn a_vector_beyond_its_memory_renders_what_was_readable() {
+    let source = sample_path(SAMPLE);
+    let mut dap = DapClient::new();
+    let stopped = dap.launch_to_stop(
+        serde_json::json!({"program": program()}),
+        &source,
+        &[line_of(&source, "break in corrupt")],
+    );
+    let thread = stopped["body"]["threadId"].as_i64().unwrap();
+    let frame = dap.frames(thread)[0]["id"].as_i64().unwrap();
+    let args = dap.scope_vars(frame, "Arguments");
+    let huge = var(&args, "huge");
+    let text = value(huge);
+    assert!(
+        text.starts_with("<error: size 1099511627776 beyond readable memory after"),
+        "{text}"
+    );
+    let read = child_values(&mut dap, huge);
+    assert!(read.len() >= 3, "{read:?}");
+    assert_eq!(
+        read[..3],
+        kids(&[("[0]", "1"), ("[1]", "2"), ("[2]", "3")])[..]
+    );
+    dap.finish();
+}

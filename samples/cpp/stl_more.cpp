@@ -56,4 +56,19 @@ static int more(int scale) {
     return total * scale; // break in more
 }
 
-int main() { return more(1) > 0 ? 0 : 1; }
+// Makes the vector's end lie far beyond its memory for one stop (libstdc++'s layout:
+// start, finish, end of storage), then repairs it: a renderer shows an error node with
+// what it could read.
+static int corrupt(std::vector<int> &huge) {
+    int **parts = reinterpret_cast<int **>(&huge);
+    int *saved = parts[1];
+    parts[1] = parts[0] + (1L << 40);
+    int n = (int)huge.capacity(); // break in corrupt
+    parts[1] = saved;
+    return n;
+}
+
+int main() {
+    std::vector<int> three = {1, 2, 3};
+    return more(1) > 0 && corrupt(three) >= 3 ? 0 : 1;
+}

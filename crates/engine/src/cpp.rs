@@ -250,6 +250,23 @@ impl Renderer<'_> {
 
     fn cpp_elements(&self, seq: Seq) -> R<Shown> {
         let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
+        // A size beyond readable memory (a corrupt vector): an error node with the
+        // elements that could be read.
+        let last = seq
+            .ptr
+            .wrapping_add(seq.len.saturating_sub(1).wrapping_mul(stride));
+        if seq.len > 0 && Place::Memory(last).read(self.mem, stride.max(1)).is_err() {
+            let readable: Vec<u64> = (0..seq.len.min(MAX_NODES))
+                .map(|i| seq.ptr + i * stride)
+                .take_while(|a| Place::Memory(*a).read(self.mem, stride.max(1)).is_ok())
+                .collect();
+            let broken = format!(
+                "<error: size {} beyond readable memory after {} elements>",
+                seq.len,
+                readable.len()
+            );
+            return Ok(self.cpp_linear("std::vector", seq.elem, seq.len, &readable, Some(broken)));
+        }
         let mut parts = Vec::new();
         for i in 0..seq.len.min(ITEMS) {
             parts.push(self.cpp_summary(seq.elem, &Place::Memory(seq.ptr + i * stride)));
