@@ -10,6 +10,8 @@
 mod dynamic;
 mod more;
 
+use more::gdb_sized;
+
 use symbols::{TypeKind, TypeRef};
 
 use crate::rust::{Field, FieldContent, Seq, Shown, Synth};
@@ -477,25 +479,6 @@ fn gdb_type_name(name: &str) -> String {
         )
         .replace("std::__cxx11::", "std::")
         .replace(" >", ">")
-}
-
-/// gdb's summary of a set, multiset or multimap (`std::set with 2 elements = {[0] =
-/// 1, [1] = 2}`); `std::map` and `std::unordered_map` keep their shorter `{[k] = v}`.
-fn gdb_sized(class: &str, mut shown: Shown) -> Shown {
-    if matches!(class, "map" | "unordered_map") {
-        return shown;
-    }
-    let n = match &shown.synth {
-        Some(Synth::Fields(f)) => f.len(),
-        _ => 0,
-    };
-    let noun = if n == 1 { "element" } else { "elements" };
-    shown.text = if n == 0 {
-        format!("std::{class} with 0 elements")
-    } else {
-        format!("std::{class} with {n} {noun} = {}", shown.text)
-    };
-    shown
 }
 
 /// A key for `operator[]` on a library container, from an expression.

@@ -1,6 +1,7 @@
 //! The rest of libstdc++'s types as gdb's printers show them: `std::array`, `pair`,
 //! `tuple`, `bitset`, `string_view`, `atomic`, and the iterators of vector, list and
-//! the tree containers (shown as the element they point at); the lookups expressions
+//! the tree containers (shown as the element they point at); gdb's sized summary of
+//! sets and multimaps; the lookups expressions
 //! need on them (`arr[i]`, `*it`, `it->m`).
 
 use symbols::{ArrayBound, TypeKind, TypeRef};
@@ -278,4 +279,23 @@ impl Renderer<'_> {
             Place::Memory(node + links.div_ceil(align) * align),
         )))
     }
+}
+
+/// gdb's summary of a set, multiset or multimap (`std::set with 2 elements = {[0] =
+/// 1, [1] = 2}`); `std::map` and `std::unordered_map` keep their shorter `{[k] = v}`.
+pub(super) fn gdb_sized(class: &str, mut shown: Shown) -> Shown {
+    if matches!(class, "map" | "unordered_map") {
+        return shown;
+    }
+    let n = match &shown.synth {
+        Some(Synth::Fields(f)) => f.len(),
+        _ => 0,
+    };
+    let noun = if n == 1 { "element" } else { "elements" };
+    shown.text = if n == 0 {
+        format!("std::{class} with 0 elements")
+    } else {
+        format!("std::{class} with {n} {noun} = {}", shown.text)
+    };
+    shown
 }
