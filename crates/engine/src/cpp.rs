@@ -4,7 +4,13 @@
 //! `{["key"] = value}`, `unique_ptr` and `shared_ptr` as their pointer with the
 //! pointee (and the counts) as children, `std::optional`, `std::variant`,
 //! `std::deque`, `std::list` and `std::forward_list` as gdb prints them; and the
-//! lookups expressions need on them (`[]`, `*`, `front()`, `value()`).
+//! lookups expressions need on them (`[]`, `*`, `front()`, `value()`). The rest
+//! (array, pair, tuple, bitset, string_view, atomic, iterators) is in `cpp/more.rs`.
+
+mod dynamic;
+mod more;
+
+use more::gdb_sized;
 
 use symbols::{TypeKind, TypeRef};
 
@@ -164,11 +170,15 @@ impl Renderer<'_> {
                 let seq = self.cpp_sequence(ty, place)?;
                 Some(self.cpp_elements(seq))
             }
-            "map" | "multimap" | "set" | "multiset" => {
-                Some(self.cpp_tree(ty, place, class.ends_with("map")))
-            }
+            "map" | "multimap" | "set" | "multiset" => Some(
+                self.cpp_tree(ty, place, class.ends_with("map"))
+                    .map(|s| gdb_sized(&class, s)),
+            ),
             "unordered_map" | "unordered_set" | "unordered_multimap" | "unordered_multiset" => {
-                Some(self.cpp_hash(ty, place, class.ends_with("map")))
+                Some(
+                    self.cpp_hash(ty, place, class.ends_with("map"))
+                        .map(|s| gdb_sized(&class, s)),
+                )
             }
             "optional" => Some(self.cpp_optional(ty, place)),
             "variant" => Some(self.cpp_variant(ty, place)),
@@ -206,7 +216,7 @@ impl Renderer<'_> {
                 }
                 Some(Ok(self.cpp_pointer(addr, target, extra, note)))
             }
-            _ => None,
+            _ => self.cpp_show_more(&class, ty, place),
         }
     }
 
@@ -242,6 +252,23 @@ impl Renderer<'_> {
 
     fn cpp_elements(&self, seq: Seq) -> R<Shown> {
         let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
+        // A size beyond readable memory (a corrupt vector): an error node with the
+        // elements that could be read.
+        let last = seq
+            .ptr
+            .wrapping_add(seq.len.saturating_sub(1).wrapping_mul(stride));
+        if seq.len > 0 && Place::Memory(last).read(self.mem, stride.max(1)).is_err() {
+            let readable: Vec<u64> = (0..seq.len.min(MAX_NODES))
+                .map(|i| seq.ptr + i * stride)
+                .take_while(|a| Place::Memory(*a).read(self.mem, stride.max(1)).is_ok())
+                .collect();
+            let broken = format!(
+                "<error: size {} beyond readable memory after {} elements>",
+                seq.len,
+                readable.len()
+            );
+            return Ok(self.cpp_linear("std::vector", seq.elem, seq.len, &readable, Some(broken)));
+        }
         let mut parts = Vec::new();
         for i in 0..seq.len.min(ITEMS) {
             parts.push(self.cpp_summary(seq.elem, &Place::Memory(seq.ptr + i * stride)));
@@ -285,7 +312,8 @@ impl Renderer<'_> {
                 }
                 _ => {
                     if (i as u64) < ITEMS {
-                        parts.push(self.cpp_summary(value_ty, &Place::Memory(*a)));
+                        let v = self.cpp_summary(value_ty, &Place::Memory(*a));
+                        parts.push(format!("[{i}] = {v}"));
                     }
                     fields.push(field(&format!("[{i}]"), value_ty, Place::Memory(*a)));
                 }
@@ -480,7 +508,7 @@ pub(crate) struct Linked {
 }
 
 impl Renderer<'_> {
-    fn gdb_name(&self, ty: TypeRef) -> String {
+    pub(crate) fn gdb_name(&self, ty: TypeRef) -> String {
         let info = self.binary.type_info_shared(self.strip(ty)).ok();
         gdb_type_name(info.and_then(|i| i.name.clone()).as_deref().unwrap_or("?"))
     }
@@ -801,6 +829,9 @@ impl Renderer<'_> {
 
     /// The number of elements of a deque or list (a broken list has none).
     fn cpp_sequence_len(&self, ty: TypeRef, place: &Place) -> Option<u64> {
+        if let Some(a) = self.cpp_array(ty, place) {
+            return Some(a.len);
+        }
         if let Some(d) = self.cpp_deque(ty, place) {
             return d.ok().map(|d| d.len);
         }
@@ -822,7 +853,10 @@ impl Renderer<'_> {
                 Ok(if back { len - 1 } else { 0 })
             }
         };
-        if let Some(seq) = self.cpp_sequence(ty, place) {
+        if let Some(seq) = self
+            .cpp_sequence(ty, place)
+            .or_else(|| self.cpp_array(ty, place))
+        {
             let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
             return Some(pick(seq.len).map(|i| (seq.elem, Place::Memory(seq.ptr + i * stride))));
         }
@@ -870,6 +904,20 @@ impl Renderer<'_> {
                     self.deque_element(&d, i as u64)
                         .map(|a| (d.elem, Place::Memory(a))),
                 );
+            }
+            "array" => {
+                let seq = self.cpp_array(ty, place)?;
+                let CppKey::Int(i) = *key else {
+                    return Some(Err("an array's index must be an integer".into()));
+                };
+                if i < 0 || i as u64 >= seq.len {
+                    return Some(Err(format!(
+                        "index out of bounds: the len is {} but the index is {i}",
+                        seq.len
+                    )));
+                }
+                let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
+                return Some(Ok((seq.elem, Place::Memory(seq.ptr + i as u64 * stride))));
             }
             "map" => self.cpp_tree_nodes(ty, place).map(|(v, a, _)| (v, a)),
             "unordered_map" => self.cpp_hash_nodes(ty, place).map(|(v, a, _)| (v, a)),

@@ -673,7 +673,10 @@ impl Renderer<'_> {
                     Err(e) => return vec![(Value::error("", String::new(), e), None)],
                 };
                 let name = format!("*{}", node.path);
-                let (mut v, n) = self.render(&name, *target, Place::Memory(addr), 0);
+                // A polymorphic object shows its most-derived class (gdb's `set print
+                // object on`).
+                let (target, addr) = self.cpp_dynamic(*target, addr).unwrap_or((*target, addr));
+                let (mut v, n) = self.render(&name, target, Place::Memory(addr), 0);
                 v.name = name.clone();
                 out.push((
                     v,

@@ -605,6 +605,19 @@ impl Binary {
             .map(|s| s.demangled().to_string())
     }
 
+    /// The ELF symbol of any kind (a vtable, an object) whose extent holds `addr`: its
+    /// demangled name and start (for C++ dynamic types: `vtable for Derived`).
+    pub fn data_symbol_containing(&self, addr: FileAddr) -> Option<(String, FileAddr)> {
+        let syms = self.elf_symbols();
+        let i = syms.partition_point(|s| s.addr <= addr.0);
+        syms[..i]
+            .iter()
+            .rev()
+            .take(64)
+            .find(|s| s.addr != 0 && addr.0 < s.addr.saturating_add(s.size))
+            .map(|s| (s.demangled().to_string(), FileAddr(s.addr)))
+    }
+
     /// The function containing `addr`, with the chain of inlined calls active there.
     pub fn function_at(&self, addr: FileAddr) -> Result<Option<FunctionAt>> {
         if let Some(found) = self.function_cache.get(addr) {

@@ -232,6 +232,14 @@ impl Parser<'_> {
                 self.pos += 1;
                 if !arrow && self.peek_punct("(") {
                     self.pos += 1;
+                    // `c.at(i)`: `c[i]` with its bounds (or key) checked, as gdb's
+                    // xmethods read it; `[]` here never inserts, so they agree.
+                    if name == "at" && !self.peek_punct(")") {
+                        let i = self.binary(0)?;
+                        self.expect(")")?;
+                        e = Expr::Index(Box::new(e), Box::new(i));
+                        continue;
+                    }
                     self.expect(")")?;
                     e = Expr::MethodCall(Box::new(e), name);
                     continue;

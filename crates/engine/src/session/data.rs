@@ -262,7 +262,9 @@ impl Session {
                     ETy::Int(i) => ValueKind::Int { signed: i.signed },
                     ETy::Double => ValueKind::Float,
                     ETy::Ptr(_) => ValueKind::Pointer,
-                    ETy::SubArray(..) | ETy::Void | ETy::Str => ValueKind::Int { signed: false },
+                    ETy::SubArray(..) | ETy::Void | ETy::Str | ETy::Bool => {
+                        ValueKind::Int { signed: false }
+                    }
                 };
                 Ok((address, size, env.type_name(&v.ty), kind))
             })

@@ -16,6 +16,9 @@ impl Env<'_> {
                 if let Some(found) = self.cpp_deref(v)? {
                     return Ok(found);
                 }
+                if let Some(missing) = self.cpp_missing_rule(v, "*")? {
+                    return Self::err(missing);
+                }
                 return Self::err("cannot dereference a value that is not a pointer");
             }
         };
@@ -44,6 +47,21 @@ impl Env<'_> {
         if name.bytes().all(|b| b.is_ascii_digit()) {
             if let Some(found) = self.find_member(v, &members, &format!("__{name}"), 0)? {
                 return Ok(found);
+            }
+        }
+        // A member of the most-derived class of a polymorphic object (as lldb-dap's
+        // dynamic values; gdb wants a cast).
+        if let (ETy::Dwarf(t), Loc::Mem(addr)) = (&v.ty, &v.loc) {
+            if let Some((derived, at)) = self.renderer().cpp_dynamic(*t, *addr) {
+                let d = EVal {
+                    ty: ETy::Dwarf(derived),
+                    loc: Loc::Mem(at),
+                };
+                if let Shape::Composite { members } = self.shape(&d.ty)? {
+                    if let Some(found) = self.find_member(&d, &members, name, 0)? {
+                        return Ok(found);
+                    }
+                }
             }
         }
         Self::err(format!("there is no member named '{name}'"))
@@ -228,12 +246,43 @@ impl Env<'_> {
         }
     }
 
+    /// For a C++ class value that no library rule handles for `op` (`[]`, `*`), the
+    /// error saying so and which types have the rule; `None` for other values (and for
+    /// the containers whose `[]` the sequence path reads).
+    pub(in crate::expr) fn cpp_missing_rule(&self, v: &EVal, op: &str) -> Result<Option<String>> {
+        let Some((inner, t, _)) = self.cpp_value(v)? else {
+            return Ok(None);
+        };
+        if !matches!(
+            resolve(self.binary, t).map(|r| r.kind),
+            Ok(TypeKind::Composite { .. })
+        ) || (op == "[]" && self.sequence(&inner)?.is_some())
+        {
+            return Ok(None);
+        }
+        let name = self.renderer().gdb_name(t);
+        let have = if op == "[]" {
+            "std::vector, std::deque, std::array, std::map and std::unordered_map"
+        } else {
+            "std::unique_ptr, std::shared_ptr, std::weak_ptr, std::optional and the \
+             iterators of std::vector, std::list, std::map and std::set"
+        };
+        Ok(Some(format!(
+            "no rule for `{op}` on '{name}': tandem reads `{op}` of {have}"
+        )))
+    }
+
     /// `*` of a `unique_ptr`, `shared_ptr` or `optional`; `None` for other values.
     pub(in crate::expr) fn cpp_deref(&self, v: &EVal) -> Result<Option<EVal>> {
         let Some((_, t, place)) = self.cpp_value(v)? else {
             return Ok(None);
         };
         let r = self.renderer();
+        match r.cpp_iterator_target(t, &place) {
+            Some(Err(e)) => return Self::err(e),
+            Some(Ok((ty, p))) => return self.value_at(ty, p).map(Some),
+            None => {}
+        }
         if let Some((pt, pp)) = r.cpp_smart_pointer(t, &place) {
             let p = self.value_at(pt, pp)?;
             return self.deref(&p).map(Some);
@@ -259,9 +308,11 @@ impl Env<'_> {
                 let Num::I(n, _) = self.load_num(&n)? else {
                     return Self::err("size() is not a number");
                 };
-                // The symbol index has no base types to find `bool` by, so
-                // `empty()` is C's truth value, as conditions use it.
-                Ok(Some(int_val(i128::from(n == 0), INT)))
+                // A `bool`, as gdb's xmethod answers (`true`/`false`).
+                Ok(Some(EVal {
+                    ty: ETy::Bool,
+                    loc: Loc::Val(vec![u8::from(n == 0)]),
+                }))
             }
             "front" | "back" => match r.cpp_end(t, &place, method == "back") {
                 None => Ok(None),

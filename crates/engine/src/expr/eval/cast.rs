@@ -160,6 +160,7 @@ impl Env<'_> {
             return renderer.render("", t, place, dim).0.rendered;
         }
         match self.load_num(v) {
+            Ok(Num::I(i, _)) if v.ty == ETy::Bool => (i != 0).to_string(),
             Ok(Num::I(i, _)) => i.to_string(),
             Ok(Num::F(f)) => crate::values::format_g(f, 17),
             Ok(Num::P(p)) => format!("{p:#x}"),
@@ -183,6 +184,7 @@ impl Env<'_> {
                 (_, true) => "long".into(),
                 (_, false) => "unsigned long".into(),
             },
+            ETy::Bool => "bool".into(),
             ETy::Double => "double".into(),
             ETy::Void => "void".into(),
             ETy::Str => "&str".into(),

@@ -17,6 +17,8 @@ pub(crate) enum ETy {
     /// An array type with its first `usize` dimensions already indexed.
     SubArray(TypeRef, usize),
     Int(IntTy),
+    /// A C++ `bool` made by the evaluator (`empty()`), shown as `true`/`false`.
+    Bool,
     Double,
     Ptr(Box<ETy>),
     Void,
@@ -191,6 +193,9 @@ impl Env<'_> {
                 let i = self.eval_depth(index, d)?;
                 if let Some(found) = self.cpp_index(&b, &i)? {
                     return Ok(found);
+                }
+                if let Some(missing) = self.cpp_missing_rule(&b, "[]")? {
+                    return Self::err(missing);
                 }
                 let Num::I(i, _) = self.load_num(&i)? else {
                     return Self::err("array index is not an integer");
@@ -539,6 +544,10 @@ impl Env<'_> {
     pub(in crate::expr) fn shape(&self, ty: &ETy) -> Result<Shape> {
         Ok(match ty {
             ETy::Int(t) => Shape::Int(*t),
+            ETy::Bool => Shape::Int(IntTy {
+                size: 1,
+                signed: false,
+            }),
             ETy::Double => Shape::Float(8),
             ETy::Ptr(t) => Shape::Ptr((**t).clone()),
             ETy::Void => Shape::Void,
@@ -617,6 +626,7 @@ impl Env<'_> {
                 }))
             }
             ETy::Int(t) => Ok(u64::from(t.size)),
+            ETy::Bool => Ok(1),
             ETy::Double | ETy::Ptr(_) => Ok(8),
             ETy::Void => Ok(1),
             ETy::Str => Ok(0),

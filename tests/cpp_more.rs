@@ -1,0 +1,236 @@
+//! C++ as its users see it, the rest (issue #22): samples/cpp/stl_more.cpp (g++ -O0 -g
+//! -std=c++17) stopped over DAP in a function holding array, pair, tuple, the sets and
+//! multimaps, bitset, string_view, atomic, chrono durations, any, function, weak_ptr
+//! and iterators; each local's text is compared with gdb's (its libstdc++ printers),
+//! and the children and expressions with what gdb shows for them.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use support::dap::{build, line_of, sample_path, var, DapClient};
+
+const SAMPLE: &str = "cpp/stl_more.cpp";
+
+fn program() -> PathBuf {
+    build(SAMPLE, "g++", &["-g", "-O0", "-std=c++17"])
+}
+
+/// gdb at `marker`: `info locals` as name → text, and each expression's `output`
+/// (empty when gdb cannot evaluate it).
+fn gdb_at(program: &Path, marker: &str, exprs: &[&str]) -> (HashMap<String, String>, Vec<String>) {
+    let line = line_of(&sample_path(SAMPLE), marker);
+    let mut args: Vec<String> = vec![
+        "-batch".into(),
+        "-nx".into(),
+        "-ex".into(),
+        "set pagination off".into(),
+        "-ex".into(),
+        format!("break stl_more.cpp:{line}"),
+        "-ex".into(),
+        "run".into(),
+        "-ex".into(),
+        "echo LOCALS\\n".into(),
+        "-ex".into(),
+        "info locals".into(),
+    ];
+    for e in exprs {
+        for c in [
+            "echo EXPR\\n".to_string(),
+            format!("output {e}"),
+            "echo \\n".into(),
+        ] {
+            args.push("-ex".into());
+            args.push(c);
+        }
+    }
+    let out = Command::new("gdb")
+        .args(&args)
+        .arg(program)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (_, rest) = stdout
+        .split_once("LOCALS\n")
+        .unwrap_or_else(|| panic!("gdb did not stop: {stdout}"));
+    let mut parts = rest.split("EXPR\n");
+    let locals = parts
+        .next()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    (locals, parts.map(|p| p.trim_end().to_string()).collect())
+}
+
+fn value(v: &Value) -> String {
+    v["value"].as_str().unwrap().to_string()
+}
+
+fn child_values(dap: &mut DapClient, v: &Value) -> Vec<(String, String)> {
+    let r = &v["variablesReference"];
+    if r.as_i64() == Some(0) {
+        return Vec::new();
+    }
+    dap.children(r)
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), value(c)))
+        .collect()
+}
+
+fn kids(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// gdb's `(int &) @0x…: 7` as the value alone.
+fn deref_text(gdb: &str) -> &str {
+    match gdb.split_once(" &) @0x") {
+        Some((_, rest)) => rest.split_once(": ").map_or(gdb, |(_, v)| v),
+        None => gdb,
+    }
+}
+
+#[test]
+fn the_other_library_types_match_gdb() {
+    let exprs = [
+        "arr[1]",
+        "arr.at(2)",
+        "arr.size()",
+        "arr.empty()",
+        "arr.front()",
+        "arr.back()",
+        "*vit",
+        "weak.use_count()",
+    ];
+    let (locals, gdb_values) = gdb_at(&program(), "break in more", &exprs);
+    let source = sample_path(SAMPLE);
+    let mut dap = DapClient::new();
+    let stopped = dap.launch_to_stop(
+        serde_json::json!({"program": program()}),
+        &source,
+        &[line_of(&source, "break in more")],
+    );
+    let thread = stopped["body"]["threadId"].as_i64().unwrap();
+    let frame = dap.frames(thread)[0]["id"].as_i64().unwrap();
+    let vars = dap.scope_vars(frame, "Locals");
+
+    // Printed exactly as gdb prints them (its printers where it has one, the raw
+    // structure where it has none: array, pair, chrono durations).
+    let exact = [
+        "arr", "pr", "tup", "st", "ms", "us", "mm", "umm", "bits", "sv", "at", "ms_dur", "secs",
+        "vit", "mit", "total",
+    ];
+    let mut equal = 0;
+    let mut differ = Vec::new();
+    for v in &vars {
+        let name = v["name"].as_str().unwrap();
+        let Some(gdb) = locals.get(name) else {
+            continue;
+        };
+        if &value(v) == gdb {
+            equal += 1;
+        } else {
+            differ.push(name.to_string());
+        }
+        if exact.contains(&name) {
+            assert_eq!(&value(v), gdb, "{name}");
+        }
+    }
+    eprintln!("locals equal to gdb's text: {equal}; differing: {differ:?}");
+
+    // Children: the elements, numbered as gdb numbers them.
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "arr")),
+        kids(&[("[0]", "1"), ("[1]", "2"), ("[2]", "3")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "tup")),
+        kids(&[("[1]", "7"), ("[2]", "120 'x'"), ("[3]", "9")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "st")),
+        kids(&[("[0]", "1"), ("[1]", "2"), ("[2]", "3")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "pr")),
+        kids(&[("first", "4"), ("second", "0.5")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "bits")),
+        kids(&[("[0]", "1"), ("[2]", "1")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "vit")),
+        kids(&[("*vit", "7")])
+    );
+
+    // Expressions against gdb's xmethods.
+    assert_eq!(gdb_values.len(), exprs.len(), "{gdb_values:?}");
+    for (e, gdb) in exprs.iter().zip(&gdb_values) {
+        assert!(!gdb.is_empty(), "gdb could not evaluate {e}");
+        let ours = dap.evaluate(frame, e)["result"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(ours, deref_text(gdb), "{e}");
+    }
+    // No xmethod in gdb for a tree iterator's `->`: the entry gdb shows for `mit`.
+    assert_eq!(locals["mit"], "{first = 1, second = 2}");
+    assert_eq!(dap.evaluate(frame, "mit->second")["result"], "2");
+    assert_eq!(dap.evaluate(frame, "(*mit).first")["result"], "1");
+    let msg = dap.err(
+        "evaluate",
+        serde_json::json!({"expression": "arr[3]", "frameId": frame, "context": "watch"}),
+    );
+    assert!(
+        msg.contains("index out of bounds: the len is 3 but the index is 3"),
+        "{msg}"
+    );
+    // A library type without a rule says which rule is missing.
+    for (e, why) in [
+        ("anything[0]", "no rule for `[]` on 'std::any'"),
+        ("*no_fn", "no rule for `*` on 'std::function"),
+        ("fn->x", "no rule for `*` on 'std::function"),
+    ] {
+        let msg = dap.err(
+            "evaluate",
+            serde_json::json!({"expression": e, "frameId": frame, "context": "watch"}),
+        );
+        assert!(msg.contains(why), "{e}: {msg}");
+    }
+    dap.finish();
+}
+
+#[test]
+fn a_vector_beyond_its_memory_renders_what_was_readable() {
+    let source = sample_path(SAMPLE);
+    let mut dap = DapClient::new();
+    let stopped = dap.launch_to_stop(
+        serde_json::json!({"program": program()}),
+        &source,
+        &[line_of(&source, "break in corrupt")],
+    );
+    let thread = stopped["body"]["threadId"].as_i64().unwrap();
+    let frame = dap.frames(thread)[0]["id"].as_i64().unwrap();
+    let args = dap.scope_vars(frame, "Arguments");
+    let huge = var(&args, "huge");
+    let text = value(huge);
+    assert!(
+        text.starts_with("<error: size 1099511627776 beyond readable memory after"),
+        "{text}"
+    );
+    let read = child_values(&mut dap, huge);
+    assert!(read.len() >= 3, "{read:?}");
+    assert_eq!(
+        read[..3],
+        kids(&[("[0]", "1"), ("[1]", "2"), ("[2]", "3")])[..]
+    );
+    dap.finish();
+}
