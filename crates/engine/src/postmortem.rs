@@ -437,13 +437,7 @@ impl CoreSession {
         self.modules
             .all()
             .iter()
-            .map(|m| ModuleInfo {
-                path: m.path.clone(),
-                bias: m.bias.0,
-                start: m.start,
-                end: m.end,
-                main: m.main,
-            })
+            .map(|m| ModuleInfo::of(m))
             .collect()
     }
 }

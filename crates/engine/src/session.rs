@@ -210,6 +210,19 @@ pub struct ModuleInfo {
     pub main: bool,
 }
 
+impl ModuleInfo {
+    /// How front-ends see a mapped module.
+    pub(crate) fn of(m: &crate::modules::Module) -> ModuleInfo {
+        ModuleInfo {
+            path: m.path.clone(),
+            bias: m.bias.0,
+            start: m.start,
+            end: m.end,
+            main: m.main,
+        }
+    }
+}
+
 /// The kinds of step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepKind {

@@ -30,17 +30,7 @@ impl Session {
         let mut c = lock(&self.core);
         let pid = c.pid;
         c.modules.refresh(pid);
-        c.modules
-            .all()
-            .iter()
-            .map(|m| ModuleInfo {
-                path: m.path.clone(),
-                bias: m.bias.0,
-                start: m.start,
-                end: m.end,
-                main: m.main,
-            })
-            .collect()
+        c.modules.all().iter().map(|m| ModuleInfo::of(m)).collect()
     }
 
     /// The stack of a stopped thread, innermost frame first (inlined calls included).
