@@ -11,8 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::Value;
-use support::dap::{build, line_of, sample_path, var, DapClient};
+use support::dap::{build, child_values, line_of, sample_path, value, var, DapClient};
 
 const SAMPLE: &str = "cpp/stl_more.cpp";
 
@@ -66,21 +65,6 @@ fn gdb_at(program: &Path, marker: &str, exprs: &[&str]) -> (HashMap<String, Stri
         .map(|(n, v)| (n.to_string(), v.to_string()))
         .collect();
     (locals, parts.map(|p| p.trim_end().to_string()).collect())
-}
-
-fn value(v: &Value) -> String {
-    v["value"].as_str().unwrap().to_string()
-}
-
-fn child_values(dap: &mut DapClient, v: &Value) -> Vec<(String, String)> {
-    let r = &v["variablesReference"];
-    if r.as_i64() == Some(0) {
-        return Vec::new();
-    }
-    dap.children(r)
-        .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_string(), value(c)))
-        .collect()
 }
 
 fn kids(list: &[(&str, &str)]) -> Vec<(String, String)> {

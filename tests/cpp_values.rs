@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::{json, Value};
-use support::dap::{build, line_of, sample_path, var, DapClient};
+use serde_json::json;
+use support::dap::{build, child_values, line_of, sample_path, value, var, DapClient};
 
 fn program() -> PathBuf {
     build("cpp/stl_types.cpp", "g++", &["-g", "-O0", "-std=c++17"])
@@ -91,21 +91,6 @@ fn stop_at(marker: &str) -> (DapClient, i64) {
     let thread = stopped["body"]["threadId"].as_i64().unwrap();
     let frame = dap.frames(thread)[0]["id"].as_i64().unwrap();
     (dap, frame)
-}
-
-fn value(v: &Value) -> String {
-    v["value"].as_str().unwrap().to_string()
-}
-
-fn child_values(dap: &mut DapClient, v: &Value) -> Vec<(String, String)> {
-    let r = &v["variablesReference"];
-    if r.as_i64() == Some(0) {
-        return Vec::new();
-    }
-    dap.children(r)
-        .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_string(), value(c)))
-        .collect()
 }
 
 #[test]

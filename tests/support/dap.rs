@@ -55,6 +55,23 @@ pub fn build_sources(rels: &[&str], compiler: &str, flags: &[&str]) -> PathBuf {
     out
 }
 
+/// A variable's or value's rendered `value`.
+pub fn value(v: &Value) -> String {
+    v["value"].as_str().unwrap().to_string()
+}
+
+/// (name, value) of each child of a variable (none when it has no children).
+pub fn child_values(dap: &mut DapClient, v: &Value) -> Vec<(String, String)> {
+    let r = &v["variablesReference"];
+    if r.as_i64() == Some(0) {
+        return Vec::new();
+    }
+    dap.children(r)
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), value(c)))
+        .collect()
+}
+
 /// A directory of this test binary's own under Cargo's test scratch directory.
 pub fn scratch_dir(tag: &str) -> PathBuf {
     let d =

@@ -349,12 +349,7 @@ fn read_memory(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
         .get("memoryReference")
         .and_then(Value::as_str)
         .ok_or("memoryReference is required")?;
-    let t = reference.trim();
-    let base = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    }
-    .map_err(|_| format!("'{reference}' is not a memory reference"))?;
+    let base = super::parse_address(reference).map_err(|f| f.0)?;
     let offset = args.get("offset").and_then(Value::as_i64).unwrap_or(0);
     let count = int(args, "count")?.clamp(0, 16 << 20) as usize;
     let addr = base.wrapping_add_signed(offset);
@@ -376,12 +371,7 @@ fn disassemble(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
         .get("memoryReference")
         .and_then(Value::as_str)
         .ok_or("memoryReference is required")?;
-    let t = reference.trim();
-    let base = match t.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => t.parse(),
-    }
-    .map_err(|_| format!("'{reference}' is not a memory reference"))?;
+    let base = super::parse_address(reference).map_err(|f| f.0)?;
     let addr = base.wrapping_add_signed(args.get("offset").and_then(Value::as_i64).unwrap_or(0));
     let count = usize::try_from(int(args, "instructionCount")?)
         .map_err(|_| "instructionCount must not be negative".to_string())?;
