@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 use symbols::{Binary, Line, LoadBias, RuntimeAddr, SourceMap};
 use tracer::{Event, Pid, Tid, Tracer, TracerHandle};
 
@@ -45,6 +45,8 @@ mod signals;
 pub use exceptions::{ExceptionInfo, ExceptionStop};
 /// What runs on the tracer thread: the state that decides about stops, and the handling of
 /// each tracer event.
+mod route;
+pub use route::EventRoute;
 mod tracer_side;
 use tracer_side::*;
 /// Breakpoints: set, resolved, installed and enabled.
@@ -265,6 +267,7 @@ pub struct Session {
     handle: TracerHandle,
     core: Arc<Mutex<Core>>,
     events: Receiver<SessionEvent>,
+    route: route::EventTx,
     main: Arc<Binary>,
     pid: Pid,
     source_map: SourceMap,
@@ -328,7 +331,7 @@ impl Session {
     ) -> Result<Session> {
         let main = Arc::new(Binary::open(open)?);
         let enums = Arc::new(Enumerators::new(main.clone()));
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = route::EventTx::channel();
         let mut source_map = source_map;
         guess_sources_of(&main, &mut source_map);
         // Said once the first stop has been consumed below, so the front-end sees them.
@@ -432,6 +435,7 @@ impl Session {
             handle,
             core,
             events: rx,
+            route: notes_tx.clone(),
             main,
             pid,
             source_map,
@@ -475,6 +479,14 @@ impl Session {
     /// Everything the session reports, in order.
     pub fn events(&self) -> &Receiver<SessionEvent> {
         &self.events
+    }
+
+    /// Hands every event to `route` from now on, on the thread that produces it (the
+    /// engine's thread, mostly), instead of queueing it for [`Session::events`]; what
+    /// is queued already goes first, in order. `route` must not call this session or
+    /// wait for a thread that does: it runs where the session's own work waits on it.
+    pub fn route_events(&self, route: EventRoute) {
+        self.route.install(&self.events, route);
     }
 
     /// Waits for the next stop or exit, discarding the output, thread and breakpoint
@@ -555,26 +567,22 @@ impl Session {
 
     /// Continues every thread.
     pub fn resume(&self) -> Result<()> {
+        self.resume_then(|| {})
+    }
+
+    /// [`Session::resume`], calling `then` on the engine's thread once the program
+    /// runs, before any event the run leads to: an owner publishing "resumed" there
+    /// orders it before the stop for every view. `then` must not call the session.
+    pub fn resume_then(&self, then: impl FnOnce() + Send + 'static) -> Result<()> {
         self.check_stopped()?;
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
-            let mut c = lock(&core);
-            c.clear_step(t);
-            c.running = true;
-            c.at_stop = None;
-            // The user saw a stop since any pause they asked for.
-            let _ = t.take_owed_pause();
-            // A thread standing on an int3 it was not stopped by (after a step) is
-            // stepped off it first; the tracer only does that for reported hits.
-            if let Some((tid, false)) = c.last_stop {
-                let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
-                if t.breakpoints().iter().any(|(a, _)| a.0 == pc) {
-                    c.continue_after_step = true;
-                    return t.step(tid).map_err(Error::from);
-                }
+            let res = resume_on_tracer(&core, t);
+            if res.is_ok() {
+                then();
             }
-            t.resume().map_err(Error::from)
+            res
         })?
     }
 
@@ -588,53 +596,26 @@ impl Session {
     /// `Breakpoint` when a breakpoint is hit first). Other threads stay stopped during
     /// single-steps and run while a call is stepped over or a function finishes.
     pub fn step(&self, tid: Tid, kind: StepKind) -> Result<()> {
+        self.step_then(tid, kind, || {})
+    }
+
+    /// [`Session::step`], calling `then` on the engine's thread once the step has
+    /// started, before its stop (as [`Session::resume_then`]).
+    pub fn step_then(
+        &self,
+        tid: Tid,
+        kind: StepKind,
+        then: impl FnOnce() + Send + 'static,
+    ) -> Result<()> {
         self.check_stopped()?;
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
-            let mut c = lock(&core);
-            c.clear_step(t);
-            c.at_stop = None;
-            let _ = t.take_owed_pause();
-            let regs = t.regs(tid)?;
-            let (pc, sp) = (regs.pc(), regs.sp());
-            let module = c.modules.find(pc);
-            let mem = TracerMemory(t);
-            let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 2, 0);
-            let cfa = frames.first().and_then(|f| f.frame.cfa);
-            let mut plan = StepPlan {
-                tid,
-                kind,
-                start_line: module.as_ref().and_then(|m| current_line(m, pc)),
-                frame_cfa: cfa,
-                prev_pc: pc,
-                prev_sp: sp,
-                temp: None,
-                tramp_sp: None,
-                steps: 0,
-                out_of: (kind == StepKind::Out).then_some(pc),
-            };
-            c.running = true;
-            match kind {
-                StepKind::Out => {
-                    let caller = frames.iter().find(|f| f.physical == 1);
-                    let (Some(cfa), Some(caller)) = (cfa, caller) else {
-                        c.running = false;
-                        return Err(Error::Eval("cannot find the caller of this frame".into()));
-                    };
-                    let ra = caller.frame.pc.0;
-                    plan.temp = Some((ra, Some(cfa)));
-                    t.insert_breakpoint(RuntimeAddr(ra))?;
-                    c.step = Some(plan);
-                    c.last_stop = None;
-                    t.resume()?;
-                }
-                _ => {
-                    c.step = Some(plan);
-                    t.step(tid)?;
-                }
+            let res = step_on_tracer(&core, t, tid, kind);
+            if res.is_ok() {
+                then();
             }
-            Ok(())
+            res
         })?
     }
 
@@ -667,6 +648,73 @@ impl Session {
         self.handle.end(tracer::EndMode::Detach)?;
         Ok(())
     }
+}
+
+/// The tracer-thread half of [`Session::resume`].
+fn resume_on_tracer(core: &Mutex<Core>, t: &mut Tracer) -> Result<()> {
+    let mut c = lock(core);
+    c.clear_step(t);
+    c.running = true;
+    c.at_stop = None;
+    // The user saw a stop since any pause they asked for.
+    let _ = t.take_owed_pause();
+    // A thread standing on an int3 it was not stopped by (after a step) is
+    // stepped off it first; the tracer only does that for reported hits.
+    if let Some((tid, false)) = c.last_stop {
+        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+        if t.breakpoints().iter().any(|(a, _)| a.0 == pc) {
+            c.continue_after_step = true;
+            return t.step(tid).map_err(Error::from);
+        }
+    }
+    t.resume().map_err(Error::from)
+}
+
+/// The tracer-thread half of [`Session::step`].
+fn step_on_tracer(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, kind: StepKind) -> Result<()> {
+    let mut c = lock(core);
+    c.clear_step(t);
+    c.at_stop = None;
+    let _ = t.take_owed_pause();
+    let regs = t.regs(tid)?;
+    let (pc, sp) = (regs.pc(), regs.sp());
+    let module = c.modules.find(pc);
+    let mem = TracerMemory(t);
+    let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 2, 0);
+    let cfa = frames.first().and_then(|f| f.frame.cfa);
+    let mut plan = StepPlan {
+        tid,
+        kind,
+        start_line: module.as_ref().and_then(|m| current_line(m, pc)),
+        frame_cfa: cfa,
+        prev_pc: pc,
+        prev_sp: sp,
+        temp: None,
+        tramp_sp: None,
+        steps: 0,
+        out_of: (kind == StepKind::Out).then_some(pc),
+    };
+    c.running = true;
+    match kind {
+        StepKind::Out => {
+            let caller = frames.iter().find(|f| f.physical == 1);
+            let (Some(cfa), Some(caller)) = (cfa, caller) else {
+                c.running = false;
+                return Err(Error::Eval("cannot find the caller of this frame".into()));
+            };
+            let ra = caller.frame.pc.0;
+            plan.temp = Some((ra, Some(cfa)));
+            t.insert_breakpoint(RuntimeAddr(ra))?;
+            c.step = Some(plan);
+            c.last_stop = None;
+            t.resume()?;
+        }
+        _ => {
+            c.step = Some(plan);
+            t.step(tid)?;
+        }
+    }
+    Ok(())
 }
 
 /// The dynamic linker's `_dl_debug_state` (r_debug's r_brk), which it calls after

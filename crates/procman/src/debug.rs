@@ -1,11 +1,16 @@
 //! The owner of every debug session: start, attach, run control, end, and the fan-out
 //! of each session's events to any number of views.
 //!
-//! A [`DebugSession`] wraps one `engine::Session`. One pump thread per session is the
-//! engine's only event consumer: it keeps the session's [`DebugState`] and sends every
+//! A [`DebugSession`] wraps one `engine::Session` and is its events' only consumer:
+//! the engine hands each event to the owner on the thread that produced it (a route,
+//! not a queue), and the owner keeps the session's [`DebugState`] and sends every
 //! [`DebugEvent`] to each subscriber, in order, exactly once. Run control (resume,
 //! step, pause, end) goes through the session too, so `Resumed` and `Ended` are
-//! published by the owner, never relayed by a view. Views (the DAP adapter, the
+//! published by the owner, never relayed by a view. `Resumed` is published on the
+//! engine's thread once the program runs, so it precedes the stop it leads to.
+//!
+//! Lock order: the engine's thread takes the owner's state lock while it reports, so
+//! the owner never holds that lock across a call into the engine. Views (the DAP adapter, the
 //! language server's live values, `tandem debug`, an agent interface) translate their
 //! protocol to these calls and these events to their protocol; they own no process
 //! control.
@@ -177,8 +182,6 @@ struct Shared {
     state: Mutex<State>,
     ended: AtomicBool,
     bus: Arc<Bus>,
-    /// Dropped to stop the pump.
-    quit: Mutex<Option<Sender<()>>>,
 }
 
 impl Shared {
@@ -202,9 +205,23 @@ impl Shared {
             session: self.id,
             pid: self.pid,
         });
-        if let Ok(mut quit) = self.quit.lock() {
-            quit.take();
+    }
+
+    /// The program runs again (on the engine's thread, before any event the run leads
+    /// to, so every view sees the resume before the stop it leads to).
+    fn on_resumed(&self, by: ViewId) {
+        let mut st = self.lock();
+        if self.ended.load(Ordering::Acquire) {
+            return;
         }
+        st.state = DebugState::Running;
+        st.generation += 1;
+        st.frames = None;
+        st.publish(DebugEvent::Resumed { by });
+        self.bus.send(ManagerEvent::DebugResumed {
+            session: self.id,
+            pid: self.pid,
+        });
     }
 
     fn on_engine(&self, event: SessionEvent) {
@@ -257,7 +274,8 @@ impl fmt::Debug for DebugSession {
 
 impl DebugSession {
     /// Takes ownership of a started engine session (stopped at its first stop) and
-    /// starts its pump.
+    /// routes its events to the owner: each is published to the views on the thread
+    /// that produced it (no pump thread between the engine and the views).
     pub(crate) fn start(
         id: DebugId,
         engine: engine::Session,
@@ -265,7 +283,6 @@ impl DebugSession {
         bus: Arc<Bus>,
     ) -> Result<Arc<DebugSession>> {
         let pid = engine.pid();
-        let (quit_tx, quit_rx) = crossbeam_channel::bounded::<()>(0);
         let shared = Arc::new(Shared {
             id,
             pid,
@@ -285,14 +302,9 @@ impl DebugSession {
             }),
             ended: AtomicBool::new(false),
             bus,
-            quit: Mutex::new(Some(quit_tx)),
         });
-        let events = engine.events().clone();
-        let pump = shared.clone();
-        std::thread::Builder::new()
-            .name(format!("debug-pump:{id}"))
-            .spawn(move || run_pump(&pump, &events, &quit_rx))
-            .map_err(|e| Error::Io("starting the event pump".into(), e))?;
+        let route = shared.clone();
+        engine.route_events(Box::new(move |ev| route.on_engine(ev)));
         let launched = engine.launched();
         Ok(Arc::new(DebugSession {
             engine,
@@ -418,37 +430,24 @@ impl DebugSession {
         true
     }
 
-    /// Runs under the state lock so the `Resumed` it publishes precedes the stop the
-    /// run leads to, for every subscriber.
-    fn run(
-        &self,
-        by: ViewId,
-        go: impl FnOnce(&engine::Session) -> engine::Result<()>,
-    ) -> Result<()> {
-        let mut st = self.shared.lock();
+    /// Lets every thread run.
+    pub fn resume(&self, by: ViewId) -> Result<()> {
         if self.shared.ended.load(Ordering::Acquire) {
             return Err(Error::Ended);
         }
-        go(&self.engine)?;
-        st.state = DebugState::Running;
-        st.generation += 1;
-        st.frames = None;
-        st.publish(DebugEvent::Resumed { by });
-        self.shared.bus.send(ManagerEvent::DebugResumed {
-            session: self.shared.id,
-            pid: self.shared.pid,
-        });
-        Ok(())
-    }
-
-    /// Lets every thread run.
-    pub fn resume(&self, by: ViewId) -> Result<()> {
-        self.run(by, engine::Session::resume)
+        let shared = self.shared.clone();
+        Ok(self.engine.resume_then(move || shared.on_resumed(by))?)
     }
 
     /// Steps thread `tid`; the stop arrives as an event.
     pub fn step(&self, tid: Tid, kind: StepKind, by: ViewId) -> Result<()> {
-        self.run(by, |e| e.step(tid, kind))
+        if self.shared.ended.load(Ordering::Acquire) {
+            return Err(Error::Ended);
+        }
+        let shared = self.shared.clone();
+        Ok(self
+            .engine
+            .step_then(tid, kind, move || shared.on_resumed(by))?)
     }
 
     /// Stops every thread; the stop arrives as an event (`engine::Error::Running`
@@ -610,23 +609,5 @@ fn spawn_output_reader(mut file: std::fs::File, stream: OutputStream, shared: Ar
         });
     if let Err(e) = spawned {
         tracing::warn!("cannot start an output reader: {e}");
-    }
-}
-
-/// The pump: the engine's one consumer. Ends when the engine's stream closes (the
-/// tracer is gone) or the session is ended.
-fn run_pump(shared: &Shared, events: &Receiver<SessionEvent>, quit: &Receiver<()>) {
-    loop {
-        crossbeam_channel::select! {
-            recv(events) -> ev => match ev {
-                Ok(ev) => shared.on_engine(ev),
-                Err(_) => {
-                    let mut st = shared.lock();
-                    shared.end_locked(&mut st, None, None);
-                    return;
-                }
-            },
-            recv(quit) -> _ => return,
-        }
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! [`ProcessManager`] owns every debug session tandem starts or attaches
 //! ([`ProcessManager::launch_debug`], [`ProcessManager::attach_debug`]): each is a
-//! [`DebugSession`], shared (`Arc`) by every view. The session's pump thread is the
-//! engine's only event consumer and fans each event out to every subscriber
+//! [`DebugSession`], shared (`Arc`) by every view. The session is the engine's only
+//! event consumer (the engine hands it each event on its own thread) and fans it out to every subscriber
 //! ([`DebugSession::subscribe`]), keeping the state a late view needs
 //! ([`DebugSession::state`]). Run control goes through the session, so views — the
 //! DAP adapter, the language server's live values, `tandem debug`, an agent

@@ -16,7 +16,7 @@ pub(super) struct Core {
     pub(super) last_stop: Option<(Tid, bool)>,
     pub(super) running: bool,
     pub(super) exited: bool,
-    pub(super) events: Sender<SessionEvent>,
+    pub(super) events: route::EventTx,
     /// The dynamic linker's `_dl_debug_state`, called after every library load.
     pub(super) dl_hook: Option<u64>,
     /// Modules before this index were searched for pending breakpoints.
@@ -93,7 +93,7 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Core {
     pub(super) fn send(&self, ev: SessionEvent) {
-        let _ = self.events.send(ev);
+        self.events.send(ev);
     }
 
     pub(super) fn stopped(
