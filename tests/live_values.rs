@@ -511,3 +511,81 @@ fn without_a_language_server_dap_runs_standalone_and_connect_is_explicit() {
     dap.finish();
     lsp.finish();
 }
+
+/// A core file opened by the bridged adapter is a paused debuggee for the language server
+/// too: its inline values and hovers are the core's, DAP's `variables` strings exactly, and
+/// they vanish when the adapter lets the core go.
+#[test]
+fn a_core_file_opened_by_the_adapter_shows_its_values_in_the_editor() {
+    let fx = Fixture::new("core");
+    let src = fx.source();
+    let uri = fx.uri();
+    let total_line = line_of(&src, "LINE_TOTAL") as u32;
+    let program = fx.root.join("live");
+    let core = fx.root.join("live.core");
+    let gdb = Command::new("gdb")
+        .args(["-batch", "-nx", "-ex"])
+        .arg(format!("break {SAMPLE}:{total_line}"))
+        .args(["-ex", "run", "-ex"])
+        .arg(format!("gcore {}", core.display()))
+        .args(["-ex", "kill"])
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(
+        core.is_file(),
+        "gdb wrote no core: {}",
+        String::from_utf8_lossy(&gdb.stdout)
+    );
+
+    let mut lsp = Lsp::start(&fx);
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
+    dap.initialize();
+    let refreshes = lsp.refreshes();
+    dap.ok("attach", json!({"program": program, "coreFile": core}));
+    let stop = dap.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = dap.frames(tid);
+    assert_eq!(frames[0]["line"], total_line, "{frames:#?}");
+    let frame = frames[0]["id"].as_i64().unwrap();
+    let shown = dap_values(&mut dap, frame);
+    for name in ["factor = 5", "sx = 15", "sy = 20", "sum = 35"] {
+        assert!(shown.contains(name), "{shown:?}");
+    }
+    lsp.wait_until("a refresh when the core opens", |l| {
+        l.refreshes() > refreshes
+    });
+
+    let (scale_line, _) = at(&src, "int scale(", "scale");
+    let values = lsp.inline_values(&uri, scale_line, scale_line + 10, Some(total_line - 1));
+    let texts: BTreeSet<String> = values
+        .iter()
+        .map(|v| v["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(texts, shown, "{values:#?}");
+    let (line, col) = at(&src, "LINE_TOTAL", "sum");
+    let hover = lsp.hover(&uri, line, col);
+    assert!(hover.contains("live value"), "{hover}");
+    assert!(hover.contains("sum = 35"), "{hover}");
+    let (line, col) = at(&src, "LINE_TOTAL", "total");
+    let hover = lsp.hover(&uri, line, col);
+    let total = dap.evaluate(frame, "total");
+    assert!(
+        hover.contains(&format!("total = {}", total["result"].as_str().unwrap())),
+        "{hover}"
+    );
+
+    // The adapter lets the core go: the editor is told, and no value is left.
+    let refreshes = lsp.refreshes();
+    dap.finish();
+    lsp.wait_until("a refresh when the core closes", |l| {
+        l.refreshes() > refreshes
+    });
+    assert!(lsp
+        .inline_values(&uri, scale_line, scale_line + 10, None)
+        .is_empty());
+    let (line, col) = at(&src, "LINE_TOTAL", "sum");
+    let hover = lsp.hover(&uri, line, col);
+    assert!(!hover.contains("live value"), "{hover}");
+    lsp.finish();
+}

@@ -633,3 +633,66 @@ fn damaged_cores_never_panic_the_parser() {
         }
     }
 }
+
+/// A core from another machine's build tree (a container's): `sourceMap` maps the
+/// build-time paths of the core's frames to where the sources are here, as for a launch.
+#[test]
+fn a_core_session_maps_sources_with_source_map() {
+    use support::dap::DapClient;
+    let dir = scratch_dir("coremap");
+    let built = dir.join("build-tree");
+    let here = dir.join("checkout");
+    std::fs::create_dir_all(&built).unwrap();
+    std::fs::create_dir_all(&here).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../samples")
+        .join(SOURCE);
+    std::fs::copy(&sample, built.join("core_crash.c")).unwrap();
+    let program = dir.join("crash");
+    let status = Command::new("gcc")
+        .args(["-g", "-O0", "-pthread", "-o"])
+        .arg(&program)
+        .arg("core_crash.c")
+        .current_dir(&built)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let core = dir.join("crash.core");
+    gdb_gcore(&program, &["run crash"], &core);
+    // The build tree is gone; the sources live in a checkout.
+    std::fs::rename(built.join("core_crash.c"), here.join("core_crash.c")).unwrap();
+    std::fs::remove_dir_all(&built).unwrap();
+
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "attach",
+        json!({"program": program, "coreFile": core,
+            "sourceMap": {built.display().to_string(): here.display().to_string()}}),
+    );
+    let stopped = c.event("stopped");
+    let tid = stopped["body"]["threadId"].as_i64().unwrap();
+    let stack = c.ok("stackTrace", json!({"threadId": tid}));
+    let paths: Vec<&str> = stack["stackFrames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["source"]["path"].as_str())
+        .filter(|p| p.ends_with("core_crash.c"))
+        .collect();
+    assert!(!paths.is_empty(), "{stack:#}");
+    let want = here.join("core_crash.c");
+    for p in &paths {
+        assert_eq!(Path::new(p), want, "{stack:#}");
+    }
+    // A malformed map is refused, saying what it must be.
+    let mut c2 = DapClient::new();
+    c2.initialize();
+    let err = c2.err(
+        "attach",
+        json!({"program": program, "coreFile": core, "sourceMap": 3}),
+    );
+    assert!(err.contains("sourceMap"), "{err}");
+    c2.finish();
+    c.finish();
+}

@@ -59,6 +59,7 @@ pub mod disasm;
 pub mod error;
 pub mod expr;
 pub mod ids;
+mod inspect;
 mod jit;
 mod mem;
 pub mod modules;
@@ -76,6 +77,7 @@ pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, Source
 pub use disasm::Instruction;
 pub use error::{Error, Result};
 pub use ids::{BreakpointId, FrameId, ValueRef};
+pub use inspect::Inspect;
 pub use postmortem::CoreSession;
 pub use session::guess_source_map;
 pub use session::{

@@ -4,7 +4,8 @@
 //!
 //! The debug adapter and the language server share one [`ProcessManager`], which owns
 //! every debug session and keeps its state: the paused debuggees are those whose state is
-//! stopped, whichever view stopped or resumed them.
+//! stopped, whichever view stopped or resumed them, and the core files a view opened (a
+//! core shows its values for as long as it is open).
 //! Each request here asks the paused session itself (a stack trace, the frame's locals and
 //! arguments, an evaluation: one round trip each to the tracer thread), so a value shown is
 //! the value the debugger reads at that moment, rendered by the engine exactly as the DAP
@@ -21,7 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use engine::ScopeKind;
-use procman::{DebugSession, ProcessManager};
+use procman::{Paused, ProcessManager};
 use serde_json::{json, Value};
 use symbols::{Line, SourceMap, VariableKind};
 
@@ -43,7 +44,7 @@ pub struct Live {
 
 /// A frame of a paused debuggee, with what the requests need from it.
 struct PausedFrame {
-    session: Arc<DebugSession>,
+    session: Paused,
     frame: engine::Frame,
     tid: i32,
     /// The frame's 1-based line in the binary's numbering.
@@ -91,10 +92,7 @@ impl Live {
 
     /// The innermost frame of a paused thread whose source `serves` accepts (for globals:
     /// a frame of the program the document belongs to).
-    fn frame_where(
-        &self,
-        serves: impl Fn(&Path) -> bool,
-    ) -> Option<(Arc<DebugSession>, engine::Frame)> {
+    fn frame_where(&self, serves: impl Fn(&Path) -> bool) -> Option<(Paused, engine::Frame)> {
         self.manager.paused_debuggees().into_iter().find_map(|p| {
             let frame = p
                 .session
@@ -172,7 +170,7 @@ pub fn inline_values(
     let func_start = function_start(cx, path, paused.line).unwrap_or(lines.0.min(stop_line));
     let mut values = Vec::new();
     for kind in [ScopeKind::Arguments, ScopeKind::Locals] {
-        match paused.session.engine().variables(paused.frame.id, kind) {
+        match paused.session.inspect().variables(paused.frame.id, kind) {
             Ok(v) => values.extend(v.into_iter().map(|v| (kind, v))),
             // The program ran again meanwhile: nothing is current.
             Err(e) => {
@@ -343,7 +341,7 @@ pub(crate) fn hover_value(
         }
         (paused.session, paused.frame, Some((function, paused.tid)))
     };
-    let value = session.engine().evaluate(frame.id, &expression).ok()?;
+    let value = session.inspect().evaluate(frame.id, &expression).ok()?;
     if value.error {
         return None;
     }

@@ -42,6 +42,7 @@ pub mod error;
 pub mod hooks;
 pub mod listing;
 pub mod manager;
+pub mod postmortem;
 
 /// The process-control layer, re-exported for the types in this crate's API.
 pub use tracer;
@@ -55,4 +56,5 @@ pub use hooks::{install_panic_hook, install_signal_hook};
 pub use listing::{
     format_table, list_processes, read_process, ContainerEntry, ProcessEntry, ProcessRow,
 };
-pub use manager::{ManagerEvent, PausedDebuggee, ProcessManager, ShutdownHandle};
+pub use manager::{ManagerEvent, Paused, PausedDebuggee, ProcessManager, ShutdownHandle};
+pub use postmortem::CoreDebug;

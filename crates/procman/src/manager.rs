@@ -2,6 +2,7 @@
 
 use crate::debug::{DebugId, DebugSession};
 use crate::error::Result;
+use crate::postmortem::CoreDebug;
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -60,9 +61,44 @@ pub enum ManagerEvent {
 #[derive(Clone, Debug)]
 pub struct PausedDebuggee {
     /// The session.
-    pub session: Arc<DebugSession>,
+    pub session: Paused,
     /// The thread that stopped.
     pub tid: tracer::Tid,
+}
+
+/// A stopped program: a live session paused, or a core file.
+#[derive(Clone, Debug)]
+pub enum Paused {
+    /// A live session, paused.
+    Live(Arc<DebugSession>),
+    /// A core file.
+    Core(Arc<CoreDebug>),
+}
+
+impl Paused {
+    /// The stack of the thread that stopped (unwound once per stop).
+    pub fn stop_frames(&self) -> Result<Vec<engine::Frame>> {
+        match self {
+            Paused::Live(s) => s.stop_frames(),
+            Paused::Core(c) => c.stop_frames(),
+        }
+    }
+
+    /// The engine, for reading values and memory.
+    pub fn inspect(&self) -> &dyn engine::Inspect {
+        match self {
+            Paused::Live(s) => s.engine(),
+            Paused::Core(c) => c.engine(),
+        }
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> DebugId {
+        match self {
+            Paused::Live(s) => s.id(),
+            Paused::Core(c) => c.id(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -84,6 +120,8 @@ struct Inner {
     /// Every debug session, held weakly: the views hold them; the last one dropped
     /// ends the session.
     sessions: Mutex<BTreeMap<DebugId, Weak<DebugSession>>>,
+    /// Every open core file, held weakly like the sessions.
+    cores: Mutex<BTreeMap<DebugId, Weak<CoreDebug>>>,
     next_id: AtomicU64,
 }
 
@@ -174,6 +212,7 @@ impl ProcessManager {
             inner: Arc::new(Inner {
                 bus: Arc::new(Bus::default()),
                 sessions: Mutex::new(BTreeMap::new()),
+                cores: Mutex::new(BTreeMap::new()),
                 next_id: AtomicU64::new(1),
             }),
         }
@@ -215,6 +254,48 @@ impl ProcessManager {
         self.adopt(engine, engine::StopCause::Attached)
     }
 
+    /// Opens a core file written by `program` (see [`engine::CoreSession::open_with`]).
+    /// It is listed with the paused debuggees until the last handle is dropped; views
+    /// are told through [`ManagerEvent::DebugStarted`] and `DebugStopped`.
+    pub fn open_core(
+        &self,
+        program: &std::path::Path,
+        core: &std::path::Path,
+        sysroot: Option<&std::path::Path>,
+    ) -> Result<Arc<CoreDebug>> {
+        let id = DebugId(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let opened = Arc::new(CoreDebug::open(
+            id,
+            program,
+            core,
+            sysroot,
+            self.inner.bus.clone(),
+        )?);
+        if let Ok(mut map) = self.inner.cores.lock() {
+            map.retain(|_, w| w.strong_count() > 0);
+            map.insert(id, Arc::downgrade(&opened));
+        }
+        let pid = opened.pid();
+        self.inner
+            .bus
+            .send(ManagerEvent::DebugStarted { session: id, pid });
+        self.inner.bus.send(ManagerEvent::DebugStopped {
+            session: id,
+            pid,
+            tid: opened.stop().tid,
+        });
+        Ok(opened)
+    }
+
+    /// The open core files, oldest first.
+    pub fn core_sessions(&self) -> Vec<Arc<CoreDebug>> {
+        let Ok(mut map) = self.inner.cores.lock() else {
+            return Vec::new();
+        };
+        map.retain(|_, w| w.strong_count() > 0);
+        map.values().filter_map(Weak::upgrade).collect()
+    }
+
     fn adopt(
         &self,
         engine: engine::Session,
@@ -251,14 +332,22 @@ impl ProcessManager {
     }
 
     /// The debuggees paused right now, with the thread each stopped in (from each
-    /// session's state: right whichever view stopped or resumed it).
+    /// session's state: right whichever view stopped or resumed it), then the open
+    /// core files.
     pub fn paused_debuggees(&self) -> Vec<PausedDebuggee> {
         self.debug_sessions()
             .into_iter()
             .filter_map(|session| {
                 let tid = session.stopped()?.tid;
-                Some(PausedDebuggee { session, tid })
+                Some(PausedDebuggee {
+                    session: Paused::Live(session),
+                    tid,
+                })
             })
+            .chain(self.core_sessions().into_iter().map(|core| PausedDebuggee {
+                tid: core.stop().tid,
+                session: Paused::Core(core),
+            }))
             .collect()
     }
 

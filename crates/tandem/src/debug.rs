@@ -419,7 +419,10 @@ fn report_stop(
 /// `tandem debug PROGRAM --core CORE`: the core's stop, every thread's stack with its
 /// arguments, and the `--print` values in the stopped thread's innermost frame.
 fn run_core(out: &Out, core: &std::path::Path, args: &DebugArgs) -> Result<i32> {
-    let session = engine::CoreSession::open_with(&args.program, core, args.sysroot.as_deref())
+    // Through the manager, as every session: the CLI is one more view of the owner.
+    let manager = ProcessManager::new();
+    let owner = manager
+        .open_core(&args.program, core, args.sysroot.as_deref())
         .with_context(|| {
             format!(
                 "cannot open {} with {}",
@@ -427,6 +430,7 @@ fn run_core(out: &Out, core: &std::path::Path, args: &DebugArgs) -> Result<i32> 
                 args.program.display()
             )
         })?;
+    let session = owner.engine();
     for w in session.warnings() {
         eprintln!("tandem: warning: {w}");
     }

@@ -5,10 +5,11 @@
 //! and a `capabilities` event says so.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use engine::{CoreSession, FrameId, ScopeKind, StopCause, ValueRef};
+use engine::{CoreSession, FrameId, ScopeKind, SourceMap, StopCause, ValueRef};
+use procman::CoreDebug;
 use serde_json::{json, Value};
 use wire::dap;
 
@@ -16,7 +17,10 @@ use crate::server::{Adapter, Ending, Flow};
 
 /// The core being inspected.
 pub(crate) struct CoreDebuggee {
-    session: Arc<CoreSession>,
+    /// Owned by the process manager, so the language server shows the core's values too.
+    owner: Arc<CoreDebug>,
+    /// Build-time → local source paths (`sourceMap`, and guesses as for a launch).
+    source_map: SourceMap,
     /// Variables references: a scope of a frame, or a value's children.
     vars: HashMap<i64, CoreVar>,
     next_var: i64,
@@ -28,6 +32,10 @@ enum CoreVar {
 }
 
 impl CoreDebuggee {
+    fn session(&self) -> &CoreSession {
+        self.owner.engine()
+    }
+
     fn var(&mut self, v: CoreVar) -> i64 {
         self.next_var += 1;
         self.vars.insert(self.next_var, v);
@@ -121,7 +129,7 @@ pub(crate) fn route(a: &mut Adapter, req: &dap::Request) -> Option<Flow> {
             })
         }
         "threads" => Ok(
-            json!({"threads": core.session.threads().iter().map(|t| json!({
+            json!({"threads": core.session().threads().iter().map(|t| json!({
             "id": t.0, "name": format!("thread {}", t.0)})).collect::<Vec<_>>()}),
         ),
         "stackTrace" => stack_trace(core, &args),
@@ -132,7 +140,7 @@ pub(crate) fn route(a: &mut Adapter, req: &dap::Request) -> Option<Flow> {
         "disassemble" => disassemble(core, &args),
         "modules" => {
             let modules: Vec<Value> = core
-                .session
+                .session()
                 .modules()
                 .iter()
                 .map(|m| {
@@ -144,7 +152,7 @@ pub(crate) fn route(a: &mut Adapter, req: &dap::Request) -> Option<Flow> {
                 .collect();
             Ok(json!({"modules": modules, "totalModules": modules.len()}))
         }
-        "exceptionInfo" => match core.session.exception_info() {
+        "exceptionInfo" => match core.session().exception_info() {
             Some(info) => Ok(
                 json!({"exceptionId": info.name, "description": info.description,
                 "breakMode": "always", "details": {"message": info.description}}),
@@ -176,14 +184,23 @@ fn open(a: &mut Adapter, args: &Value) -> Result<(), String> {
         .get("sysroot")
         .and_then(Value::as_str)
         .map(PathBuf::from);
-    let session = CoreSession::open_with(
-        &PathBuf::from(program),
-        &PathBuf::from(core),
-        sysroot.as_deref(),
-    )
-    .map_err(|e| format!("cannot open {core} with {program}: {e}"))?;
+    let spec = match args.get("sourceMap") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            serde_json::from_value::<crate::types::SourceMapSpec>(v.clone())
+                .map_err(|_| "sourceMap must be an object {from: to} or a list of [from, to]")?,
+        ),
+    };
+    let mut source_map = crate::launch::source_map(spec.as_ref());
+    engine::guess_source_map(&mut source_map, Path::new(program));
+    let owner = a
+        .debugger()
+        .manager
+        .open_core(Path::new(program), Path::new(core), sysroot.as_deref())
+        .map_err(|e| format!("cannot open {core} with {program}: {e}"))?;
     a.debugger().core = Some(CoreDebuggee {
-        session: Arc::new(session),
+        owner,
+        source_map,
         vars: HashMap::new(),
         next_var: 0,
     });
@@ -209,13 +226,13 @@ fn after_open(a: &mut Adapter) {
             "supportsHitConditionalBreakpoints": false, "supportsLogPoints": false,
         }})),
     );
-    for w in core.session.warnings() {
+    for w in core.session().warnings() {
         out.event(
             "output",
             Some(json!({"category": "console", "output": format!("warning: {w}\n")})),
         );
     }
-    let stop = core.session.stop();
+    let stop = core.session().stop();
     let (reason, description) = match &stop.cause {
         StopCause::Signal(_) => ("exception", stop.description.clone()),
         _ => ("pause", None),
@@ -237,7 +254,7 @@ fn int(args: &Value, key: &str) -> Result<i64, String> {
 
 fn stack_trace(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
     let tid = procman::tracer::Tid(int(args, "threadId")? as i32);
-    let frames = core.session.stack_trace(tid).map_err(|e| e.to_string())?;
+    let frames = core.session().stack_trace(tid).map_err(|e| e.to_string())?;
     let start = args.get("startFrame").and_then(Value::as_u64).unwrap_or(0) as usize;
     let levels = args
         .get("levels")
@@ -254,6 +271,7 @@ fn stack_trace(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
                 "line": line, "column": if line > 0 { f.column.map_or(1, |c| i64::from(c.get())) } else { 0 },
                 "instructionPointerReference": format!("{:#x}", f.pc.0)});
             if let Some(file) = &f.file {
+                let file = core.source_map.to_local(file);
                 v["source"] = json!({"name": file.file_name().map(|n| n.to_string_lossy().into_owned()),
                     "path": file.display().to_string()});
             }
@@ -302,11 +320,11 @@ fn value_json(core: &mut CoreDebuggee, v: engine::Value) -> Value {
 fn variables(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
     let r = int(args, "variablesReference")?;
     let values = match core.vars.get(&r) {
-        Some(CoreVar::Scope(frame, kind)) => core.session.variables(*frame, *kind),
+        Some(CoreVar::Scope(frame, kind)) => core.session().variables(*frame, *kind),
         Some(CoreVar::Value(v)) => {
             let start = args.get("start").and_then(Value::as_u64).unwrap_or(0);
             let count = args.get("count").and_then(Value::as_u64).filter(|c| *c > 0);
-            core.session.children(*v, start, count)
+            core.session().children(*v, start, count)
         }
         None => return Err(format!("unknown variables reference {r}")),
     }
@@ -323,16 +341,16 @@ fn evaluate(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
     let frame = match args.get("frameId").and_then(Value::as_i64) {
         Some(f) => FrameId(f as u64),
         None => {
-            let stop = core.session.stop();
+            let stop = core.session().stop();
             let frames = core
-                .session
+                .session()
                 .stack_trace(stop.tid)
                 .map_err(|e| e.to_string())?;
             frames.first().ok_or("no frame to evaluate in")?.id
         }
     };
     let v = core
-        .session
+        .session()
         .evaluate(frame, expression)
         .map_err(|e| e.to_string())?;
     let mut body = value_json(core, v);
@@ -354,7 +372,7 @@ fn read_memory(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
     let count = int(args, "count")?.clamp(0, 16 << 20) as usize;
     let addr = base.wrapping_add_signed(offset);
     let bytes = core
-        .session
+        .session()
         .read_memory(addr, count)
         .map_err(|e| e.to_string())?;
     let mut body = json!({"address": format!("{addr:#x}")});
@@ -380,7 +398,7 @@ fn disassemble(core: &mut CoreDebuggee, args: &Value) -> Result<Value, String> {
         .and_then(Value::as_i64)
         .unwrap_or(0);
     let instructions = core
-        .session
+        .session()
         .disassemble(addr, offset, count)
         .map_err(|e| e.to_string())?;
     let out: Vec<Value> = instructions
