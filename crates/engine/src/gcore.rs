@@ -1,5 +1,5 @@
 //! Writing an ELF core file (ET_CORE, x86-64) of a live process stopped under ptrace, as
-//! the kernel writes one, so gdb, lldb and [`crate::corefile::CoreFile`] all read it.
+//! the kernel writes one (the layout gdb, lldb and [`crate::corefile::CoreFile`] read).
 //!
 //! Notes, in the kernel's order: NT_PRSTATUS of the first thread, NT_PRPSINFO, NT_SIGINFO
 //! (only when the stop is a signal the program received), NT_AUXV, NT_FILE, then the

@@ -1,5 +1,5 @@
 //! The custom request `tandem/writeCore`: an ELF core file of the paused program, which
-//! gdb, lldb and tandem (`attach` with `coreFile`) read. Not a standard request, so no
+//! gdb and tandem (`attach` with `coreFile`) read (lldb too, by its layout). Not a standard request, so no
 //! capability advertises it.
 
 use serde::{Deserialize, Serialize};
