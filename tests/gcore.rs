@@ -2,7 +2,7 @@
 //! program with three threads (gdb on the written core shows every thread's frames as
 //! tandem's live stack traces and the values tandem showed live; `tandem debug --core`
 //! agrees with gdb; the text in the core is the program's, not tandem's int3s and jump
-//! patches), and `tandem gcore PID` on a running process (which then runs to its normal
+//! patches; at a crash the signal is recorded), and `tandem gcore PID` on a running process (which then runs to its normal
 //! end, as without). Bad input: a running program, an unwritable or relative path, a pid
 //! that is no process.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
@@ -309,6 +309,56 @@ fn write_core_at_a_breakpoint_agrees_with_gdb_and_tandem() {
         c.ok("continue", json!({"threadId": tid}));
         drop(c);
     }
+}
+
+/// At a crash (SIGSEGV in `bottom`): the core records the signal as the kernel would
+/// (`pr_cursig`, NT_SIGINFO with the fault address), so gdb and tandem open it as a crash,
+/// with the frames tandem showed live.
+#[test]
+fn write_core_at_a_crash_records_the_signal() {
+    let program = crash_program("-O0");
+    let dir = scratch_dir("writecore-crash");
+    let core = dir.join("crash.core");
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok("launch", json!({"program": program, "args": ["crash"]}));
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "exception", "{stopped}");
+    let live = live_view(&mut c, "core_crash.c");
+    c.ok("tandem/writeCore", json!({"path": core}));
+    c.ok("disconnect", json!({"terminateDebuggee": true}));
+
+    let parsed = engine::corefile::CoreFile::open(&core).unwrap();
+    let signal = parsed.signal.unwrap();
+    assert_eq!((signal.signo, signal.addr), (11, Some(0)), "{signal:?}");
+    assert_eq!(
+        parsed.threads[0].signal, 11,
+        "the crashed thread first, pr_cursig set"
+    );
+    let (gdb_threads, _) = gdb_view(&program, &core, "core_crash.c", &[]);
+    assert_eq!(gdb_threads, live, "gdb's frames on the core vs live");
+    let gdb = Command::new("gdb")
+        .args(["-batch", "-nx"])
+        .arg(&program)
+        .arg(&core)
+        .output()
+        .unwrap();
+    let gdb = String::from_utf8_lossy(&gdb.stdout);
+    assert!(gdb.contains("signal SIGSEGV"), "{gdb}");
+    let out = Command::new(support::tandem_bin())
+        .args(["debug", "--json", "--core"])
+        .arg(&core)
+        .arg(&program)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["reason"], "signal 11", "{report}");
+    let description = report["description"].as_str().unwrap();
+    assert!(
+        description.starts_with("SIGSEGV") && description.ends_with("at 0x0"),
+        "{description}"
+    );
 }
 
 /// The program runs: `tandem/writeCore` is refused until it is paused; a relative or

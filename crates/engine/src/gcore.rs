@@ -4,7 +4,8 @@
 //! Notes, in the kernel's order: NT_PRSTATUS of the first thread, NT_PRPSINFO, NT_SIGINFO
 //! (only when the stop is a signal the program received), NT_AUXV, NT_FILE, then the
 //! thread's NT_FPREGSET and NT_X86_XSTATE; every other thread follows with NT_PRSTATUS,
-//! NT_FPREGSET, NT_X86_XSTATE. The first thread is the one that stopped.
+//! NT_FPREGSET, NT_X86_XSTATE. The first thread is the one that stopped; with a signal,
+//! every thread's `pr_cursig` is that signal, as in the kernel's cores.
 //!
 //! Memory: one PT_LOAD per mapping of /proc/PID/maps, except `[vvar]`, `[vvar_vclock]`,
 //! `[vsyscall]` and the code tandem placed in the debuggee (conditions compiled into it),
@@ -409,7 +410,9 @@ pub(crate) fn write_core(
     for (i, &tid) in tids.iter().enumerate() {
         let regs = t.regs(tid)?;
         let fp = t.fp_regs(tid).ok();
-        let cursig = signal.filter(|s| s.tid == tid).map_or(0, |s| s.signo);
+        // As the kernel: every thread's pr_cursig is the signal the core is written for
+        // (readers such as gdb's take it from whichever thread they read last).
+        let cursig = signal.map_or(0, |s| s.signo);
         note(
             &mut notes,
             b"CORE",
