@@ -395,6 +395,10 @@ fn write_core_refuses_bad_requests_and_works_after_a_pause() {
     let e = c.err("tandem/writeCore", json!({"path": core}));
     assert!(e.contains("pause the program first"), "{e}");
     assert!(!core.exists());
+    // Paused once the workers run (they print nothing; main says so after creating them).
+    while !c.output.iter().any(|(_, t)| t.contains("ready")) {
+        c.event("output");
+    }
     let threads = c.ok("threads", Value::Null);
     let tid = threads["threads"][0]["id"].as_i64().unwrap();
     c.ok("pause", json!({"threadId": tid}));
