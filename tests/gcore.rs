@@ -382,7 +382,8 @@ fn write_core_at_a_crash_records_the_signal() {
 
 /// The program runs: `tandem/writeCore` is refused until it is paused; a relative or
 /// unwritable path is refused; after a pause the core is written (no signal recorded: a
-/// pause is not a crash) and the program runs on to its normal end.
+/// pause is not a crash; a file's shared mapping left to the file) and the program runs on
+/// to its normal end.
 #[test]
 fn write_core_refuses_bad_requests_and_works_after_a_pause() {
     let program = build("c/gcore_run.c", "gcc", &["-g", "-O0", "-pthread"]);
@@ -413,9 +414,22 @@ fn write_core_refuses_bad_requests_and_works_after_a_pause() {
         let e = c.err("tandem/writeCore", json!({ "path": path }));
         assert!(e.contains(want), "{path}: {e}");
     }
+    // The executable's shared mapping (r--s).
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", c.debuggee_pid.unwrap())).unwrap();
+    let shared = maps
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("r--s"))
+        .map(|l| u64::from_str_radix(l.split('-').next().unwrap(), 16).unwrap())
+        .unwrap_or_else(|| panic!("no shared mapping: {maps}"));
     let body = c.ok("tandem/writeCore", json!({"path": core}));
     assert_eq!(body["threads"], 3, "{body}");
+    let segments = loads(&std::fs::read(&core).unwrap());
+    let seg = segments.iter().find(|s| s.2 == shared).unwrap();
+    assert_eq!(seg.3, 0, "a file's shared mapping is left to the file");
     let parsed = engine::corefile::CoreFile::open(&core).unwrap();
+    let mut magic = [0u8; 4];
+    assert_eq!(parsed.read_at(shared, &mut magic), 4);
+    assert_eq!(&magic, b"\x7fELF", "read from the mapped file");
     assert_eq!(parsed.threads.len(), 3);
     assert_eq!(parsed.signal, None, "a pause records no signal");
     assert!(

@@ -11,7 +11,8 @@
 //! `[vsyscall]` and the code tandem placed in the debuggee (conditions compiled into it),
 //! which are not the program's. A readable mapping is written whole (p_filesz =
 //! p_memsz), as gdb's gcore does; a mapping that cannot be read (no `r` permission,
-//! device memory under /dev) has p_filesz 0, as the kernel writes it. Pages of a readable
+//! device memory under /dev) or that is a file's shared mapping (its bytes are the file's)
+//! has p_filesz 0, as the kernel writes it. Pages of a readable
 //! mapping that still cannot be read are zeros. Pages of zeros are not written but left
 //! as holes of a sparse file: a thread's untouched 8 MiB stack costs no disk.
 //!
@@ -308,7 +309,10 @@ fn segments(
         let flag = |i: usize, c: u8, f: u32| if perms.get(i) == Some(&c) { f } else { 0 };
         let flags = flag(0, b'r', PF_R) | flag(1, b'w', PF_W) | flag(2, b'x', PF_X);
         let device = m.path.starts_with("/dev/") && m.path != "/dev/zero";
-        let dump = flags & PF_R != 0 && !device;
+        // A shared mapping of a file is that file (the kernel's default coredump_filter
+        // leaves it out too): readers take its bytes from the file, as NT_FILE names it.
+        let shared_file = perms.get(3) == Some(&b's') && m.path.starts_with('/') && !device;
+        let dump = flags & PF_R != 0 && !device && !shared_file;
         // What is left of the mapping once the placed code is cut out of it.
         let mut pieces = vec![(m.start.0, m.end.0)];
         for (s, e) in placed {
