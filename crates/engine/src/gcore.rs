@@ -43,6 +43,8 @@ const NT_AUXV: u32 = 6;
 const NT_X86_XSTATE: u32 = 0x202;
 const NT_SIGINFO: u32 = 0x5349_4749;
 const NT_FILE: u32 = 0x4649_4c45;
+/// A page of zeros, to find pages that need not be written.
+static ZERO_PAGE: [u8; PAGE as usize] = [0; PAGE as usize];
 /// Memory is read this much at a time.
 const CHUNK: usize = 1 << 20;
 
@@ -351,7 +353,8 @@ fn write_sparse(file: &File, offset: u64, data: &[u8]) -> std::io::Result<u64> {
     let mut at = 0;
     while at <= data.len() {
         let end = (at + page).min(data.len());
-        let zero = at == data.len() || data[at..end].iter().all(|b| *b == 0);
+        // A slice comparison is one memcmp, fast even in a debug build.
+        let zero = at == data.len() || data[at..end] == ZERO_PAGE[..end - at];
         match (zero, run) {
             (false, None) => run = Some(at),
             (true, Some(from)) => {
@@ -517,7 +520,6 @@ pub(crate) fn write_core(
             }
         }
         file.set_len(cursor)?;
-        file.sync_data()?;
         Ok(data)
     })();
     let data_bytes = match written {
