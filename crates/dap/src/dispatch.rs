@@ -148,6 +148,9 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
         Disassemble::COMMAND => route!(Disassemble, disassemble),
         Completions::COMMAND => route!(Completions, completions),
         LoadedSources::COMMAND => route!(LoadedSources, loaded_sources),
+        crate::debugger::gcore::WriteCore::COMMAND => {
+            route!(crate::debugger::gcore::WriteCore, write_core)
+        }
         "tandem/processes" => crate::processes::processes_request(a, req),
         command => a
             .out()

@@ -27,7 +27,8 @@
 //! [`Session::set_data_breakpoints`]), signal stops ([`Session::set_signal_stops`],
 //! [`Session::exception_info`]), exception stops ([`Session::set_exception_stops`],
 //! [`Session::last_exception`]), [`Session::disassemble`], [`Session::completions`]
-//! and [`Session::sources`].
+//! and [`Session::sources`]; [`Session::write_core`] writes a core file of the stopped
+//! process.
 //!
 //! # Invariants
 //!
@@ -58,6 +59,7 @@ mod cpp;
 pub mod disasm;
 pub mod error;
 pub mod expr;
+pub mod gcore;
 pub mod ids;
 mod inspect;
 mod jit;
@@ -76,6 +78,7 @@ pub mod watch;
 pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, SourceBreakpoint};
 pub use disasm::Instruction;
 pub use error::{Error, Result};
+pub use gcore::CoreWritten;
 pub use ids::{BreakpointId, FrameId, ValueRef};
 pub use inspect::Inspect;
 pub use postmortem::CoreSession;

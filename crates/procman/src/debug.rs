@@ -524,6 +524,21 @@ impl DebugSession {
         self.end(EndMode::Detach)
     }
 
+    /// Writes an ELF core file of the stopped program to `path` (see
+    /// `engine::Session::write_core`); the program stays stopped. Refused while it runs
+    /// ([`Error::NotPaused`]) and after the end.
+    pub fn write_core(&self, path: &Path) -> Result<engine::CoreWritten> {
+        match self.state() {
+            DebugState::Stopped(_) => {}
+            DebugState::Running => return Err(Error::NotPaused),
+            DebugState::Ended { .. } => return Err(Error::Ended),
+        }
+        match self.engine.write_core(path) {
+            Err(engine::Error::Running) => Err(Error::NotPaused),
+            other => Ok(other?),
+        }
+    }
+
     /// Waits for the next stop or end (for the CLI and tests): the state when it is
     /// not running, else the next stop or end a subscription sees.
     pub fn wait_stop(&self, timeout: Duration) -> Result<DebugState> {

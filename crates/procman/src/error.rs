@@ -13,6 +13,9 @@ pub enum Error {
     /// An I/O operation failed.
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
+    /// The request needs the program stopped.
+    #[error("the program is running: pause the program first")]
+    NotPaused,
     /// The debug session is over.
     #[error("the debug session has ended")]
     Ended,

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 mod dap_socket;
 mod debug;
+mod gcore;
 mod mcp_socket;
 mod relay;
 mod token;
@@ -47,6 +48,9 @@ enum Command {
     /// Run a program, print the stack and values at each breakpoint, continue to the end,
     /// and exit with the program's exit code.
     Debug(debug::DebugArgs),
+    /// Write a core file of a running process (attach, stop, write, detach: it runs on
+    /// unchanged) and print its path.
+    Gcore(gcore::GcoreArgs),
     /// Connect this terminal to a program the debug adapter launched with
     /// `"console": "integratedTerminal"` (editors run this through runInTerminal).
     #[command(hide = true)]
@@ -208,6 +212,7 @@ fn run(command: Command) -> Result<i32> {
         Command::Mcp(args) => mcp(args),
         Command::Ps(args) => ps(args),
         Command::Debug(args) => debug::run(args),
+        Command::Gcore(args) => gcore::run(args),
         Command::TerminalRelay(args) => relay::run(args),
     }
 }

@@ -106,6 +106,24 @@ pub(crate) fn set_fpregs(tid: Tid, regs: &libc::user_fpregs_struct) -> SysResult
     )
 }
 
+/// Reads register set `kind` (an `NT_*` note type) into `buf` with PTRACE_GETREGSET;
+/// how many bytes the kernel filled.
+pub(crate) fn get_regset(tid: Tid, kind: u32, buf: &mut [u8]) -> SysResult<usize> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // The iovec points into `buf`, valid for its length; the kernel shortens iov_len
+    // to what it wrote.
+    ptrace(
+        libc::PTRACE_GETREGSET,
+        tid,
+        kind as usize,
+        &mut iov as *mut libc::iovec as usize,
+    )?;
+    Ok(iov.iov_len.min(buf.len()))
+}
+
 /// Offset of debug register `n` in `struct user`.
 fn debugreg_offset(n: usize) -> usize {
     std::mem::offset_of!(libc::user, u_debugreg) + n * 8

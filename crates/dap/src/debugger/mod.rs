@@ -30,6 +30,8 @@ mod breakpoints;
 mod events;
 /// continue, step, pause.
 mod execution;
+/// `tandem/writeCore`: a core file of the paused program.
+pub(crate) mod gcore;
 /// threads, stacks, variables, evaluation, sources, modules.
 mod inspect;
 /// launch, attach, restart, disconnect, terminate.

@@ -18,6 +18,32 @@ impl Session {
         Ok(())
     }
 
+    /// Writes an ELF core file of the stopped process to `path` (see [`crate::gcore`]):
+    /// every thread's registers, the memory as the program has it (no int3 or jump patch
+    /// of tandem's), the mapped files and, when the stop is a signal, that signal. gdb,
+    /// lldb and [`crate::CoreSession`] read it.
+    pub fn write_core(&self, path: &Path) -> Result<crate::CoreWritten> {
+        self.check_stopped()?;
+        let core = self.core.clone();
+        let path = path.to_path_buf();
+        self.handle.call(move |t: &mut Tracer| {
+            let (first, signal) = {
+                let c = lock(&core);
+                let signal = c
+                    .last_signal
+                    .as_ref()
+                    .map(|(tid, s)| crate::gcore::StopSignal {
+                        tid: *tid,
+                        signo: s.signo,
+                        code: s.code,
+                        addr: s.fault_address,
+                    });
+                (c.last_stop.map(|(tid, _)| tid), signal)
+            };
+            crate::gcore::write_core(t, first, signal, &path)
+        })?
+    }
+
     /// Lines of a source file where a breakpoint can bind (for `breakpointLocations`
     /// and the gutter).
     pub fn breakpoint_lines(&self, file: &Path) -> Result<Vec<Line>> {

@@ -303,6 +303,18 @@ impl Tracer {
         }
     }
 
+    /// The memory tandem mapped into the debuggee for placed code, as (start, end)
+    /// address ranges: not the program's, so a core file of it leaves them out.
+    pub fn placed_code_regions(&self) -> Vec<(RuntimeAddr, RuntimeAddr)> {
+        self.regions
+            .iter()
+            .map(|r| {
+                let (start, end) = r.span();
+                (RuntimeAddr(start), RuntimeAddr(end))
+            })
+            .collect()
+    }
+
     /// Shows original bytes under active patches.
     pub(super) fn overlay_patches(&self, addr: u64, buf: &mut [u8]) {
         let end = addr + buf.len() as u64;

@@ -45,6 +45,22 @@ impl Tracer {
             .map_err(|e| Error::ptrace("PTRACE_GETFPREGS", tid, e))
     }
 
+    /// The XSAVE area of a stopped thread (PTRACE_GETREGSET NT_X86_XSTATE: x87, SSE, AVX
+    /// and whatever else the CPU saves, with XCR0 in the software-reserved bytes), as a
+    /// core file's NT_X86_XSTATE note holds it.
+    pub fn xstate(&self, tid: Tid) -> Result<Vec<u8>> {
+        const NT_X86_XSTATE: u32 = 0x202;
+        if self.thread(tid)?.running {
+            return Err(Error::Running);
+        }
+        // Large enough for AVX-512 and AMX state.
+        let mut buf = vec![0u8; 16 * 1024];
+        let n = sys::get_regset(tid, NT_X86_XSTATE, &mut buf)
+            .map_err(|e| Error::ptrace("PTRACE_GETREGSET", tid, e))?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
     /// Writes the x87/SSE registers of a stopped thread.
     pub fn set_fp_regs(&self, tid: Tid, regs: &FpRegisters) -> Result<()> {
         if self.thread(tid)?.running {
