@@ -55,6 +55,7 @@
 pub mod breakpoints;
 pub mod corefile;
 mod cpp;
+pub mod debuginfo;
 pub mod disasm;
 pub mod error;
 pub mod expr;
@@ -73,6 +74,7 @@ pub mod values;
 pub mod watch;
 
 pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, SourceBreakpoint};
+pub use debuginfo::{missing_debug_info, DebugInfoOptions, Debuginfod};
 pub use disasm::Instruction;
 pub use error::{Error, Result};
 pub use ids::{BreakpointId, FrameId, ValueRef};

@@ -133,6 +133,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
         &OpenOptions {
             debug_roots: vec![],
             find_debug_file: true,
+            lookup: None,
         },
     )
     .unwrap();
@@ -151,6 +152,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
         &OpenOptions {
             debug_roots: vec![],
             find_debug_file: true,
+            lookup: None,
         },
     )
     .unwrap();
@@ -169,6 +171,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
         &OpenOptions {
             debug_roots: vec![root],
             find_debug_file: true,
+            lookup: None,
         },
     )
     .unwrap();
