@@ -112,7 +112,7 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
             }
         }
         Terminate::COMMAND => route!(Terminate, terminate),
-        Launch::COMMAND => route!(Launch, launch),
+        Launch::COMMAND => crate::debugger::debuginfo::launch(a, req),
         Attach::COMMAND => route!(Attach, attach),
         Restart::COMMAND => route!(Restart, restart),
         ConfigurationDone::COMMAND => route!(ConfigurationDone, configuration_done),
