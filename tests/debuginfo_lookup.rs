@@ -476,8 +476,7 @@ fn debuginfod_server_then_its_cache() {
     assert_eq!(end["body"]["message"], "downloaded", "{end}");
     let last = events
         .iter()
-        .filter(|e| e["event"] == "progressUpdate" && e["body"]["progressId"] == *id)
-        .next_back()
+        .rfind(|e| e["event"] == "progressUpdate" && e["body"]["progressId"] == *id)
         .unwrap();
     assert_eq!(last["body"]["percentage"], 100.0, "{last}");
     let cached = cache.join(&s.build_id).join("debuginfo");
