@@ -5,7 +5,9 @@
 //! (Debian's package) into a fresh cache, then from the cache with the server gone. In
 //! each, a function and a line breakpoint hit, and the frames (function, line) and the
 //! locals and arguments equal those of the unstripped binary; at the line breakpoint they
-//! also equal gdb's on the unstripped binary. A served file of another build is rejected
+//! also equal gdb's on the unstripped binary. The cache is elfutils': gdb reads what
+//! tandem downloaded, and `tandem debug` downloads and reads it too. A served file of
+//! another build is rejected
 //! with a clear message, a download is cancelled through its progress id, and the
 //! stripped binary alone (the control) has no line breakpoint.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
@@ -198,10 +200,23 @@ fn observe(program: &Path, extra: Value) -> (Seen, Vec<(String, String)>) {
 
 /// gdb on the unstripped binary at the line breakpoint: frames (function, line), the
 /// arguments and the locals.
-fn gdb_at_line(full: &Path) -> Shown {
+/// With `cache`, gdb reads its debuginfod cache (the server given is a closed port).
+fn gdb_at_line(full: &Path, cache: Option<&Path>) -> Shown {
     let line = line_of(&sample_path(SOURCE), LINE_MARKER);
-    let out = Command::new("gdb")
-        .args(["-batch", "-nx", "-ex", "set debuginfod enabled off", "-ex"])
+    let mut gdb = Command::new("gdb");
+    gdb.args(["-batch", "-nx", "-iex"]);
+    match cache {
+        None => gdb.arg("set debuginfod enabled off"),
+        Some(cache) => gdb
+            .arg("set debuginfod enabled on")
+            .env(
+                "DEBUGINFOD_URLS",
+                format!("http://127.0.0.1:{}", free_port()),
+            )
+            .env("DEBUGINFOD_CACHE_PATH", cache),
+    };
+    let out = gdb
+        .arg("-ex")
         .arg(format!("break demo.c:{line}"))
         .args([
             "-ex",
@@ -259,7 +274,7 @@ fn gdb_at_line(full: &Path) -> Shown {
 fn reference(s: &Split) -> Seen {
     let (seen, _) = observe(&s.full, json!({}));
     assert!(seen.line_verified && seen.stops.len() == 2, "{seen:?}");
-    let gdb = gdb_at_line(&s.full);
+    let gdb = gdb_at_line(&s.full, None);
     let at_line = &seen.stops[1];
     assert_eq!(
         at_line.frames, gdb.frames,
@@ -490,6 +505,11 @@ fn debuginfod_server_then_its_cache() {
         "{console}"
     );
 
+    // `tandem debug` downloads without a front-end's progress, into its own fresh cache.
+    let cli_cache = s.dir.join("cli-cache");
+    cli_stops_at_the_line(&s.stripped, &url, &cli_cache);
+    assert!(cli_cache.join(&s.build_id).join("debuginfo").is_file());
+
     // The server gone, the cache serves.
     drop(server);
     let (seen, events, console) = observe_debuginfod(&s.stripped, &url, &cache);
@@ -499,6 +519,35 @@ fn debuginfod_server_then_its_cache() {
         "a cached file needs no download: {events:?}"
     );
     assert!(!console.contains("downloading"), "{console}");
+
+    // The cache is elfutils' too: gdb finds the stripped binary's debug file there (its
+    // server a closed port), and stops at the line as on the unstripped binary.
+    let gdb_full = gdb_at_line(&s.full, None);
+    let gdb_cached = gdb_at_line(&s.stripped, Some(&cache));
+    assert_eq!(gdb_cached.frames, gdb_full.frames);
+    assert_eq!(gdb_cached.locals, gdb_full.locals);
+
+    // `tandem debug` reads the same cache.
+    cli_stops_at_the_line(&s.stripped, &url, &cache);
+}
+
+/// `tandem debug` of the stripped binary stops at the line with its variables.
+fn cli_stops_at_the_line(program: &Path, url: &str, cache: &Path) {
+    let line = line_of(&sample_path(SOURCE), LINE_MARKER);
+    let out = Command::new(support::tandem_bin())
+        .arg("debug")
+        .arg(program)
+        .args(["--break", &format!("demo.c:{line}"), "--print", "here"])
+        .env("DEBUGINFOD_URLS", url)
+        .env("DEBUGINFOD_CACHE_PATH", cache)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("in total_sides (") && text.contains("here = 6"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A one-connection-at-a-time HTTP server answering every GET with `200` and `body`,
