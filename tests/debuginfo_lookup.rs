@@ -7,9 +7,8 @@
 //! locals and arguments equal those of the unstripped binary; at the line breakpoint they
 //! also equal gdb's on the unstripped binary. The cache is elfutils': gdb reads what
 //! tandem downloaded, and `tandem debug` downloads and reads it too. A served file of
-//! another build is rejected
-//! with a clear message, a download is cancelled through its progress id, and the
-//! stripped binary alone (the control) has no line breakpoint.
+//! another build is rejected with a clear message, a download is cancelled through its
+//! progress id, and the stripped binary alone (the control) has no line breakpoint.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
