@@ -16,7 +16,7 @@ mod http;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -217,7 +217,10 @@ impl Client {
             context: dir.display().to_string(),
             source,
         })?;
-        let tmp = dir.join(format!(".debuginfo.tandem-{}.tmp", std::process::id()));
+        // One name per download, also between sessions of one process.
+        static DOWNLOADS: AtomicU64 = AtomicU64::new(0);
+        let n = DOWNLOADS.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".debuginfo.tandem-{}-{n}.tmp", std::process::id()));
         let result = (|| {
             let mut file = std::fs::File::create(&tmp).map_err(|source| Error::Io {
                 context: tmp.display().to_string(),
@@ -302,4 +305,65 @@ fn build_id_of(path: &Path) -> Option<Vec<u8>> {
     let parsed = object::File::parse(&cache).ok()?;
     use object::Object;
     parsed.build_id().ok().flatten().map(<[u8]>::to_vec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("debuginfod-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        dir
+    }
+
+    #[test]
+    fn negative_and_foreign_cache_entries_are_no_hits() {
+        let cache = scratch("cache");
+        let id = [0xabu8, 0xcd, 0xef, 0x01];
+        assert_eq!(hex(&id), "abcdef01");
+        assert_eq!(cached_in(&cache, &id), None, "nothing there");
+        let entry = cache.join("abcdef01");
+        std::fs::create_dir_all(&entry).unwrap_or_else(|e| panic!("{e}"));
+        // elfutils records a failed lookup as an empty file.
+        std::fs::write(entry.join("debuginfo"), b"").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cached_in(&cache, &id), None, "an empty file");
+        std::fs::write(entry.join("debuginfo"), b"not ELF").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(cached_in(&cache, &id), None, "not ELF");
+        assert_eq!(cached_in(&cache, &[]), None, "no build-id");
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+
+    #[test]
+    fn an_unreachable_server_fails_fast_and_leaves_no_entry() {
+        let cache = scratch("refused");
+        // A port nobody listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let client = Client::new(
+            vec![
+                format!("http://127.0.0.1:{port}"),
+                "https://debuginfod.invalid".to_string(),
+            ],
+            cache.clone(),
+        );
+        let started = std::time::Instant::now();
+        let err = client
+            .fetch(&[1, 2, 3, 4], &mut |_| {}, &Cancel::default())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+        assert!(err.contains("https is not supported"), "{err}");
+        assert!(!cache.join("01020304").exists());
+        let _ = std::fs::remove_dir_all(&cache);
+    }
 }
