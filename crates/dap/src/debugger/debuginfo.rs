@@ -68,10 +68,23 @@ impl Drop for Fetcher {
     }
 }
 
+/// Whether a `launch` was held for a download.
+enum Held {
+    Yes,
+    /// No download: the options when they were made already.
+    No(Option<Box<LaunchOptions>>),
+}
+
 /// `launch`: held while the program's debug information downloads, else launched at once.
 pub(crate) fn launch(a: &mut Adapter, req: &dap::Request) {
-    if !a.debugger().begin_fetch(req) {
-        a.handle::<Launch>(req, |a, args| a.debugger().launch(args));
+    match a.debugger().begin_fetch(req) {
+        Held::Yes => {}
+        Held::No(Some(options)) => {
+            a.handle::<Launch>(req, |a, args| a.debugger().launch_with(args, *options));
+        }
+        Held::No(None) => {
+            a.handle::<Launch>(req, |a, args| a.debugger().launch(args));
+        }
     }
 }
 
@@ -109,27 +122,28 @@ impl Debugger {
     }
 
     /// Starts downloading the program's debug information when it needs one and a server
-    /// is configured; true when the launch is now held (answered when the download ends).
-    fn begin_fetch(&mut self, req: &dap::Request) -> bool {
+    /// is configured; then the launch is held (answered when the download ends).
+    fn begin_fetch(&mut self, req: &dap::Request) -> Held {
         if self.debuggee.is_some() || self.core.is_some() || self.fetching() {
-            return false;
+            return Held::No(None);
         }
+        // Without a server nothing more is looked at.
+        let Some(client) = debuginfod::Client::from_env() else {
+            return Held::No(None);
+        };
         let Some(args) = req
             .arguments
             .clone()
             .and_then(|v| serde_json::from_value::<LaunchArguments>(v).ok())
         else {
-            return false;
+            return Held::No(None);
         };
         let Ok(mut options) = launch::launch_options(&args) else {
-            return false;
-        };
-        let Some(client) = debuginfod::Client::from_env() else {
-            return false;
+            return Held::No(None);
         };
         let Some(build_id) = engine::missing_debug_info(&options.program, &options.debug_info)
         else {
-            return false;
+            return Held::No(Some(Box::new(options)));
         };
         // The engine then finds the download in the cache, and asks no server again
         // when it failed or was cancelled.
@@ -166,7 +180,7 @@ impl Debugger {
         if let Err(e) = spawned {
             tracing::warn!("cannot start the debuginfod download: {e}");
             self.progress_end(progress_id);
-            return false;
+            return Held::No(Some(Box::new(options)));
         }
         self.fetcher.pending = Some(Pending {
             id,
@@ -177,7 +191,7 @@ impl Debugger {
             cancel,
             started: Instant::now(),
         });
-        true
+        Held::Yes
     }
 
     fn fetch_progress(&mut self, id: u64, p: Progress) {
