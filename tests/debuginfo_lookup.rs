@@ -616,7 +616,25 @@ fn a_served_file_of_another_build_is_rejected() {
 
 #[test]
 fn a_download_is_cancelled_through_its_progress() {
-    let s = split("dbg-cancel", &[]);
+    cancel_a_download(
+        "dbg-cancel",
+        |_, progress_id| json!({"progressId": progress_id}),
+    );
+}
+
+#[test]
+fn a_download_is_cancelled_through_its_launch_request() {
+    cancel_a_download(
+        "dbg-cancel-req",
+        |launch_seq, _| json!({"requestId": launch_seq}),
+    );
+}
+
+/// A launch held by a slow download, while other requests are answered; a `cancel` with
+/// the arguments `how` makes stops the download, and the program is launched without
+/// debug information.
+fn cancel_a_download(tag: &str, how: fn(i64, &Value) -> Value) {
+    let s = split(tag, &[]);
     let body = std::fs::read(&s.debug).unwrap();
     // 200 MB announced, 16 KiB every 20 ms: minutes, unless cancelled.
     let port = fake_server(body, 200 << 20, 16 * 1024, Duration::from_millis(20));
@@ -630,11 +648,15 @@ fn a_download_is_cancelled_through_its_progress() {
     let seq = c.send_request("launch", json!({"program": s.stripped, "stdio": "pipes"}));
     let start = c.event("progressStart");
     assert_eq!(start["body"]["cancellable"], true, "{start}");
+    assert_eq!(start["body"]["title"], DOWNLOADING, "{start}");
     let id = start["body"]["progressId"].clone();
     let update = c.event("progressUpdate");
     assert_eq!(update["body"]["progressId"], id);
+    // The adapter still serves requests while the launch waits.
+    let threads = c.ok("threads", json!({}));
+    assert!(threads["threads"].is_array(), "{threads}");
     let asked = Instant::now();
-    c.ok("cancel", json!({"progressId": id}));
+    c.ok("cancel", how(seq, &id));
     let end = c.event("progressEnd");
     assert_eq!(end["body"]["message"], "cancelled", "{end}");
     let response = c.response_to(seq);
