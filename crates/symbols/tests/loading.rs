@@ -205,7 +205,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
             },
         )
         .unwrap();
-        assert_eq!(lookup.1.lock().unwrap().as_slice(), &[id.clone()]);
+        assert_eq!(*lookup.1.lock().unwrap(), vec![id.clone()]);
         assert_eq!(binary.info().has_dwarf, used, "{}", file.display());
         if used {
             assert_eq!(answers(&binary), expected);
