@@ -66,9 +66,12 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         },
         disable_aslr: args.disable_aslr.unwrap_or(true),
         source_map,
+        // The adapter downloads from debuginfod itself, with progress and cancellation
+        // (debugger/debuginfo.rs), before the engine opens the program: the engine only
+        // reads the cache, so no request waits on a network without a way out.
         debug_info: engine::DebugInfoOptions {
             roots: debug_roots,
-            debuginfod: engine::Debuginfod::Fetch,
+            debuginfod: engine::Debuginfod::CacheOnly,
         },
     })
 }

@@ -138,16 +138,13 @@ impl Debugger {
         else {
             return Held::No(None);
         };
-        let Ok(mut options) = launch::launch_options(&args) else {
+        let Ok(options) = launch::launch_options(&args) else {
             return Held::No(None);
         };
         let Some(build_id) = engine::missing_debug_info(&options.program, &options.debug_info)
         else {
             return Held::No(Some(Box::new(options)));
         };
-        // The engine then finds the download in the cache, and asks no server again
-        // when it failed or was cancelled.
-        options.debug_info.debuginfod = engine::Debuginfod::CacheOnly;
         let program = options.program.display().to_string();
         let hex = debuginfod::hex(&build_id);
         self.console(format!(
