@@ -8,7 +8,8 @@
 //! also equal gdb's on the unstripped binary. The cache is elfutils': gdb reads what
 //! tandem downloaded, and `tandem debug` downloads and reads it too. A served file of
 //! another build is rejected with a clear message, a download is cancelled through its
-//! progress id, and the stripped binary alone (the control) has no line breakpoint.
+//! progress id, and the stripped binary alone (the control) has no line breakpoint. An
+//! `attach` to a stripped process downloads with progress as a `launch` does.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -67,11 +68,15 @@ fn build_id_of(file: &Path) -> String {
 }
 
 fn split(tag: &str, flags: &[&str]) -> Split {
+    split_source(tag, SOURCE, flags)
+}
+
+fn split_source(tag: &str, source: &str, flags: &[&str]) -> Split {
     let dir = scratch_dir(tag);
     let full = dir.join("prog-full");
     let mut args: Vec<&str> = vec!["-g", "-O0", "-Wl,--build-id"];
     args.extend_from_slice(flags);
-    testsupport::compile_into("gcc", &[sample_path(SOURCE)], &args, &full);
+    testsupport::compile_into("gcc", &[sample_path(source)], &args, &full);
     let debug = dir.join("demo.debug");
     run(Command::new("objcopy")
         .arg("--only-keep-debug")
@@ -675,4 +680,40 @@ fn cancel_a_download(tag: &str, how: fn(i64, &Value) -> Value) {
     );
     c.finish();
     assert!(!cache.join(&s.build_id).join("debuginfo").exists());
+}
+
+#[test]
+fn attach_downloads_with_progress_too() {
+    let s = split_source("dbg-attach", "c/dap_attach.c", &[]);
+    let body = std::fs::read(&s.debug).unwrap();
+    let len = body.len();
+    let port = fake_server(body, len, 4096, Duration::from_millis(1));
+    let child = support::dap::KillOnDrop::spawn(&s.stripped);
+    let cache = s.dir.join("cache");
+    let mut c = tandem(&[
+        ("DEBUGINFOD_URLS", &format!("http://127.0.0.1:{port}")),
+        ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
+    ]);
+    c.initialize_with(json!({"supportsProgressReporting": true}));
+    c.ok("attach", json!({"pid": child.pid()}));
+    let events = c.drain_events(Duration::from_millis(50));
+    let end = events
+        .iter()
+        .find(|e| e["event"] == "progressEnd" && e["body"]["message"] == "downloaded");
+    assert!(end.is_some(), "{events:?}");
+    assert!(cache.join(&s.build_id).join("debuginfo").is_file());
+    let src = sample_path("c/dap_attach.c");
+    let line = line_of(&src, "LINE_TICK");
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": line}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    c.ok("configurationDone", json!({}));
+    let stopped = c.event("stopped");
+    let shown = shown(&mut c, &stopped);
+    assert_eq!(shown.frames[0], ("tick".to_string(), line), "{shown:?}");
+    assert_eq!(shown.frames[1].0, "main", "{shown:?}");
+    assert_eq!(shown.args, [("step".to_string(), "1".to_string())]);
+    c.finish();
 }

@@ -315,7 +315,13 @@ impl Session {
         let program = tracer::procfs::exe_of(pid)
             .ok_or_else(|| Error::NoExecutable(format!("/proc/{pid}/exe")))?;
         let open = crate::modules::main_executable(pid, &program);
-        let debug = crate::DebugInfoOptions::default().open_options();
+        // A front-end downloads from debuginfod first if it wants to (the attach must
+        // not wait on a network it cannot cancel): the cache only.
+        let debug = crate::DebugInfoOptions {
+            debuginfod: crate::Debuginfod::CacheOnly,
+            ..Default::default()
+        }
+        .open_options();
         Session::start(program, &open, &debug, source_map, move |sink| {
             let handle = tracer::spawn_attach(pid, tracer::AttachConfig::default(), sink)?;
             Ok((handle, None))

@@ -1,19 +1,22 @@
-//! A stripped program's debug information fetched from debuginfod before it is launched,
-//! with `progressStart`/`progressUpdate`/`progressEnd` events and cancellation.
+//! A stripped program's debug information fetched from debuginfod before it is launched
+//! or attached to, with `progressStart`/`progressUpdate`/`progressEnd` events and
+//! cancellation.
 //!
-//! A `launch` whose program has no DWARF and no separate debug file here (roots,
-//! `.gnu_debuglink`, the debuginfod cache), while `DEBUGINFOD_URLS` names servers, is held:
-//! the download runs on its own thread and reports to the main loop, which keeps serving
-//! requests — `cancel` with the progress's `progressId` (or the launch's `requestId`) stops
-//! it. When it ends, however it ends, the program is launched (without debug information
-//! when the download failed or was cancelled, which an `output` event says) and the
-//! `launch` request is answered.
+//! A `launch` or `attach` whose program has no DWARF and no separate debug file here
+//! (roots, `.gnu_debuglink`, the debuginfod cache), while `DEBUGINFOD_URLS` names servers,
+//! is held: the download runs on its own thread and reports to the main loop, which keeps
+//! serving requests — `cancel` with the progress's `progressId` (or the held request's
+//! `requestId`) stops it. When it ends, however it ends, the program is launched or
+//! attached to (without debug information when the download failed or was cancelled,
+//! which an `output` event says) and the request is answered. The engine itself only
+//! reads the cache.
 
 use std::time::Instant;
 
 use crossbeam_channel::Sender;
 use engine::debuginfo::debuginfod::{self, Cancel, Progress};
 use engine::LaunchOptions;
+use procman::tracer::Pid;
 
 use super::*;
 use crate::server::Adapter;
@@ -27,13 +30,28 @@ pub(crate) enum FetchEvent {
     Done(u64, Result<PathBuf, debuginfod::Error>),
 }
 
-/// A `launch` waiting for its program's debug information.
+/// What a held request does once the download ended.
+enum Start {
+    Launch(Box<LaunchArguments>, Box<LaunchOptions>),
+    Attach(Box<AttachArguments>, Pid),
+}
+
+impl Start {
+    fn command(&self) -> &'static str {
+        match self {
+            Start::Launch(..) => Launch::COMMAND,
+            Start::Attach(..) => Attach::COMMAND,
+        }
+    }
+}
+
+/// A `launch` or `attach` waiting for its program's debug information.
 struct Pending {
     /// Which download (events of an abandoned one are ignored).
     id: u64,
     seq: i64,
-    args: LaunchArguments,
-    options: LaunchOptions,
+    start: Start,
+    program: String,
     progress_id: Option<String>,
     cancel: Cancel,
     started: Instant,
@@ -68,16 +86,18 @@ impl Drop for Fetcher {
     }
 }
 
-/// Whether a `launch` was held for a download.
-enum Held {
+/// Whether a request was held for a download.
+enum Held<T> {
     Yes,
-    /// No download: the options when they were made already.
-    No(Option<Box<LaunchOptions>>),
+    /// No download: what was found out already, when anything was.
+    No(Option<T>),
+    /// The request cannot go on (answered with this).
+    Failed(Failure),
 }
 
 /// `launch`: held while the program's debug information downloads, else launched at once.
 pub(crate) fn launch(a: &mut Adapter, req: &dap::Request) {
-    match a.debugger().begin_fetch(req) {
+    match a.debugger().hold_launch(req) {
         Held::Yes => {}
         Held::No(Some(options)) => {
             a.handle::<Launch>(req, |a, args| a.debugger().launch_with(args, *options));
@@ -85,6 +105,21 @@ pub(crate) fn launch(a: &mut Adapter, req: &dap::Request) {
         Held::No(None) => {
             a.handle::<Launch>(req, |a, args| a.debugger().launch(args));
         }
+        Held::Failed(Failure(message)) => a.out().error(req.seq, Launch::COMMAND, &message),
+    }
+}
+
+/// `attach`: held while the program's debug information downloads, else attached at once.
+pub(crate) fn attach(a: &mut Adapter, req: &dap::Request) {
+    match a.debugger().hold_attach(req) {
+        Held::Yes => {}
+        Held::No(Some(pid)) => {
+            a.handle::<Attach>(req, |a, args| a.debugger().attach_to(args, pid));
+        }
+        Held::No(None) => {
+            a.handle::<Attach>(req, |a, args| a.debugger().attach(args));
+        }
+        Held::Failed(Failure(message)) => a.out().error(req.seq, Attach::COMMAND, &message),
     }
 }
 
@@ -99,10 +134,11 @@ impl Adapter {
                     return;
                 };
                 let seq = pending.seq;
+                let command = pending.start.command();
                 let outcome = d.fetch_done(pending, result);
                 match outcome {
-                    Ok(()) => self.out().success(seq, Launch::COMMAND, ()),
-                    Err(Failure(message)) => self.out().error(seq, Launch::COMMAND, &message),
+                    Ok(()) => self.out().success(seq, command, ()),
+                    Err(Failure(message)) => self.out().error(seq, command, &message),
                 }
                 self.debugger().flush_after();
             }
@@ -121,9 +157,8 @@ impl Debugger {
         self.fetcher.pending.is_some()
     }
 
-    /// Starts downloading the program's debug information when it needs one and a server
-    /// is configured; then the launch is held (answered when the download ends).
-    fn begin_fetch(&mut self, req: &dap::Request) -> Held {
+    /// Holds a `launch` whose program needs a download.
+    fn hold_launch(&mut self, req: &dap::Request) -> Held<Box<LaunchOptions>> {
         if self.debuggee.is_some() || self.core.is_some() || self.fetching() {
             return Held::No(None);
         }
@@ -146,6 +181,60 @@ impl Debugger {
             return Held::No(Some(Box::new(options)));
         };
         let program = options.program.display().to_string();
+        let start = Start::Launch(Box::new(args), Box::new(options));
+        match self.begin_fetch(req.seq, client, build_id, program, start) {
+            Ok(()) => Held::Yes,
+            Err(Start::Launch(_, options)) => Held::No(Some(options)),
+            Err(Start::Attach(..)) => Held::No(None),
+        }
+    }
+
+    /// Holds an `attach` whose program needs a download.
+    fn hold_attach(&mut self, req: &dap::Request) -> Held<Pid> {
+        if self.debuggee.is_some() || self.core.is_some() || self.fetching() {
+            return Held::No(None);
+        }
+        let Some(client) = debuginfod::Client::from_env() else {
+            return Held::No(None);
+        };
+        let Some(args) = req
+            .arguments
+            .clone()
+            .and_then(|v| serde_json::from_value::<AttachArguments>(v).ok())
+        else {
+            return Held::No(None);
+        };
+        // Found once: `waitFor` may have waited for it.
+        let pid = match launch::attach_pid(&args) {
+            Ok(pid) => pid,
+            Err(e) => return Held::Failed(Failure(e)),
+        };
+        let Some(exe) = procman::tracer::procfs::exe_of(pid) else {
+            return Held::No(Some(pid));
+        };
+        let open = engine::modules::main_executable(pid, &exe);
+        let options = engine::DebugInfoOptions::default();
+        let Some(build_id) = engine::missing_debug_info(&open, &options) else {
+            return Held::No(Some(pid));
+        };
+        let program = exe.display().to_string();
+        let start = Start::Attach(Box::new(args), pid);
+        match self.begin_fetch(req.seq, client, build_id, program, start) {
+            Ok(()) => Held::Yes,
+            Err(_) => Held::No(Some(pid)),
+        }
+    }
+
+    /// Starts the download on its thread and holds the request; gives `start` back when
+    /// the thread cannot be started.
+    fn begin_fetch(
+        &mut self,
+        seq: i64,
+        client: debuginfod::Client,
+        build_id: Vec<u8>,
+        program: String,
+        start: Start,
+    ) -> Result<(), Start> {
         let hex = debuginfod::hex(&build_id);
         self.console(format!(
             "downloading the debug information of {program} (build-id {hex}) from {}",
@@ -177,18 +266,18 @@ impl Debugger {
         if let Err(e) = spawned {
             tracing::warn!("cannot start the debuginfod download: {e}");
             self.progress_end(progress_id);
-            return Held::No(Some(Box::new(options)));
+            return Err(start);
         }
         self.fetcher.pending = Some(Pending {
             id,
-            seq: req.seq,
-            args,
-            options,
+            seq,
+            start,
+            program,
             progress_id,
             cancel,
             started: Instant::now(),
         });
-        Held::Yes
+        Ok(())
     }
 
     fn fetch_progress(&mut self, id: u64, p: Progress) {
@@ -210,7 +299,7 @@ impl Debugger {
         pending: Pending,
         result: Result<PathBuf, debuginfod::Error>,
     ) -> Result<(), Failure> {
-        let program = pending.options.program.display().to_string();
+        let program = pending.program.clone();
         let (ended, note) = match &result {
             Ok(path) => {
                 let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
@@ -246,10 +335,13 @@ impl Debugger {
             );
         }
         self.console(note);
-        self.launch_with(pending.args, pending.options)
+        match pending.start {
+            Start::Launch(args, options) => self.launch_with(*args, *options),
+            Start::Attach(args, pid) => self.attach_to(*args, pid),
+        }
     }
 
-    /// `cancel` of the download's progress (or of the held launch request).
+    /// `cancel` of the download's progress (or of the held request).
     pub(super) fn cancel_fetch(&mut self, progress_id: Option<&str>, request_id: Option<i64>) {
         if let Some(p) = &self.fetcher.pending {
             let ours = progress_id.is_some() && progress_id == p.progress_id.as_deref();

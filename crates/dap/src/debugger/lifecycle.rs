@@ -118,6 +118,18 @@ impl Debugger {
             return Err("a program is already being debugged".into());
         }
         let pid = launch::attach_pid(&args)?;
+        self.attach_to(args, pid)
+    }
+
+    /// Attaches to the process `args` named, found already.
+    pub(super) fn attach_to(
+        &mut self,
+        args: AttachArguments,
+        pid: procman::tracer::Pid,
+    ) -> Result<(), Failure> {
+        if self.debuggee.is_some() || self.fetching() {
+            return Err("a program is already being debugged".into());
+        }
         let source_map = launch::attach_source_map(&args, pid);
         let progress = self.progress_start("Attaching", &format!("process {}", pid.0));
         let session = self.manager.attach_debug(pid, source_map.clone());
