@@ -112,8 +112,8 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
             }
         }
         Terminate::COMMAND => route!(Terminate, terminate),
-        Launch::COMMAND => route!(Launch, launch),
-        Attach::COMMAND => route!(Attach, attach),
+        Launch::COMMAND => crate::debugger::debuginfo::launch(a, req),
+        Attach::COMMAND => crate::debugger::debuginfo::attach(a, req),
         Restart::COMMAND => route!(Restart, restart),
         ConfigurationDone::COMMAND => route!(ConfigurationDone, configuration_done),
         SetBreakpoints::COMMAND => route!(SetBreakpoints, set_breakpoints),

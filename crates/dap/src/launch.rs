@@ -40,6 +40,16 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         source_map.set_local_root(cwd);
         engine::guess_source_map(&mut source_map, &program);
     }
+    // Relative debug file directories are under the working directory, as the program is.
+    let debug_roots = args
+        .debug_file_directories
+        .iter()
+        .filter(|d| !d.is_empty())
+        .map(|d| match &cwd {
+            Some(cwd) => cwd.join(d),
+            None => PathBuf::from(d),
+        })
+        .collect();
     Ok(LaunchOptions {
         program,
         args: args.args.iter().map(OsString::from).collect(),
@@ -56,6 +66,13 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         },
         disable_aslr: args.disable_aslr.unwrap_or(true),
         source_map,
+        // The adapter downloads from debuginfod itself, with progress and cancellation
+        // (debugger/debuginfo.rs), before the engine opens the program: the engine only
+        // reads the cache, so no request waits on a network without a way out.
+        debug_info: engine::DebugInfoOptions {
+            roots: debug_roots,
+            debuginfod: engine::Debuginfod::CacheOnly,
+        },
     })
 }
 

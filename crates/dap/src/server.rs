@@ -84,6 +84,8 @@ enum Event {
     /// The debuggee's event stream closed (the session ended).
     DebuggeeGone,
     Output(Chunk),
+    /// A report of a debuginfod download a `launch` waits for.
+    Fetch(crate::debugger::debuginfo::FetchEvent),
 }
 
 pub(crate) struct Adapter {
@@ -112,6 +114,7 @@ impl Adapter {
             return Some(Event::Client(m));
         }
         let events = self.debugger.events();
+        let fetches = self.debugger.fetch_events();
         let ev = crossbeam_channel::select! {
             recv(inbound) -> m => Event::Client(m.ok()?),
             recv(events) -> e => match e {
@@ -120,6 +123,10 @@ impl Adapter {
             },
             recv(self.output_rx) -> c => match c {
                 Ok(c) => Event::Output(c),
+                Err(_) => return None,
+            },
+            recv(fetches) -> f => match f {
+                Ok(f) => Event::Fetch(f),
                 Err(_) => return None,
             },
         };
@@ -188,6 +195,7 @@ impl Adapter {
                 Event::Debuggee(ev) => self.debugger.on_debuggee_event(ev, &self.output_rx),
                 Event::DebuggeeGone => self.debugger.on_debuggee_gone(),
                 Event::Output(chunk) => self.debugger.on_output(chunk),
+                Event::Fetch(report) => self.on_fetch(report),
             }
         }
     }

@@ -319,6 +319,11 @@ pub struct LaunchArguments {
     /// The program's standard streams with the debug console: `terminal` (default:
     /// pseudo-terminals, as in a shell) or `pipes`.
     pub stdio: Option<String>,
+    /// Directories searched for the program's separate debug file before /usr/lib/debug
+    /// (`.build-id/xx/rest.debug` and `.gnu_debuglink` names), as gdb's
+    /// `debug-file-directory`; relative ones are under `cwd`.
+    #[serde(default)]
+    pub debug_file_directories: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]

@@ -56,6 +56,7 @@
 pub mod breakpoints;
 pub mod corefile;
 mod cpp;
+pub mod debuginfo;
 pub mod disasm;
 pub mod error;
 pub mod expr;
@@ -76,6 +77,7 @@ pub mod values;
 pub mod watch;
 
 pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, SourceBreakpoint};
+pub use debuginfo::{missing_debug_info, DebugInfoOptions, Debuginfod};
 pub use disasm::Instruction;
 pub use error::{Error, Result};
 pub use gcore::CoreWritten;

@@ -153,7 +153,7 @@ impl Module {
         self.binary
             .get_or_init(|| match &self.inside {
                 Some(inside) => open_inside(&self.path, inside).map(Arc::new),
-                None => match Binary::open(&self.path) {
+                None => match Binary::open_with(&self.path, &crate::debuginfo::library_options()) {
                     Ok(b) => Some(Arc::new(b)),
                     Err(e) => {
                         tracing::debug!(path = %self.path.display(), "cannot open module: {e}");

@@ -78,6 +78,8 @@ pub struct LaunchOptions {
     pub disable_aslr: bool,
     /// Build-time → local path prefixes.
     pub source_map: SourceMap,
+    /// Where the program's separate debug information is looked for.
+    pub debug_info: crate::DebugInfoOptions,
 }
 
 /// Why the debuggee stopped.
@@ -301,7 +303,8 @@ impl Session {
             ..Default::default()
         };
         let open = program.clone();
-        Session::start(program, &open, options.source_map, move |sink| {
+        let debug = options.debug_info.open_options();
+        Session::start(program, &open, &debug, options.source_map, move |sink| {
             let (handle, launch) = tracer::spawn_launch(config, sink)?;
             Ok((handle, Some(launch.stdio)))
         })
@@ -315,7 +318,14 @@ impl Session {
         let program = tracer::procfs::exe_of(pid)
             .ok_or_else(|| Error::NoExecutable(format!("/proc/{pid}/exe")))?;
         let open = crate::modules::main_executable(pid, &program);
-        Session::start(program, &open, source_map, move |sink| {
+        // A front-end downloads from debuginfod first if it wants to (the attach must
+        // not wait on a network it cannot cancel): the cache only.
+        let debug = crate::DebugInfoOptions {
+            debuginfod: crate::Debuginfod::CacheOnly,
+            ..Default::default()
+        }
+        .open_options();
+        Session::start(program, &open, &debug, source_map, move |sink| {
             let handle = tracer::spawn_attach(pid, tracer::AttachConfig::default(), sink)?;
             Ok((handle, None))
         })
@@ -326,10 +336,11 @@ impl Session {
     fn start(
         program: PathBuf,
         open: &Path,
+        debug: &symbols::OpenOptions,
         source_map: SourceMap,
         spawn: impl FnOnce(tracer::EventSink) -> Result<(TracerHandle, Option<tracer::Stdio>)>,
     ) -> Result<Session> {
-        let main = Arc::new(Binary::open(open)?);
+        let main = Arc::new(Binary::open_with(open, debug)?);
         let enums = Arc::new(Enumerators::new(main.clone()));
         let (tx, rx) = route::EventTx::channel();
         let mut source_map = source_map;
@@ -733,7 +744,7 @@ fn dl_debug_state(modules: &Modules, info: &tracer::ProcessInfo) -> Option<u64> 
     Some(ld.to_runtime(f))
 }
 
-fn resolve_program(program: &Path) -> Result<PathBuf> {
+pub(crate) fn resolve_program(program: &Path) -> Result<PathBuf> {
     if program.components().count() > 1 || program.is_file() {
         return Ok(program.to_path_buf());
     }

@@ -23,6 +23,16 @@ pub struct OpenOptions {
     pub debug_roots: Vec<PathBuf>,
     /// Whether to look for a separate debug file when the binary has no `.debug_info`.
     pub find_debug_file: bool,
+    /// Asked last, when neither a root nor `.gnu_debuglink` has the debug file (a
+    /// debuginfod cache or server, supplied by the caller: `symbols` does no network I/O).
+    pub lookup: Option<Arc<dyn DebugFileLookup>>,
+}
+
+/// A source of separate debug files by build-id beyond the local roots. The file it
+/// names is used only when its build-id is the binary's.
+pub trait DebugFileLookup: Send + Sync + std::fmt::Debug {
+    /// The debug file of the build `build_id`, when one can be had.
+    fn debug_file(&self, build_id: &[u8]) -> Option<PathBuf>;
 }
 
 impl Default for OpenOptions {
@@ -30,6 +40,7 @@ impl Default for OpenOptions {
         OpenOptions {
             debug_roots: vec![PathBuf::from("/usr/lib/debug")],
             find_debug_file: true,
+            lookup: None,
         }
     }
 }
@@ -373,7 +384,8 @@ fn collect_symbols<'a, I: Iterator<Item = S>, S: ObjectSymbol<'a>>(
     }
 }
 
-/// Finds a separate debug file by build-id, then by `.gnu_debuglink`.
+/// Finds a separate debug file by build-id under the roots, then by `.gnu_debuglink`,
+/// then through the caller's lookup (debuginfod).
 fn find_debug_file(
     path: &Path,
     file: &object::File<'_>,
@@ -387,11 +399,32 @@ fn find_debug_file(
                 .join(".build-id")
                 .join(&hex[..2])
                 .join(format!("{}.debug", &hex[2..]));
-            if candidate.is_file() {
+            if candidate.is_file() && build_id_matches(&candidate, Some(id)) {
                 return Some(candidate);
             }
         }
     }
+    if let Some(found) = find_by_debuglink(path, file, build_id, options) {
+        return Some(found);
+    }
+    let id = build_id.filter(|id| id.len() > 1)?;
+    let found = options.lookup.as_ref()?.debug_file(id)?;
+    if build_id_matches(&found, Some(id)) {
+        Some(found)
+    } else {
+        tracing::warn!(path = %found.display(), "debug file of another build ignored");
+        None
+    }
+}
+
+/// The `.gnu_debuglink` file next to the binary, in its `.debug` directory, or under a
+/// root at the binary's directory.
+fn find_by_debuglink(
+    path: &Path,
+    file: &object::File<'_>,
+    build_id: Option<&[u8]>,
+    options: &OpenOptions,
+) -> Option<PathBuf> {
     let (name, _crc) = file.gnu_debuglink().ok().flatten()?;
     let name = std::str::from_utf8(name).ok()?;
     let dir = path.parent().unwrap_or(Path::new("."));

@@ -41,7 +41,7 @@ pub mod unwind;
 pub mod vars;
 
 pub use self::addr::{Column, FileAddr, Line, LoadBias, RuntimeAddr};
-pub use binary::{Binary, BinaryInfo, OpenOptions, SectionStorage};
+pub use binary::{Binary, BinaryInfo, DebugFileLookup, OpenOptions, SectionStorage};
 pub use callsites::CallSite;
 pub use error::{Error, Result};
 pub use eval::{

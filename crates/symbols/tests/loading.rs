@@ -8,6 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use symbols::{Binary, FileAddr, Line, OpenOptions, SectionStorage, SourceMap};
 
@@ -133,6 +134,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
         &OpenOptions {
             debug_roots: vec![],
             find_debug_file: true,
+            lookup: None,
         },
     )
     .unwrap();
@@ -151,6 +153,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
         &OpenOptions {
             debug_roots: vec![],
             find_debug_file: true,
+            lookup: None,
         },
     )
     .unwrap();
@@ -169,11 +172,56 @@ fn separate_debug_file_by_debuglink_and_build_id() {
         &OpenOptions {
             debug_roots: vec![root],
             find_debug_file: true,
+            lookup: None,
         },
     )
     .unwrap();
     assert_eq!(binary.info().debug_file.as_deref(), Some(target.as_path()));
     assert_eq!(answers(&binary), expected);
+
+    // A file of another build under the build-id path is not used.
+    std::fs::copy(mismatch_dir.join("linked.debug"), &target).unwrap();
+    let root = target.ancestors().nth(3).unwrap().to_path_buf();
+    let binary = Binary::open_with(
+        &stripped,
+        &OpenOptions {
+            debug_roots: vec![root],
+            find_debug_file: true,
+            lookup: None,
+        },
+    )
+    .unwrap();
+    assert!(!binary.info().has_dwarf, "{:?}", binary.info().debug_file);
+
+    // The caller's lookup (debuginfod) is asked last, and its answer is checked too.
+    for (file, used) in [(&debug, true), (&mismatch_dir.join("linked.debug"), false)] {
+        let lookup = Arc::new(Fixed(file.clone(), Default::default()));
+        let binary = Binary::open_with(
+            &stripped,
+            &OpenOptions {
+                debug_roots: vec![],
+                find_debug_file: true,
+                lookup: Some(lookup.clone()),
+            },
+        )
+        .unwrap();
+        assert_eq!(*lookup.1.lock().unwrap(), vec![id.clone()]);
+        assert_eq!(binary.info().has_dwarf, used, "{}", file.display());
+        if used {
+            assert_eq!(answers(&binary), expected);
+        }
+    }
+}
+
+/// A lookup that answers one file and records what it was asked.
+#[derive(Debug)]
+struct Fixed(PathBuf, std::sync::Mutex<Vec<Vec<u8>>>);
+
+impl symbols::DebugFileLookup for Fixed {
+    fn debug_file(&self, build_id: &[u8]) -> Option<PathBuf> {
+        self.1.lock().unwrap().push(build_id.to_vec());
+        Some(self.0.clone())
+    }
 }
 
 #[test]

@@ -8,7 +8,19 @@ impl Debugger {
         if self.debuggee.is_some() {
             return Err("a program is already being debugged".into());
         }
-        let mut options = launch::launch_options(&args)?;
+        let options = launch::launch_options(&args)?;
+        self.launch_with(args, options)
+    }
+
+    /// Launches with options already made from `args`.
+    pub(super) fn launch_with(
+        &mut self,
+        args: LaunchArguments,
+        mut options: engine::LaunchOptions,
+    ) -> Result<(), Failure> {
+        if self.debuggee.is_some() || self.fetching() {
+            return Err("a program is already being debugged".into());
+        }
         let terminal = match args.console.as_deref() {
             Some("integratedTerminal") => Some("integrated"),
             Some("externalTerminal") => Some("external"),
@@ -106,6 +118,18 @@ impl Debugger {
             return Err("a program is already being debugged".into());
         }
         let pid = launch::attach_pid(&args)?;
+        self.attach_to(args, pid)
+    }
+
+    /// Attaches to the process `args` named, found already.
+    pub(super) fn attach_to(
+        &mut self,
+        args: AttachArguments,
+        pid: procman::tracer::Pid,
+    ) -> Result<(), Failure> {
+        if self.debuggee.is_some() || self.fetching() {
+            return Err("a program is already being debugged".into());
+        }
         let source_map = launch::attach_source_map(&args, pid);
         let progress = self.progress_start("Attaching", &format!("process {}", pid.0));
         let session = self.manager.attach_debug(pid, source_map.clone());
@@ -300,9 +324,13 @@ impl Debugger {
         }
     }
 
-    pub(crate) fn cancel(&mut self, _: Option<CancelArguments>) -> Result<(), Failure> {
+    pub(crate) fn cancel(&mut self, args: Option<CancelArguments>) -> Result<(), Failure> {
         // Requests still queued when their cancel arrived were answered "cancelled" by
-        // the main loop; anything else has been answered already.
+        // the main loop; a launch waiting for a debuginfod download is let go on without
+        // it; anything else has been answered already.
+        if let Some(args) = args {
+            self.cancel_fetch(args.progress_id.as_deref(), args.request_id);
+        }
         Ok(())
     }
 }

@@ -26,6 +26,8 @@ use crate::types::{self, *};
 
 /// setBreakpoints and the other breakpoint requests.
 mod breakpoints;
+/// A stripped program's debug information fetched from debuginfod before launch.
+pub(crate) mod debuginfo;
 /// The owner's events as DAP events.
 mod events;
 /// continue, step, pause.
@@ -109,6 +111,8 @@ pub struct Debugger {
     progress: u64,
     /// The `runInTerminal` request in flight, and how to give up on its terminal.
     terminal_request: Option<(i64, Arc<std::sync::atomic::AtomicBool>)>,
+    /// A launch waiting for its program's debug information (debuginfod).
+    fetcher: debuginfo::Fetcher,
 }
 
 fn fail(e: impl std::fmt::Display) -> Failure {
@@ -142,6 +146,7 @@ impl Debugger {
             launch_args: None,
             progress: 0,
             terminal_request: None,
+            fetcher: debuginfo::Fetcher::default(),
         }
     }
 

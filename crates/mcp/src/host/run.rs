@@ -74,6 +74,7 @@ impl Host {
             stdio: tracer::StdioMode::Terminals,
             disable_aslr: true,
             source_map,
+            ..Default::default()
         };
         let session = self
             .manager
