@@ -717,3 +717,46 @@ fn attach_downloads_with_progress_too() {
     assert_eq!(shown.args, [("step".to_string(), "1".to_string())]);
     c.finish();
 }
+
+/// The frames and top locals a core shows when opened with `program` over DAP.
+fn core_view(program: &Path, core: &Path) -> Shown {
+    let mut c = tandem(&[]);
+    c.initialize();
+    c.ok("attach", json!({"program": program, "coreFile": core}));
+    let stopped = c.event("stopped");
+    let seen = shown(&mut c, &stopped);
+    c.finish();
+    seen
+}
+
+/// A core of a stripped program is read with its separate debug file, as a live session
+/// is: the same frames and values as with the unstripped binary of the same build.
+#[test]
+fn a_core_of_a_stripped_program_finds_its_debug_file() {
+    let s = split("dbg-core", &[]);
+    let linked = s.dir.join("prog-link");
+    run(Command::new("objcopy")
+        .arg(format!("--add-gnu-debuglink={}", s.debug.display()))
+        .arg(&s.stripped)
+        .arg(&linked));
+    let core = s.dir.join("prog.core");
+    let out = Command::new("gdb")
+        .args(["-batch", "-nx", "-ex"])
+        .arg(format!("break {FUNCTION}"))
+        .args(["-ex", "run", "-ex"])
+        .arg(format!("gcore {}", core.display()))
+        .args(["-ex", "kill"])
+        .arg(&linked)
+        .output()
+        .unwrap();
+    assert!(
+        core.is_file(),
+        "gdb wrote no core: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let want = core_view(&s.full, &core);
+    assert_eq!(want.frames[0].0, FUNCTION, "{want:?}");
+    assert!(want.frames[0].1 > 0, "{want:?}");
+    let seen = core_view(&linked, &core);
+    assert_eq!(seen, want);
+}

@@ -112,7 +112,10 @@ impl CoreSession {
     /// [`CoreSession::open`] with the core's files looked for under `sysroot` first (a
     /// core from a container or another machine: `SYSROOT/usr/lib/…`).
     pub fn open_with(program: &Path, core: &Path, sysroot: Option<&Path>) -> Result<CoreSession> {
-        let main = Arc::new(Binary::open(program)?);
+        // A stripped program's debug file is looked up as for a live session: debug
+        // roots, .gnu_debuglink, the debuginfod cache, then its servers.
+        let debug = crate::debuginfo::DebugInfoOptions::default().open_options();
+        let main = Arc::new(Binary::open_with(program, &debug)?);
         let mut core = CoreFile::open(core)?;
         if let Some(root) = sysroot {
             core.use_sysroot(root);
@@ -130,8 +133,9 @@ impl CoreSession {
     }
 
     /// The modules from NT_FILE: one per mapped file, the program first. The program is
-    /// the mapping of the program's file (same path, or the same build-id as read from
-    /// the core's copy of its ELF header); a core with no such mapping is refused.
+    /// the mapping of the program's file (same path, else the same file name, else the
+    /// mapping holding the entry point), with the same build-id as the core's copy of
+    /// its ELF header when the core has it; a core with no such mapping is refused.
     fn modules_of(
         program: &Path,
         main: &Arc<Binary>,
@@ -168,6 +172,14 @@ impl CoreSession {
                 groups.iter().position(|g| {
                     g.0.file_name().is_some() && g.0.file_name() == program.file_name()
                 })
+            })
+            .or_else(|| {
+                // Or renamed (a stripped copy, a container's path): the mapping holding
+                // the process's entry point (AT_ENTRY) is its executable; the build-id
+                // check below keeps another program out.
+                const AT_ENTRY: u64 = 9;
+                let entry = core.auxv.iter().find(|(k, _)| *k == AT_ENTRY)?.1;
+                groups.iter().position(|g| (g.1..g.2).contains(&entry))
             })
             .ok_or_else(|| {
                 Error::Core(format!(
