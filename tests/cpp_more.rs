@@ -101,6 +101,8 @@ fn the_other_library_types_match_gdb() {
         "span_dyn.size()",
         "span_fixed[1]",
         "*vit == 7",
+        "st.size()",
+        "m.size()",
         "v.size() > 1 && !v.empty()",
     ];
     let (locals, gdb_values) = gdb_at(&program(), "break in more", &exprs);

@@ -415,7 +415,11 @@ impl Renderer<'_> {
             }
             _ => return self.cpp_sequence_len(ty, place),
         };
-        let (t, p) = self.cpp_find(ty, place, path)?;
+        let (mut t, mut p) = self.cpp_find(ty, place, path)?;
+        if path == "_M_t" {
+            // The tree's count is in its `_M_impl`'s header base.
+            (t, p) = self.cpp_find(t, &p, "_M_impl")?;
+        }
         let (ct, cp) = self.cpp_find(t, &p, count)?;
         self.uint(ct, &cp).ok()
     }
@@ -841,7 +845,7 @@ impl Renderer<'_> {
         key: &CppKey<'_>,
     ) -> Option<R<(TypeRef, Place)>> {
         let class = self.class_name(ty)?;
-        let (value_ty, addrs) = match class.as_str() {
+        let found = match class.as_str() {
             "deque" => {
                 let d = match self.cpp_deque(ty, place)? {
                     Ok(d) => d,
@@ -882,12 +886,12 @@ impl Renderer<'_> {
             }),
             "unordered_map" => self.cpp_hash_nodes(ty, place).map(|(v, a, _)| (v, a)),
             _ => return None,
-        }
-        .map_or_else(
-            |e| (None, vec![Err(e)]),
-            |(v, a)| (Some(v), a.into_iter().map(Ok).collect()),
-        );
-        let value_ty = value_ty?;
+        };
+        let (value_ty, addrs) = match found {
+            Ok((v, a)) => (v, a.into_iter().map(Ok).collect::<Vec<R<u64>>>()),
+            // A container that cannot be read answers with why, not "no rule".
+            Err(e) => return Some(Err(e)),
+        };
         let first = self.cpp_find(value_ty, &Place::Memory(0), "first");
         let second = self.cpp_find(value_ty, &Place::Memory(0), "second");
         let (Some((kt, Place::Memory(ko))), Some((vt, Place::Memory(vo)))) = (first, second) else {
