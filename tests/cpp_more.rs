@@ -187,13 +187,26 @@ fn the_other_library_types_match_gdb() {
         locals["fn"]
     );
     assert_eq!(value(var(&vars, "no_fn")), "empty std::function<int(int)>");
+    // A lambda: its closure type, as the handler's symbol names it.
+    let lam = value(var(&vars, "lam"));
+    assert!(
+        lam.starts_with("std::function<int(int)> = {[target] = ")
+            && lam.contains("{lambda(int)#1}"),
+        "{lam}"
+    );
+    // gdb names the same closure by its DWARF name in the manager's symbol.
+    assert!(
+        locals["lam"].contains("_Function_handler<int(int), more(int)::<lambda(int)> >"),
+        "{}",
+        locals["lam"]
+    );
     assert!(
         locals["no_fn"].contains("_M_manager = 0x0"),
         "{}",
         locals["no_fn"]
     );
     assert_eq!(value(var(&vars, "uit")), "{first = 5, second = 50}");
-    assert!(equal >= 33, "{equal} locals equal to gdb's");
+    assert!(equal >= 35, "{equal} locals equal to gdb's");
 
     // Children: the elements, numbered as gdb numbers them.
     assert_eq!(

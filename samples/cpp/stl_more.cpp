@@ -43,6 +43,7 @@ static int more(int scale) {
     std::any none_any;
     std::function<int(int)> fn = twice;
     std::function<int(int)> no_fn;
+    std::function<int(int)> lam = [scale](int x) { return x * scale; };
     std::shared_ptr<int> owner = std::make_shared<int>(8);
     std::weak_ptr<int> weak = owner;
     std::vector<int> v = {6, 7};
@@ -68,7 +69,7 @@ static int more(int scale) {
                 (int)us.size() + (int)mm.size() + (int)umm.size() + (int)bits.count() +
                 (int)sv.size() + at.load() + (int)ms_dur.count() + (int)secs.count() +
                 (anything.has_value() ? 1 : 0) + (none_any.has_value() ? 1 : 0) + fn(1) +
-                (no_fn ? 1 : 0) + (int)weak.use_count() + *vit + *lit + mit->second + *dit + *fit +
+                (no_fn ? 1 : 0) + lam(0) + (int)weak.use_count() + *vit + *lit + mit->second + *dit + *fit +
                 uit->second + span_dyn[0] + span_fixed[1] + (int)expired.use_count() +
                 (no_up ? 1 : 0);
     return total * scale; // break in more
