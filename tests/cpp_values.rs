@@ -118,6 +118,9 @@ fn stl_values_and_expressions_match_gdb() {
         "v[0] < v[1]",
         "dq[0] != 10 || lst.size() > 2",
         "!(ages.size() == 2 && codes.size() == 3)",
+        "(bool)v.size()",
+        "(bool)256",
+        "(bool)(v.size() - 5)",
     ];
     let (locals, gdb_values) = gdb_at(&program(), "break in stl", &both);
     let (mut dap, frame) = stop_at("break in stl");

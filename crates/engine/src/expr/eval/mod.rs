@@ -145,13 +145,7 @@ impl Env<'_> {
     /// A truth value: a `bool` (`true`/`false`) in a C++ frame, as gdb answers there;
     /// C's `int` 0/1 elsewhere.
     pub(in crate::expr) fn truth(&self, b: bool) -> EVal {
-        let cpp = self.pc != 0
-            && matches!(
-                self.binary
-                    .language_at(self.bias.to_file(RuntimeAddr(self.pc))),
-                Some(symbols::Language::Cpp)
-            );
-        if cpp {
+        if self.cpp_frame() {
             EVal {
                 ty: ETy::Bool,
                 loc: Loc::Val(vec![u8::from(b)]),
@@ -159,6 +153,16 @@ impl Env<'_> {
         } else {
             int_val(i128::from(b), INT)
         }
+    }
+
+    /// Whether the frame's code is C++ (its unit's `DW_AT_language`).
+    pub(in crate::expr) fn cpp_frame(&self) -> bool {
+        self.pc != 0
+            && matches!(
+                self.binary
+                    .language_at(self.bias.to_file(RuntimeAddr(self.pc))),
+                Some(symbols::Language::Cpp)
+            )
     }
 
     pub(in crate::expr) fn err<T>(msg: impl Into<String>) -> Result<T> {
