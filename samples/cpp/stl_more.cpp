@@ -41,6 +41,7 @@ static int more(int scale) {
     std::chrono::seconds secs(3);
     std::any anything = 42;
     std::any none_any;
+    std::any text_any = std::string("boxed");
     std::function<int(int)> fn = twice;
     std::function<int(int)> no_fn;
     std::function<int(int)> lam = [scale](int x) { return x * scale; };
@@ -68,7 +69,7 @@ static int more(int scale) {
     int total = arr[1] + pr.first + std::get<0>(tup) + (int)st.size() + (int)ms.size() +
                 (int)us.size() + (int)mm.size() + (int)umm.size() + (int)bits.count() +
                 (int)sv.size() + at.load() + (int)ms_dur.count() + (int)secs.count() +
-                (anything.has_value() ? 1 : 0) + (none_any.has_value() ? 1 : 0) + fn(1) +
+                (anything.has_value() ? 1 : 0) + (none_any.has_value() ? 1 : 0) + (text_any.has_value() ? 1 : 0) + fn(1) +
                 (no_fn ? 1 : 0) + lam(0) + (int)weak.use_count() + *vit + *lit + mit->second + *dit + *fit +
                 uit->second + span_dyn[0] + span_fixed[1] + (int)expired.use_count() +
                 (no_up ? 1 : 0);

@@ -48,12 +48,12 @@ impl Renderer<'_> {
             .split_once("::_S_manage")
             .map(|(m, _)| m)
             .ok_or_else(|| format!("<error: unknown std::any manager {symbol}>"))?;
-        // The index names the nested class by its own name (`_Manager_internal<int>`).
+        // The index knows the nested class by its qualified name or its own
+        // (`_Manager_internal<int>`), whichever the arguments' spelling matches.
         let short = manager.find("_Manager_").map_or(manager, |i| &manager[i..]);
-        let contained = self
-            .binary
-            .types_by_name(short)
-            .into_iter()
+        let contained = [manager, short]
+            .iter()
+            .flat_map(|n| self.binary.types_by_name(n))
             .find_map(|t| self.cpp_template_param(t, "_Tp"))
             .ok_or_else(|| format!("<error: no type for {manager}>"))?;
         let (st, sp) = self.cpp_find(ty, place, "_M_storage").ok_or_else(bad)?;

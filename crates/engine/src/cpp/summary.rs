@@ -33,7 +33,9 @@ impl Renderer<'_> {
         match info.as_deref() {
             Some(i) if matches!(i.kind, TypeKind::Composite { .. }) => {
                 let name = i.name.clone().unwrap_or_else(|| "<anonymous>".into());
-                if self
+                if name == "basic_string<char, std::char_traits<char>, std::allocator<char> >" {
+                    "std::string".into()
+                } else if self
                     .class_name(t)
                     .is_some_and(|c| LIBRARY.contains(&c.as_str()))
                 {
