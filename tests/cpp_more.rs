@@ -1,8 +1,8 @@
 //! C++ as its users see it, the rest (issue #22): samples/cpp/stl_more.cpp (g++ -O0 -g
-//! -std=c++17) stopped over DAP in a function holding array, pair, tuple, the sets and
-//! multimaps, bitset, string_view, atomic, chrono durations, any, function, weak_ptr
-//! and iterators; each local's text is compared with gdb's (its libstdc++ printers),
-//! and the children and expressions with what gdb shows for them.
+//! -std=c++20) stopped over DAP in a function holding array, pair, tuple, the sets and
+//! multimaps, bitset, string_view, span, atomic, chrono durations, any, function,
+//! weak_ptr and the containers' iterators; each local's text is compared with gdb's
+//! (its libstdc++ printers), and the children and expressions with what gdb shows.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -16,7 +16,7 @@ use support::dap::{build, child_values, line_of, sample_path, value, var, DapCli
 const SAMPLE: &str = "cpp/stl_more.cpp";
 
 fn program() -> PathBuf {
-    build(SAMPLE, "g++", &["-g", "-O0", "-std=c++17"])
+    build(SAMPLE, "g++", &["-g", "-O0", "-std=c++20"])
 }
 
 /// gdb at `marker`: `info locals` as name → text, and each expression's `output`
@@ -92,6 +92,18 @@ fn the_other_library_types_match_gdb() {
         "arr.back()",
         "*vit",
         "weak.use_count()",
+        "expired.use_count()",
+        "*lit",
+        "*dit",
+        "*fit",
+        "uit->second",
+        "span_dyn[1]",
+        "span_dyn.size()",
+        "span_fixed[1]",
+        "*vit == 7",
+        "st.size()",
+        "m.size()",
+        "v.size() > 1 && !v.empty()",
     ];
     let (locals, gdb_values) = gdb_at(&program(), "break in more", &exprs);
     let source = sample_path(SAMPLE);
@@ -108,8 +120,42 @@ fn the_other_library_types_match_gdb() {
     // Printed exactly as gdb prints them (its printers where it has one, the raw
     // structure where it has none: array, pair, chrono durations).
     let exact = [
-        "arr", "pr", "tup", "st", "ms", "us", "mm", "umm", "bits", "sv", "at", "ms_dur", "secs",
-        "vit", "mit", "total",
+        "arr",
+        "pr",
+        "tup",
+        "st",
+        "ms",
+        "us",
+        "mm",
+        "umm",
+        "bits",
+        "sv",
+        "at",
+        "ms_dur",
+        "secs",
+        "anything",
+        "none_any",
+        "text_any",
+        "owner",
+        "weak",
+        "v",
+        "vit",
+        "lst",
+        "lit",
+        "m",
+        "mit",
+        "dq",
+        "dit",
+        "fl",
+        "fit",
+        "um",
+        "raw",
+        "span_dyn",
+        "span_fixed",
+        "gone",
+        "expired",
+        "no_up",
+        "total",
     ];
     let mut equal = 0;
     let mut differ = Vec::new();
@@ -121,13 +167,47 @@ fn the_other_library_types_match_gdb() {
         if &value(v) == gdb {
             equal += 1;
         } else {
-            differ.push(name.to_string());
+            differ.push(format!("{name}: ours {} gdb {gdb}", value(v)));
         }
         if exact.contains(&name) {
             assert_eq!(&value(v), gdb, "{name}");
         }
     }
-    eprintln!("locals equal to gdb's text: {equal}; differing: {differ:?}");
+    eprintln!("locals equal to gdb's text: {equal}; differing: {differ:#?}");
+    // gdb has no printer for these; ours name the contents where gdb shows the raw
+    // members: a std::function's target, a hash-table iterator's element.
+    let fn_text = value(var(&vars, "fn"));
+    let target = fn_text
+        .strip_prefix("std::function<int(int)> = {[target] = ")
+        .and_then(|t| t.split_once(' '))
+        .map(|(addr, _)| addr)
+        .unwrap_or_else(|| panic!("{fn_text}"));
+    assert!(
+        locals["fn"].contains(&format!("_M_function_pointer = {target} <twice(int)>")),
+        "{fn_text} vs {}",
+        locals["fn"]
+    );
+    assert_eq!(value(var(&vars, "no_fn")), "empty std::function<int(int)>");
+    // A lambda: its closure type, as the handler's symbol names it.
+    let lam = value(var(&vars, "lam"));
+    assert!(
+        lam.starts_with("std::function<int(int)> = {[target] = ")
+            && lam.contains("{lambda(int)#1}"),
+        "{lam}"
+    );
+    // gdb names the same closure by its DWARF name in the manager's symbol.
+    assert!(
+        locals["lam"].contains("_Function_handler<int(int), more(int)::<lambda(int)> >"),
+        "{}",
+        locals["lam"]
+    );
+    assert!(
+        locals["no_fn"].contains("_M_manager = 0x0"),
+        "{}",
+        locals["no_fn"]
+    );
+    assert_eq!(value(var(&vars, "uit")), "{first = 5, second = 50}");
+    assert!(equal >= 36, "{equal} locals equal to gdb's");
 
     // Children: the elements, numbered as gdb numbers them.
     assert_eq!(
@@ -153,6 +233,23 @@ fn the_other_library_types_match_gdb() {
     assert_eq!(
         child_values(&mut dap, var(&vars, "vit")),
         kids(&[("*vit", "7")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "anything")),
+        kids(&[("[contained value]", "42")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "span_fixed")),
+        kids(&[("[0]", "42"), ("[1]", "43")])
+    );
+    assert_eq!(
+        child_values(&mut dap, var(&vars, "lst")),
+        kids(&[("[0]", "3"), ("[1]", "4")])
+    );
+    let owner = child_values(&mut dap, var(&vars, "owner"));
+    assert_eq!(
+        owner,
+        kids(&[("*owner", "8"), ("use_count", "1"), ("weak_count", "1")])
     );
 
     // Expressions against gdb's xmethods.

@@ -1,5 +1,5 @@
-// Sample for tests/cpp_more.rs: the rest of libstdc++'s types gdb's printers know
-// (array, pair, tuple, sets, multimaps, bitset, string_view, span-less C++17, atomic,
+// Sample for tests/cpp_more.rs (g++ -std=c++20): the rest of libstdc++'s types gdb's
+// printers know (array, pair, tuple, sets, multimaps, bitset, string_view, span, atomic,
 // chrono, any, function, weak_ptr, iterators) in one function, stopped at the marked
 // return and compared with gdb's libstdc++ printers.
 #include <any>
@@ -7,11 +7,14 @@
 #include <atomic>
 #include <bitset>
 #include <chrono>
+#include <deque>
+#include <forward_list>
 #include <functional>
 #include <list>
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -38,8 +41,10 @@ static int more(int scale) {
     std::chrono::seconds secs(3);
     std::any anything = 42;
     std::any none_any;
+    std::any text_any = std::string("boxed");
     std::function<int(int)> fn = twice;
     std::function<int(int)> no_fn;
+    std::function<int(int)> lam = [scale](int x) { return x * scale; };
     std::shared_ptr<int> owner = std::make_shared<int>(8);
     std::weak_ptr<int> weak = owner;
     std::vector<int> v = {6, 7};
@@ -48,11 +53,26 @@ static int more(int scale) {
     std::list<int>::iterator lit = lst.begin();
     std::map<int, int> m = {{1, 2}};
     std::map<int, int>::iterator mit = m.begin();
+    std::deque<int> dq = {21, 22};
+    std::deque<int>::iterator dit = dq.begin() + 1;
+    std::forward_list<int> fl = {31};
+    std::forward_list<int>::iterator fit = fl.begin();
+    std::unordered_map<int, int> um = {{5, 50}};
+    std::unordered_map<int, int>::iterator uit = um.begin();
+    int raw[3] = {41, 42, 43};
+    std::span<int> span_dyn(raw, 3);
+    std::span<int, 2> span_fixed(raw + 1, 2);
+    std::shared_ptr<int> gone = std::make_shared<int>(9);
+    std::weak_ptr<int> expired = gone;
+    gone.reset();
+    std::unique_ptr<int> no_up;
     int total = arr[1] + pr.first + std::get<0>(tup) + (int)st.size() + (int)ms.size() +
                 (int)us.size() + (int)mm.size() + (int)umm.size() + (int)bits.count() +
                 (int)sv.size() + at.load() + (int)ms_dur.count() + (int)secs.count() +
-                (anything.has_value() ? 1 : 0) + (none_any.has_value() ? 1 : 0) + fn(1) +
-                (no_fn ? 1 : 0) + (int)weak.use_count() + *vit + *lit + mit->second;
+                (anything.has_value() ? 1 : 0) + (none_any.has_value() ? 1 : 0) + (text_any.has_value() ? 1 : 0) + fn(1) +
+                (no_fn ? 1 : 0) + lam(0) + (int)weak.use_count() + *vit + *lit + mit->second + *dit + *fit +
+                uit->second + span_dyn[0] + span_fixed[1] + (int)expired.use_count() +
+                (no_up ? 1 : 0);
     return total * scale; // break in more
 }
 

@@ -1,7 +1,7 @@
 // Sample for tests/cpp_values.rs: libstdc++'s everyday types (optional, variant,
 // deque, list, forward_list, map, unordered_map, shared_ptr, unique_ptr, vector) in
 // one function, stopped at the marked return and compared with gdb's libstdc++ printers;
-// and a list made cyclic for one stop.
+// and a list and a map made cyclic for one stop.
 #include <deque>
 #include <forward_list>
 #include <list>
@@ -40,20 +40,26 @@ static int stl(int scale) {
     return total * scale; // break in stl
 }
 
-// Makes the list's second node link to itself for one stop (the node layout is
-// libstdc++'s: `next` first), then repairs it: a renderer must stop, not hang.
-static int corrupt(std::list<int> &broken) {
+// Makes the list's second node link to itself and the map's last node link back to
+// its root (left) for one stop (the node layouts are libstdc++'s: a list node's `next`
+// first; a tree iterator's `_M_node` is public), then repairs both: a renderer must
+// stop, not hang.
+static int corrupt(std::list<int> &broken, std::map<int, int> &tree) {
     void **head = reinterpret_cast<void **>(&broken);
     void **first = static_cast<void **>(head[0]);
     void **second = static_cast<void **>(first[0]);
     void *saved = second[0];
     second[0] = second;
-    int n = (int)broken.size(); // break in corrupt
+    std::_Rb_tree_node_base *last = tree.find(3)._M_node;
+    last->_M_left = tree.find(2)._M_node;
+    int n = (int)broken.size() + (int)tree.size(); // break in corrupt
+    last->_M_left = nullptr;
     second[0] = saved;
     return n;
 }
 
 int main() {
     std::list<int> three = {1, 2, 3};
-    return stl(1) > 0 && corrupt(three) == 3 ? 0 : 1;
+    std::map<int, int> tree = {{1, 10}, {2, 20}, {3, 30}};
+    return stl(1) > 0 && corrupt(three, tree) == 6 ? 0 : 1;
 }

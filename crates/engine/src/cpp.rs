@@ -8,9 +8,13 @@
 //! (array, pair, tuple, bitset, string_view, atomic, iterators) is in `cpp/more.rs`.
 
 mod dynamic;
+mod erased;
 mod more;
+mod summary;
+mod tree;
 
 use more::gdb_sized;
+use summary::gdb_vector;
 
 use symbols::{TypeKind, TypeRef};
 
@@ -168,12 +172,10 @@ impl Renderer<'_> {
             }
             "vector" => {
                 let seq = self.cpp_sequence(ty, place)?;
-                Some(self.cpp_elements(seq))
+                let capacity = self.cpp_capacity(ty, place, &seq);
+                Some(self.cpp_elements(seq).map(|s| gdb_vector(s, capacity)))
             }
-            "map" | "multimap" | "set" | "multiset" => Some(
-                self.cpp_tree(ty, place, class.ends_with("map"))
-                    .map(|s| gdb_sized(&class, s)),
-            ),
+            "map" | "multimap" | "set" | "multiset" => Some(self.cpp_tree(ty, place, &class)),
             "unordered_map" | "unordered_set" | "unordered_multimap" | "unordered_multiset" => {
                 Some(
                     self.cpp_hash(ty, place, class.ends_with("map"))
@@ -181,25 +183,23 @@ impl Renderer<'_> {
                 )
             }
             "optional" => Some(self.cpp_optional(ty, place)),
+            "any" => Some(self.cpp_any(ty, place)),
+            "function" => Some(self.cpp_function(ty, place)),
             "variant" => Some(self.cpp_variant(ty, place)),
             "deque" => Some(self.cpp_deque_shown(ty, place)),
             "list" | "forward_list" => Some(self.cpp_list_shown(ty, place, &class)),
             "unique_ptr" => {
                 let (tt, tp) = self.cpp_find(ty, place, "_M_t")?;
                 let (addr, target) = self.deep_pointer(tt, &tp, 0)?;
-                Some(Ok(self.cpp_pointer(
-                    addr,
-                    target,
-                    Vec::new(),
-                    String::new(),
-                )))
+                let head = format!("std::unique_ptr<{}>", self.cpp_param_name(ty, "_Tp"));
+                Some(Ok(self.cpp_pointer(addr, target, Vec::new(), head)))
             }
             "shared_ptr" | "weak_ptr" => {
                 let (addr, target) = self.ptr_at(ty, place, "_M_ptr")?;
                 let (rt, rp) = self.cpp_find(ty, place, "_M_refcount")?;
                 let (pi, base) = self.ptr_at(rt, &rp, "_M_pi")?;
                 let mut extra = Vec::new();
-                let mut note = String::new();
+                let mut note = "empty".to_string();
                 if let (true, Some(base)) = (pi != 0, base) {
                     let at = Place::Memory(pi);
                     let count = |n: &str| {
@@ -210,22 +210,29 @@ impl Renderer<'_> {
                     let uses = count("_M_use_count");
                     // The owners together hold one weak reference, as gdb reports it.
                     let weak = count("_M_weak_count") - i128::from(uses > 0);
-                    note = format!(" (use count {uses}, weak count {weak})");
+                    note = if uses == 0 {
+                        format!("expired, weak count {weak}")
+                    } else {
+                        format!("use count {uses}, weak count {weak}")
+                    };
                     extra.push(text("use_count", "long", uses.to_string()));
                     extra.push(text("weak_count", "long", weak.to_string()));
                 }
-                Some(Ok(self.cpp_pointer(addr, target, extra, note)))
+                let head = format!("std::{class}<{}> ({note})", self.cpp_param_name(ty, "_Tp"));
+                Some(Ok(self.cpp_pointer(addr, target, extra, head)))
             }
             _ => self.cpp_show_more(&class, ty, place),
         }
     }
 
+    /// A smart pointer as gdb shows it: `std::unique_ptr<int> = {get() = 0x…}`, with
+    /// the pointee as a child (and the counts after it).
     fn cpp_pointer(
         &self,
         addr: u64,
         target: Option<TypeRef>,
         extra: Vec<Field>,
-        note: String,
+        head: String,
     ) -> Shown {
         let mut fields = Vec::new();
         if let (true, Some(t)) = (addr != 0, target) {
@@ -233,7 +240,7 @@ impl Renderer<'_> {
         }
         fields.extend(extra);
         Shown {
-            text: format!("{addr:#x}{note}"),
+            text: format!("{head} = {{get() = {addr:#x}}}"),
             synth: Some(Synth::Fields(fields)),
             address: None,
         }
@@ -329,61 +336,6 @@ impl Renderer<'_> {
         }
     }
 
-    fn cpp_tree(&self, ty: TypeRef, place: &Place, map: bool) -> R<Shown> {
-        let (value_ty, addrs, count) = self.cpp_tree_nodes(ty, place)?;
-        Ok(self.cpp_entries(value_ty, &addrs, count, map))
-    }
-
-    /// The value type, value addresses (in order) and node count of a red-black tree.
-    fn cpp_tree_nodes(&self, ty: TypeRef, place: &Place) -> R<(TypeRef, Vec<u64>, u64)> {
-        let bad = || "<error: unexpected std::map layout>".to_string();
-        let (tt, tp) = self.cpp_find(ty, place, "_M_t").ok_or_else(bad)?;
-        let value_ty = self.cpp_template_param(tt, "_Val").ok_or_else(bad)?;
-        let (it, ip) = self.cpp_find(tt, &tp, "_M_impl").ok_or_else(bad)?;
-        let (ht, hp) = self.cpp_find(it, &ip, "_M_header").ok_or_else(bad)?;
-        let (ct, cp) = self.cpp_find(it, &ip, "_M_node_count").ok_or_else(bad)?;
-        let count = self.uint(ct, &cp)?.min(MAX_NODES);
-        let header = hp.address().ok_or_else(bad)?;
-        let node_base = self.binary.type_size(ht).ok().flatten().unwrap_or(32);
-        let align = self
-            .binary
-            .type_info_shared(value_ty)
-            .ok()
-            .and_then(|i| i.align)
-            .unwrap_or(8)
-            .max(1);
-        let value_offset = node_base.div_ceil(align) * align;
-        let read = |a: u64| -> R<u64> { Ok(le_u64(&Place::Memory(a).read(self.mem, 8)?)) };
-        // _Rb_tree_node_base: color (4, padded to 8), parent, left, right.
-        let (parent, left, right) = (8u64, 16u64, 24u64);
-        let mut addrs = Vec::new();
-        let mut node = read(header + left)?;
-        while addrs.len() < count as usize && node != header && node != 0 {
-            addrs.push(node + value_offset);
-            let r = read(node + right)?;
-            if r != 0 {
-                node = r;
-                loop {
-                    let l = read(node + left)?;
-                    if l == 0 {
-                        break;
-                    }
-                    node = l;
-                }
-            } else {
-                let mut p = read(node + parent)?;
-                while node == read(p + right)? {
-                    node = p;
-                    p = read(p + parent)?;
-                }
-                if read(node + right)? != p {
-                    node = p;
-                }
-            }
-        }
-        Ok((value_ty, addrs, count))
-    }
-
     fn cpp_hash(&self, ty: TypeRef, place: &Place, map: bool) -> R<Shown> {
         let (value_ty, addrs, count) = self.cpp_hash_nodes(ty, place)?;
         Ok(self.cpp_entries(value_ty, &addrs, count, map))
@@ -463,7 +415,11 @@ impl Renderer<'_> {
             }
             _ => return self.cpp_sequence_len(ty, place),
         };
-        let (t, p) = self.cpp_find(ty, place, path)?;
+        let (mut t, mut p) = self.cpp_find(ty, place, path)?;
+        if path == "_M_t" {
+            // The tree's count is in its `_M_impl`'s header base.
+            (t, p) = self.cpp_find(t, &p, "_M_impl")?;
+        }
         let (ct, cp) = self.cpp_find(t, &p, count)?;
         self.uint(ct, &cp).ok()
     }
@@ -824,7 +780,10 @@ impl Renderer<'_> {
             .cpp_linked(ty, place)
             .unwrap_or_else(|| Err(format!("<error: unexpected std::{class} layout>")))?;
         let len = l.addrs.len() as u64;
-        Ok(self.cpp_linear(&format!("std::{class}"), l.elem, len, &l.addrs, l.broken))
+        if l.broken.is_some() {
+            return Ok(self.cpp_linear(&format!("std::{class}"), l.elem, len, &l.addrs, l.broken));
+        }
+        Ok(self.gdb_list(ty, class, l.elem, &l.addrs))
     }
 
     /// The number of elements of a deque or list (a broken list has none).
@@ -856,6 +815,7 @@ impl Renderer<'_> {
         if let Some(seq) = self
             .cpp_sequence(ty, place)
             .or_else(|| self.cpp_array(ty, place))
+            .or_else(|| self.cpp_span_seq(ty, place))
         {
             let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
             return Some(pick(seq.len).map(|i| (seq.elem, Place::Memory(seq.ptr + i * stride))));
@@ -885,7 +845,7 @@ impl Renderer<'_> {
         key: &CppKey<'_>,
     ) -> Option<R<(TypeRef, Place)>> {
         let class = self.class_name(ty)?;
-        let (value_ty, addrs) = match class.as_str() {
+        let found = match class.as_str() {
             "deque" => {
                 let d = match self.cpp_deque(ty, place)? {
                     Ok(d) => d,
@@ -919,15 +879,19 @@ impl Renderer<'_> {
                 let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
                 return Some(Ok((seq.elem, Place::Memory(seq.ptr + i as u64 * stride))));
             }
-            "map" => self.cpp_tree_nodes(ty, place).map(|(v, a, _)| (v, a)),
+            "map" => self.cpp_tree_nodes(ty, place).and_then(|t| match t.broken {
+                // A key may lie beyond the break: no answer rather than a wrong one.
+                Some(e) => Err(e),
+                None => Ok((t.value_ty, t.addrs)),
+            }),
             "unordered_map" => self.cpp_hash_nodes(ty, place).map(|(v, a, _)| (v, a)),
             _ => return None,
-        }
-        .map_or_else(
-            |e| (None, vec![Err(e)]),
-            |(v, a)| (Some(v), a.into_iter().map(Ok).collect()),
-        );
-        let value_ty = value_ty?;
+        };
+        let (value_ty, addrs) = match found {
+            Ok((v, a)) => (v, a.into_iter().map(Ok).collect::<Vec<R<u64>>>()),
+            // A container that cannot be read answers with why, not "no rule".
+            Err(e) => return Some(Err(e)),
+        };
         let first = self.cpp_find(value_ty, &Place::Memory(0), "first");
         let second = self.cpp_find(value_ty, &Place::Memory(0), "second");
         let (Some((kt, Place::Memory(ko))), Some((vt, Place::Memory(vo)))) = (first, second) else {

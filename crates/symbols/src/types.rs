@@ -788,6 +788,13 @@ impl Binary {
         self.unit_language(id.unit)
     }
 
+    /// The language of the compilation unit whose code holds `pc` (the frame's language).
+    pub fn language_at(&self, pc: crate::FileAddr) -> Option<Language> {
+        self.units_for_addr(pc.0)
+            .into_iter()
+            .find_map(|u| self.unit_language(u).ok().flatten())
+    }
+
     pub(crate) fn unit_language(&self, unit_index: usize) -> Result<Option<Language>> {
         let unit = self.unit(unit_index)?;
         let mut entries = unit.entries();
@@ -813,7 +820,8 @@ impl Binary {
     }
 
     /// Named types (struct, class, union, enum, typedef) matching `name` (a plain or
-    /// qualified name; `struct S` and `S` both work). Declarations are skipped.
+    /// qualified name, a template instance by its exact qualified name; `struct S` and
+    /// `S` both work). Declarations are skipped.
     pub fn types_by_name(&self, name: &str) -> Vec<TypeRef> {
         let name = name
             .trim_start_matches("struct ")
@@ -827,7 +835,9 @@ impl Binary {
             .entries()
             .filter(|e| {
                 e.kind == SymbolKind::Type
-                    && (e.short_name() == name || crate::names::normalized_matches(&query, &e.name))
+                    && (e.short_name() == name
+                        || &*e.name == name
+                        || crate::names::normalized_matches(&query, &e.name))
             })
             .filter_map(|e| e.die.map(|d| TypeRef(self.global_offset(d))))
             .collect();

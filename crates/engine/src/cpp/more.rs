@@ -100,7 +100,11 @@ impl Renderer<'_> {
                     address: None,
                 }))
             }
+            "span" => Some(self.cpp_span(ty, place)),
             "__normal_iterator"
+            | "_Deque_iterator"
+            | "_Node_iterator"
+            | "_Node_const_iterator"
             | "_List_iterator"
             | "_List_const_iterator"
             | "_Rb_tree_iterator"
@@ -129,14 +133,89 @@ impl Renderer<'_> {
             return Some(t);
         }
         let full = self.binary.type_info_shared(ty).ok()?.name.clone()?;
+        // A list's iterator may exist only as a declaration; the node class of the same
+        // element type is defined wherever the list makes nodes.
+        let node = ["_List_const_iterator", "_List_iterator"]
+            .iter()
+            .find_map(|p| full.strip_prefix(p))
+            .map(|rest| format!("std::_List_node{rest}"));
         [
-            full.clone(),
-            format!("std::{full}"),
-            format!("std::__cxx11::{full}"),
+            Some(full.clone()),
+            Some(format!("std::{full}")),
+            Some(format!("std::__cxx11::{full}")),
+            node,
         ]
         .iter()
+        .flatten()
         .flat_map(|n| self.binary.types_by_name(n).into_iter().take(16))
         .find_map(|t| self.cpp_template_param(t, name))
+    }
+
+    /// A `std::span` as gdb shows it: `std::span of length 3 = {1, 2, 3}`, elements `[i]`.
+    fn cpp_span(&self, ty: TypeRef, place: &Place) -> R<Shown> {
+        let seq = self
+            .cpp_span_seq(ty, place)
+            .ok_or_else(|| "<error: unexpected std::span layout>".to_string())?;
+        let stride = self.binary.type_size(seq.elem).ok().flatten().unwrap_or(0);
+        if seq.len > 0 && seq.ptr == 0 {
+            return Err(format!("<error: span of length {} at 0x0>", seq.len));
+        }
+        let parts: Vec<String> = (0..seq.len.min(super::ITEMS))
+            .map(|i| self.cpp_summary(seq.elem, &Place::Memory(seq.ptr + i * stride)))
+            .collect();
+        let more = if seq.len > super::ITEMS { ", ..." } else { "" };
+        let text = if seq.len == 0 {
+            "std::span of length 0".to_string()
+        } else {
+            format!(
+                "std::span of length {} = {{{}{more}}}",
+                seq.len,
+                parts.join(", ")
+            )
+        };
+        Ok(Shown {
+            text,
+            synth: Some(Synth::Elements {
+                elem: seq.elem,
+                base: Place::Memory(seq.ptr),
+                stride,
+                len: seq.len,
+                ring: None,
+            }),
+            address: None,
+        })
+    }
+
+    /// A `std::span`'s elements: the length is the static extent in the class's name
+    /// (`span<int, 3>`) or, for a dynamic extent, `_M_extent._M_extent_value`.
+    pub(crate) fn cpp_span_seq(&self, ty: TypeRef, place: &Place) -> Option<Seq> {
+        if self.class_name(ty)?.as_str() != "span" {
+            return None;
+        }
+        let ty = self.strip(ty);
+        let name = self.binary.type_info_shared(ty).ok()?.name.clone()?;
+        let extent: u64 = name
+            .trim_end_matches('>')
+            .rsplit(',')
+            .next()?
+            .trim()
+            .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+            .parse()
+            .ok()?;
+        let (ptr, elem) = self.ptr_at(ty, place, "_M_ptr")?;
+        let len = if extent == u64::MAX {
+            let (et, ep) = self.cpp_find(ty, place, "_M_extent")?;
+            let (vt, vp) = self.cpp_find(et, &ep, "_M_extent_value")?;
+            self.uint(vt, &vp).ok()?
+        } else {
+            extent
+        };
+        Some(Seq {
+            elem: elem?,
+            ptr,
+            len,
+            ring: None,
+        })
     }
 
     /// A `std::array`'s elements.
@@ -255,6 +334,32 @@ impl Renderer<'_> {
                 }
                 return Some(Ok((target?, Place::Memory(ptr))));
             }
+            "_Deque_iterator" => {
+                let (ptr, target) = self.ptr_at(ty, place, "_M_cur")?;
+                if ptr == 0 {
+                    return Some(Err("the iterator is null".into()));
+                }
+                return Some(Ok((target?, Place::Memory(ptr))));
+            }
+            "_Node_iterator" | "_Node_const_iterator" => {
+                // A hash node: the next link, then the value (then a cached hash).
+                let elem = self.cpp_template_param_anywhere(ty, "_Value")?;
+                let (node, _) = self.ptr_at(ty, place, "_M_cur")?;
+                if node == 0 {
+                    return Some(Err("the iterator is null".into()));
+                }
+                let align = self
+                    .binary
+                    .type_info_shared(elem)
+                    .ok()
+                    .and_then(|i| i.align)
+                    .unwrap_or(8)
+                    .max(1);
+                return Some(Ok((
+                    elem,
+                    Place::Memory(node + 8u64.div_ceil(align) * align),
+                )));
+            }
             "_List_iterator" | "_List_const_iterator" => (16u64, "_M_node"),
             "_Fwd_list_iterator" | "_Fwd_list_const_iterator" => (8, "_M_node"),
             "_Rb_tree_iterator" | "_Rb_tree_const_iterator" => (32, "_M_node"),
@@ -281,12 +386,9 @@ impl Renderer<'_> {
     }
 }
 
-/// gdb's summary of a set, multiset or multimap (`std::set with 2 elements = {[0] =
-/// 1, [1] = 2}`); `std::map` and `std::unordered_map` keep their shorter `{[k] = v}`.
+/// gdb's summary of a map or set (`std::set with 2 elements = {[0] = 1, [1] = 2}`,
+/// `std::map with 1 element = {[1] = 2}`).
 pub(super) fn gdb_sized(class: &str, mut shown: Shown) -> Shown {
-    if matches!(class, "map" | "unordered_map") {
-        return shown;
-    }
     let n = match &shown.synth {
         Some(Synth::Fields(f)) => f.len(),
         _ => 0,

@@ -465,7 +465,9 @@ impl Renderer<'_> {
                     ring: Some((head, cap)),
                 })
             }
-            _ => self.cpp_sequence(ty, place),
+            _ => self
+                .cpp_sequence(ty, place)
+                .or_else(|| self.cpp_span_seq(ty, place)),
         }
     }
 

@@ -12,7 +12,7 @@ impl Env<'_> {
             let (Some(x), Some(y)) = (self.string_bytes(a)?, self.string_bytes(b)?) else {
                 return Self::err("a string literal can only be compared with a string");
             };
-            return Ok(int_val(i128::from((x == y) == (op == BinOp::Eq)), INT));
+            return Ok(self.truth((x == y) == (op == BinOp::Eq)));
         }
         let x = self.load_num(a)?;
         let y = self.load_num(b)?;
@@ -75,7 +75,7 @@ impl Env<'_> {
                         Some(o) => cmp(o),
                         None => op == BinOp::Ne,
                     };
-                    return Ok(int_val(i128::from(r), INT));
+                    return Ok(self.truth(r));
                 }
                 let r = match op {
                     BinOp::Add => f + g,
@@ -88,7 +88,7 @@ impl Env<'_> {
             }
             (Num::I(i, t), Num::I(j, _)) => {
                 if is_cmp {
-                    return Ok(int_val(i128::from(cmp(i.cmp(&j))), INT));
+                    return Ok(self.truth(cmp(i.cmp(&j))));
                 }
                 let r = match op {
                     BinOp::Add => i.wrapping_add(j),

@@ -31,6 +31,8 @@ impl Env<'_> {
             | "unsigned long int"
             | "unsigned long long"
             | "unsigned long long int" => ETy::Int(ULONG),
+            // C++'s `bool` prints `true`/`false` (as gdb does in a C++ frame).
+            "bool" if self.cpp_frame() => ETy::Bool,
             "_Bool" | "bool" => ETy::Int(IntTy {
                 size: 1,
                 signed: false,
@@ -53,6 +55,13 @@ impl Env<'_> {
     }
 
     pub(in crate::expr) fn cast(&self, v: &EVal, to: ETy) -> Result<EVal> {
+        if to == ETy::Bool {
+            // Any nonzero value converts to true, not to its low byte.
+            return Ok(EVal {
+                ty: ETy::Bool,
+                loc: Loc::Val(vec![u8::from(self.truthy(v)?)]),
+            });
+        }
         let n = self.load_num(v)?;
         match self.shape(&to)? {
             Shape::Int(t) => {

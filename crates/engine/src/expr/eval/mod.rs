@@ -142,6 +142,29 @@ impl Enumerators {
 }
 
 impl Env<'_> {
+    /// A truth value: a `bool` (`true`/`false`) in a C++ frame, as gdb answers there;
+    /// C's `int` 0/1 elsewhere.
+    pub(in crate::expr) fn truth(&self, b: bool) -> EVal {
+        if self.cpp_frame() {
+            EVal {
+                ty: ETy::Bool,
+                loc: Loc::Val(vec![u8::from(b)]),
+            }
+        } else {
+            int_val(i128::from(b), INT)
+        }
+    }
+
+    /// Whether the frame's code is C++ (its unit's `DW_AT_language`).
+    pub(in crate::expr) fn cpp_frame(&self) -> bool {
+        self.pc != 0
+            && matches!(
+                self.binary
+                    .language_at(self.bias.to_file(RuntimeAddr(self.pc))),
+                Some(symbols::Language::Cpp)
+            )
+    }
+
     pub(in crate::expr) fn err<T>(msg: impl Into<String>) -> Result<T> {
         Err(Error::Eval(msg.into()))
     }
@@ -253,7 +276,7 @@ impl Env<'_> {
                         Num::F(f) => Num::F(-f),
                         Num::P(_) => return Self::err("cannot negate a pointer"),
                     })),
-                    UnOp::Not => Ok(int_val(i128::from(!self.truthy(&v)?), INT)),
+                    UnOp::Not => Ok(self.truth(!self.truthy(&v)?)),
                     UnOp::BitNot => match promote(self.load_num(&v)?) {
                         Num::I(i, t) => Ok(self.num_val(Num::I(wrap(!i, t), t))),
                         _ => Self::err("'~' needs an integer"),
@@ -263,12 +286,12 @@ impl Env<'_> {
             Expr::Binary(BinOp::And, a, b) => {
                 let r = self.truthy(&self.eval_depth(a, d)?)?
                     && self.truthy(&self.eval_depth(b, d)?)?;
-                Ok(int_val(i128::from(r), INT))
+                Ok(self.truth(r))
             }
             Expr::Binary(BinOp::Or, a, b) => {
                 let r = self.truthy(&self.eval_depth(a, d)?)?
                     || self.truthy(&self.eval_depth(b, d)?)?;
-                Ok(int_val(i128::from(r), INT))
+                Ok(self.truth(r))
             }
             Expr::Binary(op, a, b) => {
                 let a = self.eval_depth(a, d)?;
