@@ -2,8 +2,8 @@
 //! program with three threads (gdb on the written core shows every thread's frames as
 //! tandem's live stack traces and the values tandem showed live; `tandem debug --core`
 //! agrees with gdb; the text in the core is the program's, not tandem's int3s and jump
-//! patches; at a crash the signal is recorded), and `tandem gcore PID` on a running process (which then runs to its normal
-//! end, as without). Bad input: a running program, an unwritable or relative path, a pid
+//! patches; at a crash the signal is recorded), and `tandem gcore PID` on a running
+//! process (which then runs to its normal end, as without; gdb and lldb 19 read the core). Bad input: a running program, an unwritable or relative path, a pid
 //! that is no process, a process another debugger traces.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
@@ -527,6 +527,26 @@ fn tandem_gcore_of_a_running_process() {
         );
     }
     text_is_the_files(&core);
+
+    // lldb reads the core too: the same three threads, main in pthread_join's caller.
+    let out = Command::new("lldb-19")
+        .args(["-b", "-o", "thread backtrace all", "-c"])
+        .arg(&core)
+        .arg(&program)
+        .output()
+        .expect("lldb-19 (scripts/install-test-deps installs it)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("was loaded"), "lldb: {text}");
+    let name = program.file_name().unwrap().to_string_lossy();
+    assert!(
+        text.contains(&format!("{name}`main at gcore_run.c:{join}")),
+        "lldb: {text}"
+    );
+    assert_eq!(
+        text.matches(&format!("{name}`worker(")).count(),
+        2,
+        "lldb: {text}"
+    );
 }
 
 #[test]
