@@ -116,20 +116,7 @@ fn live_view(c: &mut DapClient, file: &str) -> Threads {
 
 /// `tandem debug PROGRAM --core CORE --json`: frames per thread and the printed values.
 fn tandem_core_view(program: &Path, core: &Path, file: &str) -> (Threads, Vec<String>) {
-    let mut cmd = Command::new(support::tandem_bin());
-    cmd.args(["debug", "--json", "--max-frames", "64", "--core"])
-        .arg(core)
-        .arg(program);
-    for p in PRINTS {
-        cmd.args(["--print", p]);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "tandem debug --core failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = support::tandem_debug_core(program, core, &PRINTS);
     let mut threads: Threads = report["threads"]
         .as_array()
         .unwrap()

@@ -171,20 +171,7 @@ fn gdb_view(program: &Path, core: &Path) -> (Threads, Vec<String>) {
 
 /// tandem's view of the same core (`tandem debug --core --json`).
 fn tandem_view(program: &Path, core: &Path) -> (Value, Threads, Vec<String>) {
-    let mut cmd = Command::new(support::tandem_bin());
-    cmd.args(["debug", "--json", "--max-frames", "64", "--core"])
-        .arg(core)
-        .arg(program);
-    for p in PRINTS {
-        cmd.args(["--print", p]);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "tandem debug --core failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = support::tandem_debug_core(program, core, &PRINTS);
     let mut threads: Threads = report["threads"]
         .as_array()
         .unwrap()

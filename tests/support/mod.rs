@@ -25,6 +25,29 @@ pub fn tandem_bin() -> &'static str {
     env!("CARGO_BIN_EXE_tandem")
 }
 
+/// `tandem debug --json --max-frames 64 --core CORE PROGRAM --print P…`: its report, after
+/// checking that it succeeded.
+pub fn tandem_debug_core(
+    program: &std::path::Path,
+    core: &std::path::Path,
+    prints: &[&str],
+) -> Value {
+    let mut cmd = Command::new(tandem_bin());
+    cmd.args(["debug", "--json", "--max-frames", "64", "--core"])
+        .arg(core)
+        .arg(program);
+    for p in prints {
+        cmd.args(["--print", p]);
+    }
+    let out = cmd.output().expect("running tandem debug --core");
+    assert!(
+        out.status.success(),
+        "tandem debug --core failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("tandem debug --json prints JSON")
+}
+
 /// This test process's own `XDG_RUNTIME_DIR` for the tandems it starts (tests that want
 /// a shared one pass `XDG_RUNTIME_DIR` in their environment).
 pub fn private_runtime_dir() -> std::path::PathBuf {
