@@ -794,7 +794,8 @@ fn a_core_of_a_stripped_program_finds_its_debug_file() {
 }
 
 /// python3's http.server behind TLS: `GET /buildid/HEX/debuginfo` answers `ROOT/HEX`
-/// (`whole`: as it is; `slow`: 200 MB announced, 16 KiB every 20 ms), anything else 404.
+/// (`whole`: as it is; `slow`: 200 MB announced, 16 KiB every 20 ms; `stall`: its first
+/// 4 KiB, then nothing for a minute), anything else 404.
 /// Prints its port.
 const HTTPS_SERVER: &str = r#"
 import http.server, os, ssl, sys, time
@@ -817,6 +818,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if mode == "whole":
             self.wfile.write(body)
+            return
+        if mode == "stall":
+            self.wfile.write(body[:4096])
+            self.wfile.flush()
+            time.sleep(60)
             return
         sent = 0
         while sent < length:
@@ -1015,4 +1021,38 @@ fn an_https_download_is_cancelled() {
         Vec::<String>::new(),
         "curl outlived the cancel"
     );
+}
+
+/// A server that stops sending is given up after `DEBUGINFOD_TIMEOUT`, over https as over
+/// http, and nothing is cached.
+#[test]
+fn a_stalled_https_download_times_out() {
+    let s = split("dbg-https-stall", &[]);
+    let (server, cert) = https_server(&s, "stall");
+    let cache = s.dir.join("cache");
+    let started = Instant::now();
+    let (seen, events, console) = observe_debuginfod(
+        &s.stripped,
+        &format!("https://127.0.0.1:{}", server.port),
+        &cache,
+        &[
+            ("CURL_CA_BUNDLE", cert.to_str().unwrap()),
+            ("NO_PROXY", "127.0.0.1"),
+            ("DEBUGINFOD_TIMEOUT", "1"),
+        ],
+    );
+    let took = started.elapsed();
+    eprintln!("stalled https session: {took:?}\n{console}");
+    assert!(!seen.line_verified, "{seen:?}");
+    assert!(
+        events.iter().any(|e| e["event"] == "progressUpdate"),
+        "the first 4 KiB were reported: {events:?}"
+    );
+    assert!(
+        console.contains("no data for 1 s (DEBUGINFOD_TIMEOUT)"),
+        "{console}"
+    );
+    // curl's own `--speed-time 1` would take 6–7 s (it averages over a window).
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(!cache.join(&s.build_id).exists(), "nothing cached");
 }

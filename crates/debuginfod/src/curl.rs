@@ -18,7 +18,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::http::Limits;
 use crate::{Cancel, Error, Progress};
@@ -47,7 +47,8 @@ pub(crate) fn args(url: &str, heads: &Path, limits: Limits) -> Vec<OsString> {
         "=https",
         "--connect-timeout",
         &connect,
-        // Less than a byte a second for the idle time: elfutils' DEBUGINFOD_TIMEOUT.
+        // Less than a byte a second for the idle time: a backstop of the idle timer of
+        // `get_with`, which is exact.
         "--speed-limit",
         "1",
         "--speed-time",
@@ -163,6 +164,11 @@ fn get_with(
 
     let mut received = 0u64;
     let mut total = None;
+    // The head is read as the body starts; a few more times if it announced no size then.
+    let mut head_reads = 0;
+    // The idle timeout is kept here, as `http::get` keeps it: curl's `--speed-time` judges
+    // an average over a window of seconds, so it gives up several seconds late.
+    let mut last_data = Instant::now();
     loop {
         if cancel.is_cancelled() {
             // `running` kills curl as it is dropped.
@@ -170,16 +176,20 @@ fn get_with(
         }
         match rx.recv_timeout(SLICE) {
             Ok(Ok(bytes)) => {
-                if received == 0 {
-                    // curl writes a response's head before its body.
+                if total.is_none() && head_reads < 8 {
+                    // curl writes (and flushes) a response's head before its body.
+                    head_reads += 1;
                     total = read_heads(heads).and_then(|h| h.size);
-                    progress(Progress { received, total });
+                    if received == 0 {
+                        progress(Progress { received, total });
+                    }
                 }
                 out.write_all(&bytes).map_err(|source| Error::Io {
                     context: format!("writing the download of {url}"),
                     source,
                 })?;
                 received += bytes.len() as u64;
+                last_data = Instant::now();
                 progress(Progress { received, total });
             }
             Ok(Err(source)) => {
@@ -188,7 +198,14 @@ fn get_with(
                     source,
                 })
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if last_data.elapsed() >= limits.idle {
+                    return Err(Error::Timeout {
+                        url: url.to_string(),
+                        seconds: limits.idle.as_secs(),
+                    });
+                }
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
