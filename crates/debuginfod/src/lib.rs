@@ -365,7 +365,7 @@ mod tests {
         let client = Client::new(
             vec![
                 format!("http://127.0.0.1:{port}"),
-                "https://debuginfod.invalid".to_string(),
+                format!("https://127.0.0.1:{port}/tls"),
             ],
             cache.clone(),
         );
@@ -380,10 +380,10 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
-        // curl's own words for a name that does not resolve.
+        assert!(err.contains(&format!("http://127.0.0.1:{port}/")), "{err}");
+        // Over https, curl's own words (a refused connection is its error 7).
         assert!(
-            err.contains("debuginfod.invalid") && err.contains("curl: ("),
+            err.contains(&format!("https://127.0.0.1:{port}/tls/")) && err.contains("curl: (7)"),
             "{err}"
         );
         assert!(!cache.join("01020304").exists());
