@@ -9,7 +9,10 @@
 //! tandem downloaded, and `tandem debug` downloads and reads it too. A served file of
 //! another build is rejected with a clear message, a download is cancelled through its
 //! progress id, and the stripped binary alone (the control) has no line breakpoint. An
-//! `attach` to a stripped process downloads with progress as a `launch` does.
+//! `attach` to a stripped process downloads with progress as a `launch` does. Over https
+//! (curl, a python3 server with a certificate made by `openssl req -x509`, trusted through
+//! `CURL_CA_BUNDLE`) the download lands in the cache with progress, a 404 server is passed
+//! over, an untrusted certificate fails clearly, and a slow download is cancelled.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -176,7 +179,12 @@ fn observe_launched(c: &mut DapClient) -> Seen {
 /// The debuggee's environment is the same in every session (the variables given to
 /// tandem removed), so its stack addresses are too.
 fn debuggee_env() -> Value {
-    json!({"DEBUGINFOD_URLS": null, "DEBUGINFOD_CACHE_PATH": null})
+    json!({
+        "DEBUGINFOD_URLS": null,
+        "DEBUGINFOD_CACHE_PATH": null,
+        "CURL_CA_BUNDLE": null,
+        "NO_PROXY": null
+    })
 }
 
 fn tandem(envs: &[(&str, &str)]) -> DapClient {
@@ -442,12 +450,19 @@ fn consoles(output: &[(String, String)]) -> String {
 }
 
 /// A session through debuginfod with progress reporting: what it saw, every event, and
-/// the console text.
-fn observe_debuginfod(program: &Path, url: &str, cache: &Path) -> (Seen, Vec<Value>, String) {
-    let mut c = tandem(&[
+/// the console text. `extra`: more of tandem's environment.
+fn observe_debuginfod(
+    program: &Path,
+    url: &str,
+    cache: &Path,
+    extra: &[(&str, &str)],
+) -> (Seen, Vec<Value>, String) {
+    let mut envs = vec![
         ("DEBUGINFOD_URLS", url),
         ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
-    ]);
+    ];
+    envs.extend_from_slice(extra);
+    let mut c = tandem(&envs);
     c.initialize_with(json!({"supportsProgressReporting": true}));
     let launch = json!({"program": program, "stdio": "pipes", "env": debuggee_env()});
     let seq = c.send_request("launch", launch);
@@ -472,7 +487,7 @@ fn debuginfod_server_then_its_cache() {
     let cache = s.dir.join("cache");
 
     let started = Instant::now();
-    let (seen, events, console) = observe_debuginfod(&s.stripped, &url, &cache);
+    let (seen, events, console) = observe_debuginfod(&s.stripped, &url, &cache, &[]);
     eprintln!(
         "first session (download, load, two stops): {:?}",
         started.elapsed()
@@ -516,7 +531,7 @@ fn debuginfod_server_then_its_cache() {
 
     // The server gone, the cache serves.
     drop(server);
-    let (seen, events, console) = observe_debuginfod(&s.stripped, &url, &cache);
+    let (seen, events, console) = observe_debuginfod(&s.stripped, &url, &cache, &[]);
     assert_eq!(seen, want);
     assert!(
         events.iter().all(|e| e["body"]["title"] != DOWNLOADING),
@@ -598,8 +613,12 @@ fn a_served_file_of_another_build_is_rejected() {
     let len = body.len();
     let port = fake_server(body, len, 64 * 1024, Duration::ZERO);
     let cache = s.dir.join("cache");
-    let (seen, events, console) =
-        observe_debuginfod(&s.stripped, &format!("http://127.0.0.1:{port}"), &cache);
+    let (seen, events, console) = observe_debuginfod(
+        &s.stripped,
+        &format!("http://127.0.0.1:{port}"),
+        &cache,
+        &[],
+    );
     assert!(!seen.line_verified, "{seen:?}");
     let end = events
         .iter()
@@ -635,19 +654,30 @@ fn a_download_is_cancelled_through_its_launch_request() {
     );
 }
 
-/// A launch held by a slow download, while other requests are answered; a `cancel` with
-/// the arguments `how` makes stops the download, and the program is launched without
-/// debug information.
 fn cancel_a_download(tag: &str, how: fn(i64, &Value) -> Value) {
     let s = split(tag, &[]);
     let body = std::fs::read(&s.debug).unwrap();
     // 200 MB announced, 16 KiB every 20 ms: minutes, unless cancelled.
     let port = fake_server(body, 200 << 20, 16 * 1024, Duration::from_millis(20));
+    cancel_a_slow_download(&s, &format!("http://127.0.0.1:{port}"), &[], how);
+}
+
+/// A launch held by a slow download from `url`, while other requests are answered; a
+/// `cancel` with the arguments `how` makes stops the download, and the program is launched
+/// without debug information. The time from `cancel` to `progressEnd`.
+fn cancel_a_slow_download(
+    s: &Split,
+    url: &str,
+    extra: &[(&str, &str)],
+    how: fn(i64, &Value) -> Value,
+) -> Duration {
     let cache = s.dir.join("cache");
-    let mut c = tandem(&[
-        ("DEBUGINFOD_URLS", &format!("http://127.0.0.1:{port}")),
+    let mut envs = vec![
+        ("DEBUGINFOD_URLS", url),
         ("DEBUGINFOD_CACHE_PATH", cache.to_str().unwrap()),
-    ]);
+    ];
+    envs.extend_from_slice(extra);
+    let mut c = tandem(&envs);
     let caps = c.initialize_with(json!({"supportsProgressReporting": true}));
     assert_eq!(caps["supportsCancelRequest"], true);
     let seq = c.send_request("launch", json!({"program": s.stripped, "stdio": "pipes"}));
@@ -663,6 +693,7 @@ fn cancel_a_download(tag: &str, how: fn(i64, &Value) -> Value) {
     let asked = Instant::now();
     c.ok("cancel", how(seq, &id));
     let end = c.event("progressEnd");
+    let cancelled_in = asked.elapsed();
     assert_eq!(end["body"]["message"], "cancelled", "{end}");
     let response = c.response_to(seq);
     assert_eq!(response["success"], true, "{response}");
@@ -680,6 +711,7 @@ fn cancel_a_download(tag: &str, how: fn(i64, &Value) -> Value) {
     );
     c.finish();
     assert!(!cache.join(&s.build_id).join("debuginfo").exists());
+    cancelled_in
 }
 
 #[test]
@@ -759,4 +791,268 @@ fn a_core_of_a_stripped_program_finds_its_debug_file() {
     assert!(want.frames[0].1 > 0, "{want:?}");
     let seen = core_view(&linked, &core);
     assert_eq!(seen, want);
+}
+
+/// python3's http.server behind TLS: `GET /buildid/HEX/debuginfo` answers `ROOT/HEX`
+/// (`whole`: as it is; `slow`: 200 MB announced, 16 KiB every 20 ms; `stall`: its first
+/// 4 KiB, then nothing for a minute), anything else 404.
+/// Prints its port.
+const HTTPS_SERVER: &str = r#"
+import http.server, os, ssl, sys, time
+cert, key, root, mode = sys.argv[1:5]
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+    def do_GET(self):
+        parts = self.path.split("/")
+        ok = len(parts) == 4 and parts[1] == "buildid" and parts[3] == "debuginfo"
+        path = os.path.join(root, parts[2]) if ok else ""
+        if not os.path.isfile(path):
+            self.send_error(404)
+            return
+        body = open(path, "rb").read()
+        length = len(body) if mode == "whole" else 200 << 20
+        self.send_response(200)
+        self.send_header("Content-Length", str(length))
+        self.send_header("X-Debuginfod-Size", str(length))
+        self.end_headers()
+        if mode == "whole":
+            self.wfile.write(body)
+            return
+        if mode == "stall":
+            self.wfile.write(body[:4096])
+            self.wfile.flush()
+            time.sleep(60)
+            return
+        sent = 0
+        while sent < length:
+            piece = body[sent:sent + 16384].ljust(16384, b"\0")
+            self.wfile.write(piece)
+            sent += len(piece)
+            time.sleep(0.02)
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(cert, key)
+server.socket = context.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+
+/// An https server on 127.0.0.1 with a self-signed certificate made for it
+/// (`openssl req -x509`), serving the debug file of `s`: the server and the certificate.
+fn https_server(s: &Split, mode: &str) -> (Server, PathBuf) {
+    for tool in ["curl", "openssl", "python3"] {
+        let found = Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .unwrap();
+        assert!(
+            found.status.success(),
+            "{tool} is missing: run scripts/install-test-deps"
+        );
+    }
+    let dir = s.dir.join(format!("https-{mode}"));
+    let root = dir.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::copy(&s.debug, root.join(&s.build_id)).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    run(Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+        .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert));
+    let script = dir.join("server.py");
+    std::fs::write(&script, HTTPS_SERVER).unwrap();
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .args([&cert, &key, &root])
+        .arg(mode)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line).unwrap();
+    let port = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("the https server said {line:?}"));
+    (Server { child, port }, cert)
+}
+
+/// What a cache holds for `build_id`: its directory's file names.
+fn cache_entry(cache: &Path, build_id: &str) -> Vec<String> {
+    std::fs::read_dir(cache.join(build_id))
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// An https server with a private CA, trusted through `CURL_CA_BUNDLE`: the download
+/// (through curl) lands in the cache with progress, after a server that answers 404,
+/// and the stripped program shows what the unstripped one does. Without the certificate
+/// the download fails with curl's reason and a hint, and nothing is cached.
+#[test]
+fn debuginfod_over_https_with_a_private_ca() {
+    let s = split("dbg-https", &[]);
+    let want = reference(&s);
+    let (server, cert) = https_server(&s, "whole");
+    let base = format!("https://127.0.0.1:{}", server.port);
+    let trusted = [
+        ("CURL_CA_BUNDLE", cert.to_str().unwrap()),
+        ("NO_PROXY", "127.0.0.1"),
+    ];
+
+    // The first server has no such file (404), the second has it.
+    let cache = s.dir.join("cache");
+    let urls = format!("{base}/elsewhere {base}");
+    let started = Instant::now();
+    let (seen, events, console) = observe_debuginfod(&s.stripped, &urls, &cache, &trusted);
+    eprintln!(
+        "https session (download, load, two stops): {:?}",
+        started.elapsed()
+    );
+    eprintln!("{console}");
+    assert_eq!(seen, want);
+    let start = events
+        .iter()
+        .find(|e| e["event"] == "progressStart" && e["body"]["title"] == DOWNLOADING)
+        .unwrap_or_else(|| panic!("no download progress: {events:?}"));
+    let id = &start["body"]["progressId"];
+    let end = events
+        .iter()
+        .find(|e| e["event"] == "progressEnd" && e["body"]["progressId"] == *id)
+        .unwrap();
+    assert_eq!(end["body"]["message"], "downloaded", "{end}");
+    let last = events
+        .iter()
+        .rfind(|e| e["event"] == "progressUpdate" && e["body"]["progressId"] == *id)
+        .unwrap_or_else(|| panic!("no progressUpdate: {events:?}"));
+    assert_eq!(last["body"]["percentage"], 100.0, "{last}");
+    assert_eq!(
+        std::fs::read(cache.join(&s.build_id).join("debuginfo")).unwrap(),
+        std::fs::read(&s.debug).unwrap(),
+        "the cache holds the served debug file"
+    );
+    assert_eq!(cache_entry(&cache, &s.build_id), ["debuginfo"]);
+
+    // Only the server without the file: its 404, as over http.
+    let cache = s.dir.join("cache-404");
+    let (seen, _, console) =
+        observe_debuginfod(&s.stripped, &format!("{base}/elsewhere"), &cache, &trusted);
+    assert!(!seen.line_verified, "{seen:?}");
+    assert!(
+        console.contains("the server answered HTTP 404")
+            && console.contains("without debug information"),
+        "{console}"
+    );
+    assert!(!cache.join(&s.build_id).exists(), "a 404 caches nothing");
+
+    // The certificate not trusted: curl's reason, a hint, nothing cached.
+    let cache = s.dir.join("cache-untrusted");
+    let (seen, events, console) =
+        observe_debuginfod(&s.stripped, &base, &cache, &[("NO_PROXY", "127.0.0.1")]);
+    assert!(!seen.line_verified, "{seen:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "progressEnd" && e["body"]["message"] == "failed"),
+        "{events:?}"
+    );
+    assert!(
+        console.contains("SSL certificate problem")
+            && console.contains("CURL_CA_BUNDLE")
+            && console.contains("without debug information"),
+        "{console}"
+    );
+    assert!(
+        !cache.join(&s.build_id).exists(),
+        "nothing cached: {console}"
+    );
+}
+
+/// The pids of running curl processes whose arguments name `port`.
+fn curls_of(port: u16) -> Vec<String> {
+    let needle = format!("127.0.0.1:{port}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline);
+            let argv0 = text.split('\0').next()?;
+            (argv0.ends_with("curl") && text.contains(&needle))
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// A slow https download is cancelled like an http one: curl is killed, nothing cached.
+#[test]
+fn an_https_download_is_cancelled() {
+    let s = split("dbg-https-cancel", &[]);
+    let (server, cert) = https_server(&s, "slow");
+    let url = format!("https://127.0.0.1:{}", server.port);
+    let envs = [
+        ("CURL_CA_BUNDLE", cert.to_str().unwrap()),
+        ("NO_PROXY", "127.0.0.1"),
+    ];
+    let took = cancel_a_slow_download(
+        &s,
+        &url,
+        &envs,
+        |_, progress_id| json!({"progressId": progress_id}),
+    );
+    eprintln!("cancel -> progressEnd over https: {took:?}");
+    assert_eq!(
+        curls_of(server.port),
+        Vec::<String>::new(),
+        "curl outlived the cancel"
+    );
+}
+
+/// A server that stops sending is given up after `DEBUGINFOD_TIMEOUT`, over https as over
+/// http, and nothing is cached.
+#[test]
+fn a_stalled_https_download_times_out() {
+    let s = split("dbg-https-stall", &[]);
+    let (server, cert) = https_server(&s, "stall");
+    let cache = s.dir.join("cache");
+    let started = Instant::now();
+    let (seen, events, console) = observe_debuginfod(
+        &s.stripped,
+        &format!("https://127.0.0.1:{}", server.port),
+        &cache,
+        &[
+            ("CURL_CA_BUNDLE", cert.to_str().unwrap()),
+            ("NO_PROXY", "127.0.0.1"),
+            ("DEBUGINFOD_TIMEOUT", "1"),
+        ],
+    );
+    let took = started.elapsed();
+    eprintln!("stalled https session: {took:?}\n{console}");
+    assert!(!seen.line_verified, "{seen:?}");
+    assert!(
+        events.iter().any(|e| e["event"] == "progressUpdate"),
+        "the first 4 KiB were reported: {events:?}"
+    );
+    assert!(
+        console.contains("no data for 1 s (DEBUGINFOD_TIMEOUT)"),
+        "{console}"
+    );
+    // curl's own `--speed-time 1` would take 6–7 s (it averages over a window).
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(!cache.join(&s.build_id).exists(), "nothing cached");
 }

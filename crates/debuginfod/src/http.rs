@@ -1,6 +1,6 @@
 //! One plain-HTTP GET, streamed into a writer, with an idle timeout and cancellation:
 //! all a debuginfod download needs (`Content-Length` or chunked bodies, up to a few
-//! redirects to other `http://` URLs).
+//! redirects to other `http://` URLs). `https://` URLs go to `curl.rs`.
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -55,10 +55,9 @@ fn parse_url(url: &str) -> Result<Target, Error> {
     };
     let Some(rest) = url.strip_prefix("http://") else {
         if url.starts_with("https://") {
-            return Err(bad(
-                "https is not supported by tandem's debuginfod client (plain http only); \
-                 a cache filled by gdb or debuginfod-find is used",
-            ));
+            // Only a redirect gets here: `Client` hands https URLs to curl.
+            return Err(bad("an http server's redirect to https is not followed; \
+                 give the https URL in DEBUGINFOD_URLS"));
         }
         return Err(bad("not an http:// URL"));
     };
@@ -404,7 +403,7 @@ mod tests {
         let e = parse_url("https://debuginfod.example/")
             .err()
             .map(|e| e.to_string());
-        assert!(e.is_some_and(|e| e.contains("https is not supported")));
+        assert!(e.is_some_and(|e| e.contains("redirect to https")));
         assert!(parse_url("ftp://x/").is_err());
         assert!(parse_url("http://:80/").is_err());
     }

@@ -8,10 +8,13 @@
 //! written to a temporary file beside its cache entry and renamed into place only after
 //! its build-id was checked, so the cache never holds a wrong or half-written file.
 //!
-//! Plain `http://` only: `https://` servers are skipped with an error that says so (a TLS
-//! stack would be the workspace's first C-compiled crypto dependency; a cache filled by
-//! gdb or `debuginfod-find` serves https servers' files to tandem too).
+//! `http://` servers are asked by `http.rs` (std's `TcpStream`); `https://` servers through
+//! the system's `curl` (`curl.rs`), so no TLS stack is compiled into tandem and curl brings
+//! the system's CA store, `CURL_CA_BUNDLE` for a private CA, proxies and HTTP/2. Both keep
+//! one contract: the body streamed into the temporary file, progress, the timeouts,
+//! cancellation within 100 ms, an HTTP error as [`Error::Status`].
 
+mod curl;
 mod http;
 
 use std::io::Write;
@@ -86,6 +89,14 @@ pub enum Error {
         /// The error.
         source: std::io::Error,
     },
+    /// curl (which fetches `https://` URLs) is missing or failed.
+    #[error("{url}: {reason}")]
+    Curl {
+        /// The file's URL.
+        url: String,
+        /// curl's message, or why curl could not run.
+        reason: String,
+    },
     /// Every server failed; each one's reason.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     AllFailed(Vec<Error>),
@@ -124,6 +135,8 @@ pub struct Client {
     cache: PathBuf,
     timeout: Duration,
     connect_timeout: Duration,
+    /// The program that fetches `https://` URLs.
+    curl: PathBuf,
 }
 
 impl Client {
@@ -153,6 +166,7 @@ impl Client {
             cache,
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: CONNECT_TIMEOUT,
+            curl: PathBuf::from("curl"),
         }
     }
 
@@ -230,7 +244,12 @@ impl Client {
                 connect: self.connect_timeout,
                 idle: self.timeout,
             };
-            http::get(url, &mut file, limits, progress, cancel)?;
+            if url.starts_with("https://") {
+                let heads = tmp.with_extension("heads");
+                curl::get(&self.curl, url, &mut file, &heads, limits, progress, cancel)?;
+            } else {
+                http::get(url, &mut file, limits, progress, cancel)?;
+            }
             file.flush().map_err(|source| Error::Io {
                 context: tmp.display().to_string(),
                 source,
@@ -346,7 +365,7 @@ mod tests {
         let client = Client::new(
             vec![
                 format!("http://127.0.0.1:{port}"),
-                "https://debuginfod.invalid".to_string(),
+                format!("https://127.0.0.1:{port}/tls"),
             ],
             cache.clone(),
         );
@@ -361,8 +380,43 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
-        assert!(err.contains("https is not supported"), "{err}");
+        assert!(err.contains(&format!("http://127.0.0.1:{port}/")), "{err}");
+        // Over https, curl's own words (a refused connection is its error 7).
+        assert!(
+            err.contains(&format!("https://127.0.0.1:{port}/tls/")) && err.contains("curl: (7)"),
+            "{err}"
+        );
+        assert!(!cache.join("01020304").exists());
+        let _ = std::fs::remove_dir_all(&cache);
+    }
+
+    #[test]
+    fn https_without_curl_says_so_and_asks_the_next_server() {
+        let cache = scratch("no-curl");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut client = Client::new(
+            vec![
+                "https://debuginfod.example".to_string(),
+                format!("http://127.0.0.1:{port}"),
+            ],
+            cache.clone(),
+        );
+        client.curl = cache.join("no-such-curl");
+        let err = client
+            .fetch(&[1, 2, 3, 4], &mut |_| {}, &Cancel::default())
+            .err();
+        let Some(Error::AllFailed(errors)) = err else {
+            panic!("{err:?}");
+        };
+        let first = errors[0].to_string();
+        assert!(first.contains("https needs curl on PATH"), "{first}");
+        assert!(
+            errors[1].to_string().contains(&format!("127.0.0.1:{port}")),
+            "the next server was asked: {errors:?}"
+        );
         assert!(!cache.join("01020304").exists());
         let _ = std::fs::remove_dir_all(&cache);
     }
