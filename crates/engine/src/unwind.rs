@@ -574,3 +574,57 @@ pub(crate) fn frames(
     }
     out
 }
+
+/// gdb's view of a stop at a user breakpoint on the first instruction of inlined calls
+/// (`skip_inline_frames`): the program is shown in their caller, just before the calls,
+/// so a breakpoint on `total` whose address is also where `std::vector::begin` was
+/// inlined stops in `total`. Frame 0's inlined frames whose call starts at the pc are
+/// dropped, innermost first, up to one a function breakpoint there names (`keep`):
+/// breaking on an inlined function by name stops inside it. The frame left on top
+/// shows the call site of the dropped call (gdb shows the inlined function's own
+/// declaration line there).
+pub(crate) fn hide_inlined_at_entry(frames: &mut Vec<FrameData>, keep: &[String]) {
+    let Some(top) = frames.first() else { return };
+    if top.physical != 0 || top.inline_index == 0 {
+        return;
+    }
+    let Some(module) = top.module.clone() else {
+        return;
+    };
+    let file_pc = module.to_file(top.lookup_pc);
+    let Some(f) = module
+        .binary()
+        .and_then(|b| b.function_at(file_pc).ok().flatten())
+    else {
+        return;
+    };
+    let mut drop = 0;
+    for frame in frames.iter() {
+        if frame.physical != 0 || frame.inline_index == 0 {
+            break;
+        }
+        let Some(call) = usize::try_from(frame.inline_index - 1)
+            .ok()
+            .and_then(|k| f.inlined.get(k))
+        else {
+            break;
+        };
+        let at_entry = call.ranges.first().is_some_and(|r| r.start == file_pc);
+        if !at_entry || keep.iter().any(|k| names_function(k, &call.name)) {
+            break;
+        }
+        drop += 1;
+    }
+    frames.drain(..drop);
+}
+
+/// Whether a function breakpoint's name (`begin`, `std::vector<double>::begin`,
+/// `f(int)`) names the function `qualified`.
+fn names_function(name: &str, qualified: &str) -> bool {
+    let name = name.split('(').next().unwrap_or(name).trim();
+    !name.is_empty()
+        && (qualified == name
+            || qualified
+                .strip_suffix(name)
+                .is_some_and(|head| head.ends_with("::")))
+}

@@ -14,6 +14,9 @@ pub(super) struct Core {
     /// After stepping a thread off a breakpoint it was not stopped by, continue.
     pub(super) continue_after_step: bool,
     pub(super) last_stop: Option<(Tid, bool)>,
+    /// When the last stop was at user breakpoints: the names of the function
+    /// breakpoints among them (see [`unwind::hide_inlined_at_entry`]).
+    pub(super) stop_at_user_bp: Option<Vec<String>>,
     pub(super) running: bool,
     pub(super) exited: bool,
     pub(super) events: route::EventTx,
@@ -81,6 +84,11 @@ pub(super) fn unwind_thread(
     for f in &mut frames {
         f.tid = Some(tid);
     }
+    if let (Some((stopped, _)), Some(keep)) = (c.last_stop, &c.stop_at_user_bp) {
+        if stopped == tid {
+            unwind::hide_inlined_at_entry(&mut frames, keep);
+        }
+    }
     Ok(frames)
 }
 
@@ -117,6 +125,7 @@ impl Core {
         self.running = false;
         self.stop_shown = true;
         self.last_stop = Some((tid, at_bp));
+        self.stop_at_user_bp = None;
         if !matches!(cause, StopCause::Signal(_)) {
             self.last_signal = None;
         }
@@ -303,7 +312,15 @@ impl Core {
         let stop_ids = self.user_hits(t, tid, addr);
         if !stop_ids.is_empty() {
             self.clear_step(t);
+            let names = stop_ids
+                .iter()
+                .filter_map(|id| match &self.bps.get(id)?.key {
+                    BpKey::Function(name) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
             self.stopped(tid, StopCause::Breakpoint(stop_ids), true, None);
+            self.stop_at_user_bp = Some(names);
             return;
         }
         if let Some(kind) = self.exceptions.at(addr) {
