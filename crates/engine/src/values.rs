@@ -124,6 +124,8 @@ pub(crate) struct Node {
 pub(crate) struct Resolved {
     pub kind: TypeKind,
     pub size: Option<u64>,
+    /// The type reached (for what its kind does not say: a C++ enum's scope).
+    pub id: Option<TypeRef>,
 }
 
 pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> {
@@ -146,12 +148,14 @@ pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> 
                 return Ok(Resolved {
                     kind: TypeKind::Unspecified,
                     size: None,
+                    id: None,
                 })
             }
             kind => {
                 return Ok(Resolved {
                     kind: kind.clone(),
                     size: info.size,
+                    id: Some(t),
                 })
             }
         }
@@ -383,7 +387,10 @@ impl Renderer<'_> {
                         )
                     });
                 let v = int_value(bytes, signed);
-                enum_text(enumerators, *flag_like, v)
+                // gdb names a C++ enumerator by its scope (`ns::E::x`, `ns::x`).
+                let scope =
+                    r.id.and_then(|t| self.binary.enumerator_scope(t).ok().flatten());
+                enum_text(enumerators, *flag_like, v, scope.as_deref().unwrap_or(""))
             }
             TypeKind::Pointer(target) => self.pointer_text(le_u64(bytes), *target),
             TypeKind::Unspecified => "void".into(),
@@ -765,16 +772,16 @@ pub(crate) fn base_text(enc: BaseEncoding, bytes: &[u8]) -> String {
     }
 }
 
-fn enum_text(enumerators: &[(String, i128)], flag_like: bool, v: i128) -> String {
+fn enum_text(enumerators: &[(String, i128)], flag_like: bool, v: i128, scope: &str) -> String {
     if let Some((name, _)) = enumerators.iter().find(|(_, e)| *e == v) {
-        return name.clone();
+        return format!("{scope}{name}");
     }
     if flag_like && v > 0 {
         let mut parts = Vec::new();
         let mut rest = v;
         for (name, e) in enumerators {
             if *e != 0 && rest & e == *e {
-                parts.push(name.clone());
+                parts.push(format!("{scope}{name}"));
                 rest &= !e;
             }
         }
@@ -895,9 +902,9 @@ mod tests {
             ("B".to_string(), 2),
             ("C".to_string(), 4),
         ];
-        assert_eq!(enum_text(&e, true, 3), "(A | B)");
-        assert_eq!(enum_text(&e, true, 9), "(A | unknown: 0x8)");
-        assert_eq!(enum_text(&e, false, 9), "9");
-        assert_eq!(enum_text(&e, true, 2), "B");
+        assert_eq!(enum_text(&e, true, 3, ""), "(A | B)");
+        assert_eq!(enum_text(&e, true, 9, ""), "(A | unknown: 0x8)");
+        assert_eq!(enum_text(&e, false, 9, ""), "9");
+        assert_eq!(enum_text(&e, true, 2, ""), "B");
     }
 }
