@@ -514,6 +514,26 @@ impl Renderer<'_> {
                     Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
                     Err(e) => e,
                 },
+                // gdb prints a nested struct or union in full; one whose members are
+                // all scalars (a `json`'s `m_value` union) is, here too. Deeper ones
+                // and library types stay folded (their children show them).
+                Some(Ok(Resolved {
+                    kind:
+                        TypeKind::Composite {
+                            members: inner,
+                            declaration: false,
+                            ..
+                        },
+                    ..
+                })) if m.bitfield.is_none()
+                    && !inner.is_empty()
+                    && inner.iter().all(|i| {
+                        i.ty.and_then(|t| resolve(self.binary, t).ok())
+                            .is_some_and(|r| is_scalar(&r.kind))
+                    }) =>
+                {
+                    self.composite_summary(&inner, &place.offset(m.byte_offset))
+                }
                 _ => "{...}".into(),
             };
             if name.is_empty() {
@@ -752,13 +772,13 @@ pub(crate) fn base_text(enc: BaseEncoding, bytes: &[u8]) -> String {
                 None => v.to_string(),
             }
         }
-        BaseEncoding::Bool => {
-            if bytes.iter().any(|b| *b != 0) {
-                "true".into()
-            } else {
-                "false".into()
-            }
-        }
+        // As gdb: a byte other than 0 or 1 (an uninitialized bool, a union's other
+        // member) is printed as the number it holds.
+        BaseEncoding::Bool => match int_value(bytes, false) {
+            0 => "false".into(),
+            1 => "true".into(),
+            v => v.to_string(),
+        },
         BaseEncoding::Float => float_text(bytes),
         BaseEncoding::ComplexFloat => {
             let half = bytes.len() / 2;
