@@ -602,8 +602,8 @@ pub(crate) fn frames(
     out
 }
 
-/// gdb's view of a stop at a user breakpoint on the first instruction of inlined calls
-/// (`skip_inline_frames`): the program is shown in their caller, just before the calls,
+/// gdb's view of a stop at function breakpoints on the first instruction of inlined
+/// calls (`skip_inline_frames`): the program is shown in their caller, before the calls,
 /// so a breakpoint on `total` whose address is also where `std::vector::begin` was
 /// inlined stops in `total`. Frame 0's inlined frames whose call starts at the pc are
 /// dropped, innermost first, up to one a function breakpoint there names (`keep`):

@@ -14,8 +14,8 @@ pub(super) struct Core {
     /// After stepping a thread off a breakpoint it was not stopped by, continue.
     pub(super) continue_after_step: bool,
     pub(super) last_stop: Option<(Tid, bool)>,
-    /// When the last stop was at user breakpoints: the names of the function
-    /// breakpoints among them (see [`unwind::hide_inlined_at_entry`]).
+    /// When the last stop was at function breakpoints only: their names (see
+    /// [`unwind::hide_inlined_at_entry`]).
     pub(super) stop_at_user_bp: Option<Vec<String>>,
     pub(super) running: bool,
     pub(super) exited: bool,
@@ -312,15 +312,18 @@ impl Core {
         let stop_ids = self.user_hits(t, tid, addr);
         if !stop_ids.is_empty() {
             self.clear_step(t);
-            let names = stop_ids
+            // Only function breakpoints hide inlined frames: gdb gives a source line's
+            // or an address's breakpoint the innermost (inlined) function there, so
+            // such a stop is shown inside the inlined call.
+            let names: Option<Vec<String>> = stop_ids
                 .iter()
-                .filter_map(|id| match &self.bps.get(id)?.key {
-                    BpKey::Function(name) => Some(name.clone()),
+                .map(|id| match self.bps.get(id).map(|b| &b.key) {
+                    Some(BpKey::Function(name)) => Some(name.clone()),
                     _ => None,
                 })
                 .collect();
             self.stopped(tid, StopCause::Breakpoint(stop_ids), true, None);
-            self.stop_at_user_bp = Some(names);
+            self.stop_at_user_bp = names;
             return;
         }
         if let Some(kind) = self.exceptions.at(addr) {
