@@ -123,18 +123,9 @@ fn nlohmann_json_frames_and_values_equal_gdbs() {
         for function in ["greet", "total", "count_numbers"] {
             let (gf, ga, gl) = gdb_at(&program, function);
             let (tf, ta, tl) = tandem_at(&program, function, &gf[0]);
-            // gdb shows a breakpoint at the first instruction of an inlined call
-            // (`vector::begin` inlined into `total` at -O2) in the caller; tandem
-            // shows the inlined frames too: they are skipped, and counted as differing.
-            let inlined = tf.iter().take_while(|f| **f != gf[0]).count();
-            if inlined > 0 {
-                differ.push(format!("{opt} {function} frames: ours {tf:?} gdb {gf:?}"));
-            }
-            assert_eq!(
-                tf[inlined..][..gf.len()],
-                gf[..],
-                "{opt} {function}: frames"
-            );
+            // At -O2 `total`'s breakpoint is also the first instruction of an inlined
+            // `vector::begin`: gdb shows `total` (its caller), and so must tandem.
+            assert_eq!(tf[..gf.len()], gf[..], "{opt} {function}: frames");
             assert_eq!(
                 ta.keys().collect::<Vec<_>>(),
                 ga.keys().collect::<Vec<_>>(),
@@ -157,12 +148,8 @@ fn nlohmann_json_frames_and_values_equal_gdbs() {
                     }
                 }
             }
-            // Scalar arguments agree exactly at -O0 (at -O2 a clone's argument may be
-            // located by DW_OP_GNU_parameter_ref, which tandem does not evaluate yet:
-            // counted among the differences).
-            if opt != "-O0" {
-                continue;
-            }
+            // Scalar arguments agree exactly, at -O2 too: a clone's argument located by
+            // DW_OP_GNU_parameter_ref is read from the caller's call site.
             for name in ["times", "bias", "depth", "name"] {
                 if let Some(gv) = ga.get(name) {
                     assert_eq!(ta.get(name), Some(gv), "{opt} {function} {name}");
@@ -177,5 +164,7 @@ fn nlohmann_json_frames_and_values_equal_gdbs() {
     for d in &differ {
         eprintln!("  {d}");
     }
-    assert!(equal >= 15, "{equal} equal");
+    // 21 of 22 on 2026-12-02; the one left is an uninitialized local (stack garbage,
+    // which differs between the two runs), and another such local may differ as well.
+    assert!(equal >= 20, "{equal} equal");
 }

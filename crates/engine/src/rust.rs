@@ -386,6 +386,7 @@ impl Renderer<'_> {
                 &crate::values::Resolved {
                     kind: TypeKind::Pointer(Some(target)),
                     size: Some(8),
+                    id: None,
                 },
                 &addr.to_le_bytes(),
             )?));

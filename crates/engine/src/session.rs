@@ -368,6 +368,7 @@ impl Session {
             step: None,
             continue_after_step: false,
             last_stop: None,
+            stop_at_user_bp: None,
             running: true,
             exited: false,
             events: tx,

@@ -90,14 +90,29 @@ pub(crate) struct CallerFrame {
 /// How many callers a chain of entry values may go through.
 const MAX_ENTRY_CHAIN: u32 = 8;
 
-/// The registers the call site returning to `caller.pc` describes, as they were on
-/// entry to the callee: each `DW_AT_call_value` evaluated in the caller's frame. A
-/// value that cannot be evaluated is left out (the callee's variable then reads as
-/// optimized out); `None` when the caller has no such call site.
-pub(crate) fn entry_registers(
-    caller: &CallerFrame,
-    mem: &dyn MemoryReader,
-) -> Option<HashMap<u16, u64>> {
+/// What the call site returning to a caller says of the callee's entry: its parameter
+/// registers (`DW_AT_call_value` by `DW_AT_location`) and its parameters by DIE (for
+/// `DW_OP_GNU_parameter_ref`), each evaluated in the caller's frame.
+#[derive(Debug, Default)]
+pub(crate) struct EntryValues {
+    registers: HashMap<u16, u64>,
+    parameters: HashMap<u64, u64>,
+}
+
+impl RegisterReader for EntryValues {
+    fn reg(&self, n: u16) -> Option<u64> {
+        self.registers.get(&n).copied()
+    }
+
+    fn parameter(&self, die: u64) -> Option<u64> {
+        self.parameters.get(&die).copied()
+    }
+}
+
+/// The entry values the call site returning to `caller.pc` describes. A value that
+/// cannot be evaluated is left out (the callee's variable then reads as optimized
+/// out); `None` when the caller has no such call site.
+pub(crate) fn entry_registers(caller: &CallerFrame, mem: &dyn MemoryReader) -> Option<EntryValues> {
     entry_registers_at(caller, mem, 0, &|c| c.caller.clone())
 }
 
@@ -109,21 +124,23 @@ fn entry_registers_at(
     mem: &dyn MemoryReader,
     depth: u32,
     up: Up<'_>,
-) -> Option<HashMap<u16, u64>> {
+) -> Option<EntryValues> {
     if depth >= MAX_ENTRY_CHAIN {
         return None;
     }
     let module = caller.module.as_ref()?;
     let binary = module.binary()?;
     let site = binary.call_site(module.to_file(caller.pc)).ok()??;
-    if site.values.is_empty() {
+    if site.values.is_empty() && site.parameters.is_empty() {
         return None;
     }
     // The caller's own entry values, only when one of its values needs them.
     let needs_entry = site
         .values
         .iter()
-        .any(|(_, e)| e.bytes().iter().any(|&b| b == 0xa3 || b == 0xf3));
+        .map(|(_, e)| e)
+        .chain(site.parameters.iter().map(|(_, e)| e))
+        .any(|e| e.bytes().iter().any(|&b| b == 0xa3 || b == 0xf3));
     let outer = if needs_entry {
         up(caller).and_then(|c| entry_registers_at(&c, mem, depth + 1, up))
     } else {
@@ -139,12 +156,11 @@ fn entry_registers_at(
         tls_base: None,
         entry_registers: outer.as_ref().map(|m| m as &dyn RegisterReader),
     };
-    let mut out = HashMap::new();
-    for (reg, expr) in &site.values {
-        let Ok(pieces) = binary.evaluate_location(expr, site.frame_base.as_ref(), &ctx) else {
-            continue;
-        };
-        let value = match pieces.first().map(|p| &p.location) {
+    let value_of = |expr: &symbols::LocationExpr| -> Option<u64> {
+        let pieces = binary
+            .evaluate_location(expr, site.frame_base.as_ref(), &ctx)
+            .ok()?;
+        match pieces.first().map(|p| &p.location) {
             Some(PieceLocation::Memory(a)) => Some(a.0),
             Some(PieceLocation::Register(r)) => caller.regs.get(*r),
             Some(PieceLocation::Value(b)) => {
@@ -155,9 +171,17 @@ fn entry_registers_at(
                 Some(u64::from_le_bytes(x))
             }
             _ => None,
-        };
-        if let Some(v) = value {
-            out.insert(*reg, v);
+        }
+    };
+    let mut out = EntryValues::default();
+    for (reg, expr) in &site.values {
+        if let Some(v) = value_of(expr) {
+            out.registers.insert(*reg, v);
+        }
+    }
+    for (die, expr) in &site.parameters {
+        if let Some(v) = value_of(expr) {
+            out.parameters.insert(*die, v);
         }
     }
     Some(out)
@@ -178,21 +202,24 @@ pub(crate) struct LazyEntryRegisters<'a> {
     pub module: &'a Module,
     pub modules: &'a Modules,
     pub mem: &'a dyn MemoryReader,
-    pub cell: std::cell::OnceCell<Option<HashMap<u16, u64>>>,
+    pub cell: std::cell::OnceCell<Option<EntryValues>>,
 }
 
 impl RegisterReader for LazyEntryRegisters<'_> {
     fn reg(&self, n: u16) -> Option<u64> {
+        self.cell.get_or_init(|| self.recover()).as_ref()?.reg(n)
+    }
+
+    fn parameter(&self, die: u64) -> Option<u64> {
         self.cell
             .get_or_init(|| self.recover())
             .as_ref()?
-            .get(&n)
-            .copied()
+            .parameter(die)
     }
 }
 
 impl LazyEntryRegisters<'_> {
-    fn recover(&self) -> Option<HashMap<u16, u64>> {
+    fn recover(&self) -> Option<EntryValues> {
         let binary = self.module.binary()?;
         if is_main(self.module, self.pc) {
             return None;
@@ -573,4 +600,58 @@ pub(crate) fn frames(
         }
     }
     out
+}
+
+/// gdb's view of a stop at function breakpoints on the first instruction of inlined
+/// calls (`skip_inline_frames`): the program is shown in their caller, before the calls,
+/// so a breakpoint on `total` whose address is also where `std::vector::begin` was
+/// inlined stops in `total`. Frame 0's inlined frames whose call starts at the pc are
+/// dropped, innermost first, up to one a function breakpoint there names (`keep`):
+/// breaking on an inlined function by name stops inside it. The frame left on top
+/// shows the call site of the dropped call (gdb shows the inlined function's own
+/// declaration line there).
+pub(crate) fn hide_inlined_at_entry(frames: &mut Vec<FrameData>, keep: &[String]) {
+    let Some(top) = frames.first() else { return };
+    if top.physical != 0 || top.inline_index == 0 {
+        return;
+    }
+    let Some(module) = top.module.clone() else {
+        return;
+    };
+    let file_pc = module.to_file(top.lookup_pc);
+    let Some(f) = module
+        .binary()
+        .and_then(|b| b.function_at(file_pc).ok().flatten())
+    else {
+        return;
+    };
+    let mut drop = 0;
+    for frame in frames.iter() {
+        if frame.physical != 0 || frame.inline_index == 0 {
+            break;
+        }
+        let Some(call) = usize::try_from(frame.inline_index - 1)
+            .ok()
+            .and_then(|k| f.inlined.get(k))
+        else {
+            break;
+        };
+        let at_entry = call.ranges.first().is_some_and(|r| r.start == file_pc);
+        if !at_entry || keep.iter().any(|k| names_function(k, &call.name)) {
+            break;
+        }
+        drop += 1;
+    }
+    frames.drain(..drop);
+}
+
+/// Whether a function breakpoint's name (`begin`, `std::vector<double>::begin`,
+/// `f(int)`) names the function `qualified`.
+fn names_function(name: &str, qualified: &str) -> bool {
+    let name = name.split('(').next().unwrap_or(name).trim();
+    !name.is_empty()
+        && (qualified == name
+            || qualified
+                .strip_suffix(name)
+                .is_some_and(|head| head.ends_with("::")))
 }

@@ -124,6 +124,8 @@ pub(crate) struct Node {
 pub(crate) struct Resolved {
     pub kind: TypeKind,
     pub size: Option<u64>,
+    /// The type reached (for what its kind does not say: a C++ enum's scope).
+    pub id: Option<TypeRef>,
 }
 
 pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> {
@@ -146,12 +148,14 @@ pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> 
                 return Ok(Resolved {
                     kind: TypeKind::Unspecified,
                     size: None,
+                    id: None,
                 })
             }
             kind => {
                 return Ok(Resolved {
                     kind: kind.clone(),
                     size: info.size,
+                    id: Some(t),
                 })
             }
         }
@@ -383,7 +387,10 @@ impl Renderer<'_> {
                         )
                     });
                 let v = int_value(bytes, signed);
-                enum_text(enumerators, *flag_like, v)
+                // gdb names a C++ enumerator by its scope (`ns::E::x`, `ns::x`).
+                let scope =
+                    r.id.and_then(|t| self.binary.enumerator_scope(t).ok().flatten());
+                enum_text(enumerators, *flag_like, v, scope.as_deref().unwrap_or(""))
             }
             TypeKind::Pointer(target) => self.pointer_text(le_u64(bytes), *target),
             TypeKind::Unspecified => "void".into(),
@@ -507,6 +514,26 @@ impl Renderer<'_> {
                     Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
                     Err(e) => e,
                 },
+                // gdb prints a nested struct or union in full; one whose members are
+                // all scalars (a `json`'s `m_value` union) is, here too. Deeper ones
+                // and library types stay folded (their children show them).
+                Some(Ok(Resolved {
+                    kind:
+                        TypeKind::Composite {
+                            members: inner,
+                            declaration: false,
+                            ..
+                        },
+                    ..
+                })) if m.bitfield.is_none()
+                    && !inner.is_empty()
+                    && inner.iter().all(|i| {
+                        i.ty.and_then(|t| resolve(self.binary, t).ok())
+                            .is_some_and(|r| is_scalar(&r.kind))
+                    }) =>
+                {
+                    self.composite_summary(&inner, &place.offset(m.byte_offset))
+                }
                 _ => "{...}".into(),
             };
             if name.is_empty() {
@@ -745,13 +772,13 @@ pub(crate) fn base_text(enc: BaseEncoding, bytes: &[u8]) -> String {
                 None => v.to_string(),
             }
         }
-        BaseEncoding::Bool => {
-            if bytes.iter().any(|b| *b != 0) {
-                "true".into()
-            } else {
-                "false".into()
-            }
-        }
+        // As gdb: a byte other than 0 or 1 (an uninitialized bool, a union's other
+        // member) is printed as the number it holds.
+        BaseEncoding::Bool => match int_value(bytes, false) {
+            0 => "false".into(),
+            1 => "true".into(),
+            v => v.to_string(),
+        },
         BaseEncoding::Float => float_text(bytes),
         BaseEncoding::ComplexFloat => {
             let half = bytes.len() / 2;
@@ -765,16 +792,16 @@ pub(crate) fn base_text(enc: BaseEncoding, bytes: &[u8]) -> String {
     }
 }
 
-fn enum_text(enumerators: &[(String, i128)], flag_like: bool, v: i128) -> String {
+fn enum_text(enumerators: &[(String, i128)], flag_like: bool, v: i128, scope: &str) -> String {
     if let Some((name, _)) = enumerators.iter().find(|(_, e)| *e == v) {
-        return name.clone();
+        return format!("{scope}{name}");
     }
     if flag_like && v > 0 {
         let mut parts = Vec::new();
         let mut rest = v;
         for (name, e) in enumerators {
             if *e != 0 && rest & e == *e {
-                parts.push(name.clone());
+                parts.push(format!("{scope}{name}"));
                 rest &= !e;
             }
         }
@@ -895,9 +922,9 @@ mod tests {
             ("B".to_string(), 2),
             ("C".to_string(), 4),
         ];
-        assert_eq!(enum_text(&e, true, 3), "(A | B)");
-        assert_eq!(enum_text(&e, true, 9), "(A | unknown: 0x8)");
-        assert_eq!(enum_text(&e, false, 9), "9");
-        assert_eq!(enum_text(&e, true, 2), "B");
+        assert_eq!(enum_text(&e, true, 3, ""), "(A | B)");
+        assert_eq!(enum_text(&e, true, 9, ""), "(A | unknown: 0x8)");
+        assert_eq!(enum_text(&e, false, 9, ""), "9");
+        assert_eq!(enum_text(&e, true, 2, ""), "B");
     }
 }

@@ -21,6 +21,10 @@ pub struct CallSite {
     /// in the caller's frame, whose value the register had on entry to the callee
     /// (`DW_AT_call_value` / `DW_AT_GNU_call_site_value`).
     pub values: Vec<(u16, LocationExpr)>,
+    /// For each parameter the call site names (`DW_AT_call_parameter` / GNU
+    /// `DW_AT_abstract_origin`, as a `.debug_info` offset): its value's expression, for
+    /// `DW_OP_GNU_parameter_ref` in a clone that lost the parameter.
+    pub parameters: Vec<(u64, LocationExpr)>,
     /// The frame base of the function containing the call (for `DW_OP_fbreg` in the
     /// values), when it is a single expression.
     pub frame_base: Option<LocationExpr>,
@@ -150,6 +154,7 @@ impl Binary {
                         let site = CallSite {
                             return_pc: FileAddr(ret),
                             values: Vec::new(),
+                            parameters: Vec::new(),
                             frame_base: funcs.last().and_then(|f| f.1.clone()),
                         };
                         if die.has_children() {
@@ -167,6 +172,14 @@ impl Binary {
                             .or_else(|| {
                                 Self::expr_attr(unit, index, die, gimli::DW_AT_GNU_call_site_value)
                             });
+                        let param = die
+                            .attr_value(gimli::DW_AT_call_parameter)
+                            .or_else(|| die.attr_value(gimli::DW_AT_abstract_origin))
+                            .and_then(|v| self.resolve_ref(index, &v))
+                            .map(|d| self.global_offset(d));
+                        if let (Some(param), Some(value)) = (param, value.as_ref()) {
+                            site.parameters.push((param, value.clone()));
+                        }
                         if let (Some(reg), Some(value)) = (reg, value) {
                             site.values.push((reg, value));
                         }

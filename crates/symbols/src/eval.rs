@@ -19,6 +19,13 @@ pub trait MemoryReader {
 pub trait RegisterReader {
     /// The register's value, or `None` when it is not known in this frame.
     fn reg(&self, dwarf_regno: u16) -> Option<u64>;
+
+    /// For entry registers: the value the caller's call site gives the parameter whose
+    /// DIE is at `.debug_info` offset `die` (`DW_OP_GNU_parameter_ref`).
+    fn parameter(&self, die: u64) -> Option<u64> {
+        let _ = die;
+        None
+    }
 }
 
 impl RegisterReader for HashMap<u16, u64> {
@@ -414,10 +421,24 @@ impl Binary {
                     };
                     eval.resume_with_entry_value(gimli::Value::Generic(v))?
                 }
-                E::RequiresAtLocation(_) | E::RequiresParameterRef(_) => {
-                    return Err(Error::Evaluation(
-                        "DW_OP_call and DW_OP_GNU_parameter_ref are not supported".into(),
-                    ));
+                E::RequiresParameterRef(offset) => {
+                    // A clone's parameter the caller passed but the clone does not
+                    // keep: its value comes from the call site, as gdb finds it.
+                    let die = self
+                        .units()
+                        .get(expr.unit)
+                        .map(|u| u.offset + offset.0 as u64)
+                        .ok_or(Error::BadReference(offset.0 as u64))?;
+                    let v = ctx
+                        .entry_registers
+                        .and_then(|regs| regs.parameter(die))
+                        .ok_or_else(|| {
+                            Error::OptimizedOut("parameter not described by the call site".into())
+                        })?;
+                    eval.resume_with_parameter_ref(v)?
+                }
+                E::RequiresAtLocation(_) => {
+                    return Err(Error::Evaluation("DW_OP_call is not supported".into()));
                 }
                 _ => return Err(Error::Evaluation("unsupported operation".into())),
             };

@@ -372,7 +372,7 @@ impl Binary {
 
     /// Namespace path of a DIE found by offset: recorded by the unit's walk for
     /// functions without a linkage name, else found by walking the unit to its parents.
-    fn scope_path_of(&self, id: DieId) -> String {
+    pub(crate) fn scope_path_of(&self, id: DieId) -> String {
         // Only when the unit's walk is done (`get`, never `unit_functions`: the walk
         // itself calls this, and initializing the cell again would deadlock).
         if let Some(path) = self

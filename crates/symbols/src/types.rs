@@ -250,6 +250,8 @@ pub(crate) const TYPE_CACHE_MAX: usize = 1 << 16;
 pub(crate) struct TypeCache {
     types: Mutex<HashMap<TypeRef, Arc<Type>>>,
     sizes: Mutex<HashMap<TypeRef, Option<u64>>>,
+    /// The qualification of C++ enums' enumerators (see [`Binary::enumerator_scope`]).
+    enum_scopes: Mutex<HashMap<TypeRef, Option<Arc<str>>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -780,6 +782,38 @@ impl Binary {
             }
         }
         Ok(out)
+    }
+
+    /// How gdb qualifies the enumerators of the C++ enum `t`: by the namespaces and
+    /// classes around it, and for an `enum class` by the enum too
+    /// (`nlohmann::detail::value_t::`); `None` for a C enum or one at file scope.
+    pub fn enumerator_scope(&self, t: TypeRef) -> Result<Option<Arc<str>>> {
+        if let Some(found) = lock(&self.type_cache.enum_scopes).get(&t) {
+            return Ok(found.clone());
+        }
+        let (id, unit) = self.type_die(t)?;
+        let scope = if self.unit_language(id.unit)? == Some(Language::Cpp) {
+            let die = unit.entry(id.offset)?;
+            // The unit is walked to find the enum's parents, once per enum type.
+            let mut scope = self.scope_path_of(id);
+            if matches!(
+                die.attr_value(gimli::DW_AT_enum_class),
+                Some(AttributeValue::Flag(true))
+            ) {
+                if let Some(name) = self.attr_str(&unit, &die, gimli::DW_AT_name) {
+                    scope.push_str(&name);
+                    scope.push_str("::");
+                }
+            }
+            (!scope.is_empty()).then(|| Arc::from(scope))
+        } else {
+            None
+        };
+        let mut cache = lock(&self.type_cache.enum_scopes);
+        if cache.len() < TYPE_CACHE_MAX {
+            cache.insert(t, scope.clone());
+        }
+        Ok(scope)
     }
 
     /// The language of the compilation unit that declares a type.

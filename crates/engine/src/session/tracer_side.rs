@@ -14,6 +14,9 @@ pub(super) struct Core {
     /// After stepping a thread off a breakpoint it was not stopped by, continue.
     pub(super) continue_after_step: bool,
     pub(super) last_stop: Option<(Tid, bool)>,
+    /// When the last stop was at function breakpoints only: their names (see
+    /// [`unwind::hide_inlined_at_entry`]).
+    pub(super) stop_at_user_bp: Option<Vec<String>>,
     pub(super) running: bool,
     pub(super) exited: bool,
     pub(super) events: route::EventTx,
@@ -81,6 +84,11 @@ pub(super) fn unwind_thread(
     for f in &mut frames {
         f.tid = Some(tid);
     }
+    if let (Some((stopped, _)), Some(keep)) = (c.last_stop, &c.stop_at_user_bp) {
+        if stopped == tid {
+            unwind::hide_inlined_at_entry(&mut frames, keep);
+        }
+    }
     Ok(frames)
 }
 
@@ -117,6 +125,7 @@ impl Core {
         self.running = false;
         self.stop_shown = true;
         self.last_stop = Some((tid, at_bp));
+        self.stop_at_user_bp = None;
         if !matches!(cause, StopCause::Signal(_)) {
             self.last_signal = None;
         }
@@ -303,7 +312,18 @@ impl Core {
         let stop_ids = self.user_hits(t, tid, addr);
         if !stop_ids.is_empty() {
             self.clear_step(t);
+            // Only function breakpoints hide inlined frames: gdb gives a source line's
+            // or an address's breakpoint the innermost (inlined) function there, so
+            // such a stop is shown inside the inlined call.
+            let names: Option<Vec<String>> = stop_ids
+                .iter()
+                .map(|id| match self.bps.get(id).map(|b| &b.key) {
+                    Some(BpKey::Function(name)) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
             self.stopped(tid, StopCause::Breakpoint(stop_ids), true, None);
+            self.stop_at_user_bp = names;
             return;
         }
         if let Some(kind) = self.exceptions.at(addr) {
