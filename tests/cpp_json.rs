@@ -10,6 +10,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::dap::{build, DapClient};
@@ -167,4 +168,74 @@ fn nlohmann_json_frames_and_values_equal_gdbs() {
     // 21 of 22 on 2026-12-02; the one left is an uninitialized local (stack garbage,
     // which differs between the two runs), and another such local may differ as well.
     assert!(equal >= 20, "{equal} equal");
+}
+
+/// gdb's value of `condition` where it stops at `break FUNCTION` (the frame it shows). gdb
+/// itself refuses `break total if bias < 1` at -O2 ("No symbol \"bias\" in current
+/// context": it parses a condition in the innermost inlined scope at the address), so the
+/// decision is compared with the condition's value in the frame both debuggers show.
+fn gdb_holds(program: &Path, function: &str, condition: &str) -> bool {
+    let out = Command::new("gdb")
+        .args(["-batch", "-nx", "-ex"])
+        .arg(format!("break {function}"))
+        .args(["-ex", "run", "-ex"])
+        .arg(format!("print {condition}"))
+        .arg(program)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = text
+        .lines()
+        .find_map(|l| l.strip_prefix("$1 = "))
+        .unwrap_or_else(|| panic!("gdb printed no value: {text}"));
+    value == "true" || value == "1"
+}
+
+/// At -O2 `total`'s function breakpoint is also the first instruction of inlined calls,
+/// and the stop is shown in `total`: its condition reads `total`'s arguments, in the frame
+/// the stop shows (not the inlined callee's, where `bias` is not visible and the
+/// condition would be an error that stops).
+#[test]
+fn a_function_breakpoint_condition_at_an_inlined_call_reads_the_function() {
+    for opt in ["-O0", "-O2"] {
+        let program = program(opt);
+        for condition in ["bias > 1", "bias < 1"] {
+            let want = gdb_holds(&program, "total", condition);
+            let mut c = DapClient::new();
+            c.initialize();
+            c.ok("launch", json!({ "program": program }));
+            let bps = c.ok(
+                "setFunctionBreakpoints",
+                json!({"breakpoints": [{"name": "total", "condition": condition}]}),
+            );
+            assert_eq!(bps["breakpoints"][0]["verified"], true, "{bps}");
+            c.ok("configurationDone", json!({}));
+            let deadline = Instant::now() + support::PATIENCE;
+            let stopped = loop {
+                if let Some(s) = c.event_within("stopped", Duration::from_millis(100)) {
+                    break Some(s);
+                }
+                if c.event_within("exited", Duration::from_millis(100))
+                    .is_some()
+                {
+                    break None;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "{opt}: neither stopped nor exited"
+                );
+            };
+            if let Some(stop) = &stopped {
+                let tid = stop["body"]["threadId"].as_i64().unwrap();
+                let top = c.frames(tid)[0]["name"].as_str().unwrap().to_owned();
+                assert!(top.contains("total"), "{opt} {condition}: {top}");
+            }
+            assert_eq!(
+                stopped.is_some(),
+                want,
+                "{opt} `{condition}`: tandem vs gdb"
+            );
+            c.finish();
+        }
+    }
 }

@@ -156,6 +156,16 @@ pub(crate) enum BpKey {
     Address(u64),
 }
 
+impl BpKey {
+    /// The name of a function breakpoint.
+    pub(crate) fn function(&self) -> Option<&str> {
+        match self {
+            BpKey::Function(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
 /// A user breakpoint as the tracer thread sees it.
 #[derive(Debug)]
 pub(crate) struct Bp {

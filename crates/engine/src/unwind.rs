@@ -645,6 +645,24 @@ pub(crate) fn hide_inlined_at_entry(frames: &mut Vec<FrameData>, keep: &[String]
     frames.drain(..drop);
 }
 
+/// How many of the inlined calls at `file_pc` (innermost first) a stop at the function
+/// breakpoint `name` hides: those whose call starts there, up to one `name` names (see
+/// [`hide_inlined_at_entry`]).
+pub(crate) fn inlined_hidden_at(
+    f: &symbols::FunctionAt,
+    file_pc: symbols::FileAddr,
+    name: &str,
+) -> usize {
+    f.inlined
+        .iter()
+        .rev()
+        .take_while(|call| {
+            call.ranges.first().is_some_and(|r| r.start == file_pc)
+                && !names_function(name, &call.name)
+        })
+        .count()
+}
+
 /// Whether a function breakpoint's name (`begin`, `std::vector<double>::begin`,
 /// `f(int)`) names the function `qualified`.
 fn names_function(name: &str, qualified: &str) -> bool {

@@ -9,7 +9,7 @@ use tracer::debugregs::DR6_SINGLE_STEP;
 use tracer::{DebugRegisters, HwAccess, HwSlot, RuntimeAddr, Tid, Tracer};
 
 use super::env::{with_env, EvalIn};
-use super::{eval_condition, lock, Core, Session, SessionEvent, StopCause};
+use super::{eval_condition, lock, Core, Session, SessionEvent, Sites, StopCause};
 use crate::breakpoints::{BreakpointStatus, HitCondition, HitSite};
 use crate::error::{Error, Result};
 use crate::expr::{self, ETy, Expr, Loc};
@@ -143,7 +143,11 @@ impl Core {
                 continue;
             }
             if let Some(cond) = &bp.condition {
-                match eval_condition(t, tid, pc, modules, enums, &mut bp.scopes, cond) {
+                let sites = Sites {
+                    function: None,
+                    cache: &mut bp.scopes,
+                };
+                match eval_condition(t, tid, pc, modules, enums, sites, cond) {
                     Ok(false) => continue,
                     Ok(true) => {}
                     Err(e) => {

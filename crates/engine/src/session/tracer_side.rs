@@ -419,7 +419,11 @@ impl Core {
                 continue;
             }
             if let Some(cond) = &bp.condition {
-                match eval_condition(t, tid, addr, modules, enums, &mut bp.scopes, cond) {
+                let sites = Sites {
+                    function: bp.key.function(),
+                    cache: &mut bp.scopes,
+                };
+                match eval_condition(t, tid, addr, modules, enums, sites, cond) {
                     Ok(false) => continue,
                     Ok(true) => {}
                     Err(e) => {
@@ -438,7 +442,11 @@ impl Core {
                 }
             }
             if let Some(log) = &bp.log {
-                let text = render_log(t, tid, addr, modules, enums, &mut bp.scopes, log);
+                let sites = Sites {
+                    function: bp.key.function(),
+                    cache: &mut bp.scopes,
+                };
+                let text = render_log(t, tid, addr, modules, enums, sites, log);
                 let _ = events.send(SessionEvent::Output(text));
                 continue;
             }
@@ -554,23 +562,32 @@ pub(super) fn resolve_in_with(
 }
 
 /// What a condition needs at breakpoint address `addr`, computed once and kept.
+///
+/// `function` is the name of the function breakpoint being decided, if it is one: such a
+/// stop is shown in the caller of inlined calls starting at the address
+/// ([`unwind::hide_inlined_at_entry`]), so its condition is read in that frame, as gdb
+/// reads it in the frame it shows.
 pub(super) fn hit_site(
     module: &Module,
     binary: &Binary,
     addr: u64,
+    function: Option<&str>,
     scopes: &mut HashMap<u64, Arc<HitSite>>,
 ) -> Result<Arc<HitSite>> {
     if let Some(s) = scopes.get(&addr) {
         return Ok(s.clone());
     }
     let file_pc = module.to_file(addr);
+    let inline_index = match binary.function_at(file_pc).ok().flatten() {
+        Some(f) => {
+            let hidden = function.map_or(0, |name| unwind::inlined_hidden_at(&f, file_pc, name));
+            (f.inlined.len() - hidden) as u32
+        }
+        None => 0,
+    };
     let s = Arc::new(HitSite {
         scope: binary.scope_at(file_pc)?,
-        inline_index: binary
-            .function_at(file_pc)
-            .ok()
-            .flatten()
-            .map_or(0, |f| f.inlined.len() as u32),
+        inline_index,
         row: binary.unwind_row(file_pc).ok().flatten(),
     });
     scopes.insert(addr, s.clone());
@@ -598,7 +615,7 @@ pub(super) fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
         if let Some(cond) = cond {
             let site = module.as_ref().and_then(|m| {
                 let b = m.binary()?.clone();
-                Some((m, hit_site(m, &b, addr, &mut bp.scopes)))
+                Some((m, hit_site(m, &b, addr, bp.key.function(), &mut bp.scopes)))
             });
             let outcome = match site {
                 Some((m, Ok(site))) => crate::jit::accelerate(t, &**m, enums, &site, addr, cond),
@@ -634,6 +651,13 @@ pub(super) fn accelerate(t: &mut Tracer, c: &mut Core, id: BreakpointId) {
     }
 }
 
+/// A breakpoint's cache of its sites, and the name of the function it breaks on (see
+/// [`hit_site`]).
+pub(super) struct Sites<'a> {
+    pub(super) function: Option<&'a str>,
+    pub(super) cache: &'a mut HashMap<u64, Arc<HitSite>>,
+}
+
 /// Builds the expression environment of frame 0 at a breakpoint and runs `f` in it.
 pub(super) fn with_frame0<R>(
     t: &mut Tracer,
@@ -641,7 +665,7 @@ pub(super) fn with_frame0<R>(
     addr: u64,
     modules: &Modules,
     enums: &Enumerators,
-    scopes: &mut HashMap<u64, Arc<HitSite>>,
+    sites: Sites<'_>,
     f: impl FnOnce(&Env<'_>) -> Result<R>,
 ) -> Result<R> {
     let module = modules
@@ -650,7 +674,7 @@ pub(super) fn with_frame0<R>(
     let binary = module
         .binary()
         .ok_or_else(|| Error::Eval("no symbols at the breakpoint".into()))?;
-    let site = hit_site(&module, binary, addr, scopes)?;
+    let site = hit_site(&module, binary, addr, sites.function, sites.cache)?;
     let general = FrameRegs::from_registers(&t.regs(tid)?);
     let cfa = site.row.as_ref().and_then(|r| r.cfa(&general).ok());
     let regs = LiveRegs {
@@ -692,10 +716,10 @@ pub(super) fn eval_condition(
     addr: u64,
     modules: &Modules,
     enums: &Enumerators,
-    scopes: &mut HashMap<u64, Arc<HitSite>>,
+    sites: Sites<'_>,
     cond: &expr::Expr,
 ) -> Result<bool> {
-    with_frame0(t, tid, addr, modules, enums, scopes, |env| {
+    with_frame0(t, tid, addr, modules, enums, sites, |env| {
         let v = env.eval(cond)?;
         env.truthy(&v)
     })
@@ -707,10 +731,10 @@ pub(super) fn render_log(
     addr: u64,
     modules: &Modules,
     enums: &Enumerators,
-    scopes: &mut HashMap<u64, Arc<HitSite>>,
+    sites: Sites<'_>,
     parts: &[LogPart],
 ) -> String {
-    let r = with_frame0(t, tid, addr, modules, enums, scopes, |env| {
+    let r = with_frame0(t, tid, addr, modules, enums, sites, |env| {
         let mut out = String::new();
         for p in parts {
             match p {
