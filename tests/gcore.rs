@@ -31,20 +31,7 @@ fn crash_program(opt: &str) -> PathBuf {
 /// gdb's view of a core: per thread (LWP), its frames in `file`; the values of `prints` in
 /// the core's first thread.
 fn gdb_view(program: &Path, core: &Path, file: &str, prints: &[&str]) -> (Threads, Vec<String>) {
-    let mut cmd = Command::new("gdb");
-    cmd.args([
-        "-batch",
-        "-nx",
-        "-ex",
-        "set width 0",
-        "-ex",
-        "thread apply all bt",
-    ]);
-    for p in prints {
-        cmd.args(["-ex", &format!("output {p}"), "-ex", "echo \\n"]);
-    }
-    let out = cmd.arg(program).arg(core).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = support::gdb_core_text(program, core, prints);
     let mut threads: Threads = Vec::new();
     let mut values = Vec::new();
     let mut after_bt = false;

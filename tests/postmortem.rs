@@ -99,20 +99,7 @@ fn norm(value: &str) -> String {
 
 /// gdb's view of the core: per thread (LWP), its frames in the program; and the values.
 fn gdb_view(program: &Path, core: &Path) -> (Threads, Vec<String>) {
-    let mut cmd = Command::new("gdb");
-    cmd.args([
-        "-batch",
-        "-nx",
-        "-ex",
-        "set width 0",
-        "-ex",
-        "thread apply all bt",
-    ]);
-    for p in PRINTS {
-        cmd.args(["-ex", &format!("output {p}"), "-ex", "echo \\n"]);
-    }
-    let out = cmd.arg(program).arg(core).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = support::gdb_core_text(program, core, &PRINTS);
     let mut threads: Threads = Vec::new();
     let mut values = Vec::new();
     let mut after_bt = false;

@@ -25,6 +25,25 @@ pub fn tandem_bin() -> &'static str {
     env!("CARGO_BIN_EXE_tandem")
 }
 
+/// gdb's text for a core: `thread apply all bt` (no line wrapping), then each of `prints`
+/// on a line of its own (`output P`).
+pub fn gdb_core_text(program: &std::path::Path, core: &std::path::Path, prints: &[&str]) -> String {
+    let mut cmd = Command::new("gdb");
+    cmd.args([
+        "-batch",
+        "-nx",
+        "-ex",
+        "set width 0",
+        "-ex",
+        "thread apply all bt",
+    ]);
+    for p in prints {
+        cmd.args(["-ex", &format!("output {p}"), "-ex", "echo \\n"]);
+    }
+    let out = cmd.arg(program).arg(core).output().expect("running gdb");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// `tandem debug --json --max-frames 64 --core CORE PROGRAM --print P…`: its report, after
 /// checking that it succeeded.
 pub fn tandem_debug_core(
