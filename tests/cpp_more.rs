@@ -7,64 +7,16 @@
 
 mod support;
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-use support::dap::{build, child_values, line_of, sample_path, value, var, DapClient};
+use support::dap::{
+    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
+};
 
 const SAMPLE: &str = "cpp/stl_more.cpp";
 
 fn program() -> PathBuf {
     build(SAMPLE, "g++", &["-g", "-O0", "-std=c++20"])
-}
-
-/// gdb at `marker`: `info locals` as name → text, and each expression's `output`
-/// (empty when gdb cannot evaluate it).
-fn gdb_at(program: &Path, marker: &str, exprs: &[&str]) -> (HashMap<String, String>, Vec<String>) {
-    let line = line_of(&sample_path(SAMPLE), marker);
-    let mut args: Vec<String> = vec![
-        "-batch".into(),
-        "-nx".into(),
-        "-ex".into(),
-        "set pagination off".into(),
-        "-ex".into(),
-        format!("break stl_more.cpp:{line}"),
-        "-ex".into(),
-        "run".into(),
-        "-ex".into(),
-        "echo LOCALS\\n".into(),
-        "-ex".into(),
-        "info locals".into(),
-    ];
-    for e in exprs {
-        for c in [
-            "echo EXPR\\n".to_string(),
-            format!("output {e}"),
-            "echo \\n".into(),
-        ] {
-            args.push("-ex".into());
-            args.push(c);
-        }
-    }
-    let out = Command::new("gdb")
-        .args(&args)
-        .arg(program)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (_, rest) = stdout
-        .split_once("LOCALS\n")
-        .unwrap_or_else(|| panic!("gdb did not stop: {stdout}"));
-    let mut parts = rest.split("EXPR\n");
-    let locals = parts
-        .next()
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.split_once(" = "))
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
-    (locals, parts.map(|p| p.trim_end().to_string()).collect())
 }
 
 fn kids(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -105,7 +57,8 @@ fn the_other_library_types_match_gdb() {
         "m.size()",
         "v.size() > 1 && !v.empty()",
     ];
-    let (locals, gdb_values) = gdb_at(&program(), "break in more", &exprs);
+    let (locals, gdb_values) =
+        gdb_locals_at(&program(), "cpp/stl_more.cpp", "break in more", &exprs);
     let source = sample_path(SAMPLE);
     let mut dap = DapClient::new();
     let stopped = dap.launch_to_stop(

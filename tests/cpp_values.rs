@@ -8,64 +8,15 @@
 
 mod support;
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use serde_json::json;
-use support::dap::{build, child_values, line_of, sample_path, value, var, DapClient};
+use support::dap::{
+    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
+};
 
 fn program() -> PathBuf {
     build("cpp/stl_types.cpp", "g++", &["-g", "-O0", "-std=c++17"])
-}
-
-/// gdb at `marker`: `info locals` as name → text, and each expression's `print` text
-/// (or its error).
-fn gdb_at(program: &Path, marker: &str, exprs: &[&str]) -> (HashMap<String, String>, Vec<String>) {
-    let line = line_of(&sample_path("cpp/stl_types.cpp"), marker);
-    let mut args = vec![
-        "-batch".to_string(),
-        "-nx".into(),
-        "-ex".into(),
-        "set pagination off".into(),
-        "-ex".into(),
-        format!("break stl_types.cpp:{line}"),
-        "-ex".into(),
-        "run".into(),
-        "-ex".into(),
-        "echo LOCALS\\n".into(),
-        "-ex".into(),
-        "info locals".into(),
-    ];
-    for e in exprs {
-        args.push("-ex".into());
-        args.push("echo EXPR\\n".to_string());
-        args.push("-ex".into());
-        args.push(format!("output {e}"));
-        args.push("-ex".into());
-        args.push("echo \\n".into());
-    }
-    let out = Command::new("gdb")
-        .args(&args)
-        .arg(program)
-        .output()
-        .expect("gdb runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let (_, rest) = stdout
-        .split_once("LOCALS\n")
-        .unwrap_or_else(|| panic!("gdb did not stop: {stdout}\n{stderr}"));
-    let mut parts = rest.split("EXPR\n");
-    let locals = parts
-        .next()
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.split_once(" = "))
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
-    // An expression gdb cannot evaluate prints nothing on stdout (the error is on stderr).
-    let values = parts.map(|p| p.trim_end().to_string()).collect();
-    (locals, values)
 }
 
 /// The values inside gdb's `{[0] = 7, [1] = 8}` or `{7, 8}`.
@@ -122,7 +73,8 @@ fn stl_values_and_expressions_match_gdb() {
         "(bool)256",
         "(bool)(v.size() - 5)",
     ];
-    let (locals, gdb_values) = gdb_at(&program(), "break in stl", &both);
+    let (locals, gdb_values) =
+        gdb_locals_at(&program(), "cpp/stl_types.cpp", "break in stl", &both);
     let (mut dap, frame) = stop_at("break in stl");
     let vars = dap.scope_vars(frame, "Locals");
 

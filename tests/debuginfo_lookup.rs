@@ -498,21 +498,7 @@ fn debuginfod_server_then_its_cache() {
     for needed in ["progressStart", "progressUpdate", "progressEnd"] {
         assert!(names.contains(&needed), "no {needed} in {names:?}");
     }
-    let start = events
-        .iter()
-        .find(|e| e["event"] == "progressStart" && e["body"]["title"] == DOWNLOADING)
-        .unwrap_or_else(|| panic!("no download progress: {events:?}"));
-    let id = &start["body"]["progressId"];
-    let end = events
-        .iter()
-        .find(|e| e["event"] == "progressEnd" && e["body"]["progressId"] == *id)
-        .unwrap();
-    assert_eq!(end["body"]["message"], "downloaded", "{end}");
-    let last = events
-        .iter()
-        .rfind(|e| e["event"] == "progressUpdate" && e["body"]["progressId"] == *id)
-        .unwrap();
-    assert_eq!(last["body"]["percentage"], 100.0, "{last}");
+    assert_downloaded(&events);
     let cached = cache.join(&s.build_id).join("debuginfo");
     assert_eq!(
         std::fs::read(&cached).unwrap(),
@@ -926,21 +912,7 @@ fn debuginfod_over_https_with_a_private_ca() {
     );
     eprintln!("{console}");
     assert_eq!(seen, want);
-    let start = events
-        .iter()
-        .find(|e| e["event"] == "progressStart" && e["body"]["title"] == DOWNLOADING)
-        .unwrap_or_else(|| panic!("no download progress: {events:?}"));
-    let id = &start["body"]["progressId"];
-    let end = events
-        .iter()
-        .find(|e| e["event"] == "progressEnd" && e["body"]["progressId"] == *id)
-        .unwrap();
-    assert_eq!(end["body"]["message"], "downloaded", "{end}");
-    let last = events
-        .iter()
-        .rfind(|e| e["event"] == "progressUpdate" && e["body"]["progressId"] == *id)
-        .unwrap_or_else(|| panic!("no progressUpdate: {events:?}"));
-    assert_eq!(last["body"]["percentage"], 100.0, "{last}");
+    assert_downloaded(&events);
     assert_eq!(
         std::fs::read(cache.join(&s.build_id).join("debuginfo")).unwrap(),
         std::fs::read(&s.debug).unwrap(),
@@ -1055,4 +1027,23 @@ fn a_stalled_https_download_times_out() {
     // curl's own `--speed-time 1` would take 6–7 s (it averages over a window).
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(!cache.join(&s.build_id).exists(), "nothing cached");
+}
+
+/// The download's progress: started under its title, ended "downloaded", last update 100 %.
+fn assert_downloaded(events: &[Value]) {
+    let start = events
+        .iter()
+        .find(|e| e["event"] == "progressStart" && e["body"]["title"] == DOWNLOADING)
+        .unwrap_or_else(|| panic!("no download progress: {events:?}"));
+    let id = &start["body"]["progressId"];
+    let end = events
+        .iter()
+        .find(|e| e["event"] == "progressEnd" && e["body"]["progressId"] == *id)
+        .unwrap_or_else(|| panic!("no progressEnd: {events:?}"));
+    assert_eq!(end["body"]["message"], "downloaded", "{end}");
+    let last = events
+        .iter()
+        .rfind(|e| e["event"] == "progressUpdate" && e["body"]["progressId"] == *id)
+        .unwrap_or_else(|| panic!("no progressUpdate: {events:?}"));
+    assert_eq!(last["body"]["percentage"], 100.0, "{last}");
 }

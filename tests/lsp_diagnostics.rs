@@ -129,25 +129,7 @@ fn a_newer_save_supersedes_a_running_check() {
     )
     .unwrap();
     peer.lsp_notify("textDocument/didSave", json!({"textDocument": {"uri": c}}));
-    let pid_file = ws.root.join("sleep.pid");
-    let started = std::time::Instant::now();
-    while !pid_file.exists()
-        || std::fs::read_to_string(&pid_file)
-            .unwrap()
-            .trim()
-            .is_empty()
-    {
-        assert!(
-            started.elapsed() < support::PATIENCE,
-            "the first check never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let sleep_pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let sleep_pid = first_check_pid(&ws.root.join("sleep.pid"));
     std::fs::remove_file(ws.root.join("slow")).unwrap();
     // The flags come from compile_commands.json: the macro is defined.
     let second = good.replace(
@@ -293,24 +275,7 @@ fn unsaved_text_is_checked_by_the_compiler_and_newer_changes_supersede() {
     std::fs::write(ws.root.join("slow"), "").unwrap();
     let first = good.replace("int total;", "int total = first_error;");
     change_to(&mut peer, &c, 4, &first);
-    let pid_file = ws.root.join("sleep.pid");
-    let started = std::time::Instant::now();
-    while std::fs::read_to_string(&pid_file)
-        .unwrap_or_default()
-        .trim()
-        .is_empty()
-    {
-        assert!(
-            started.elapsed() < support::PATIENCE,
-            "the first check never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    let sleep_pid: u32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let sleep_pid = first_check_pid(&ws.root.join("sleep.pid"));
     std::fs::remove_file(ws.root.join("slow")).unwrap();
     // Rapid changes: only the last is published. The flags come from compile_commands.json.
     for (i, name) in ["second_error", "third_error", "fourth_error"]
@@ -371,5 +336,21 @@ fn unsaved_text_is_checked_by_the_compiler_and_newer_changes_supersede() {
             );
             break;
         }
+    }
+}
+
+/// The pid the slow compiler wrapper writes once the first check has started.
+fn first_check_pid(pid_file: &std::path::Path) -> u32 {
+    let started = std::time::Instant::now();
+    loop {
+        let text = std::fs::read_to_string(pid_file).unwrap_or_default();
+        if !text.trim().is_empty() {
+            return text.trim().parse().unwrap();
+        }
+        assert!(
+            started.elapsed() < support::PATIENCE,
+            "the first check never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }

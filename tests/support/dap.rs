@@ -430,3 +430,54 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// gdb stopped at the line of `marker` in the sample `rel` (its libstdc++ printers on):
+/// `info locals` as name → text, and each expression's `output` text (empty when gdb
+/// cannot evaluate it: the error goes to stderr).
+pub fn gdb_locals_at(
+    program: &Path,
+    rel: &str,
+    marker: &str,
+    exprs: &[&str],
+) -> (std::collections::HashMap<String, String>, Vec<String>) {
+    let source = sample_path(rel);
+    let line = line_of(&source, marker);
+    let file = source.file_name().unwrap().to_string_lossy().into_owned();
+    let mut args: Vec<String> = vec!["-batch".into(), "-nx".into()];
+    let mut commands = vec![
+        "set pagination off".to_string(),
+        format!("break {file}:{line}"),
+        "run".into(),
+        "echo LOCALS\\n".into(),
+        "info locals".into(),
+    ];
+    for e in exprs {
+        commands.extend([
+            "echo EXPR\\n".to_string(),
+            format!("output {e}"),
+            "echo \\n".into(),
+        ]);
+    }
+    for c in commands {
+        args.extend(["-ex".to_string(), c]);
+    }
+    let out = std::process::Command::new("gdb")
+        .args(&args)
+        .arg(program)
+        .output()
+        .expect("gdb runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (_, rest) = stdout
+        .split_once("LOCALS\n")
+        .unwrap_or_else(|| panic!("gdb did not stop: {stdout}\n{stderr}"));
+    let mut parts = rest.split("EXPR\n");
+    let locals = parts
+        .next()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    (locals, parts.map(|p| p.trim_end().to_string()).collect())
+}

@@ -19,7 +19,6 @@ pub struct CoreDebug {
     program: PathBuf,
     core_path: PathBuf,
     session: CoreSession,
-    stop: Stop,
     /// The stopped thread's stack, unwound once.
     frames: Mutex<Option<Vec<engine::Frame>>>,
     bus: Arc<Bus>,
@@ -43,21 +42,19 @@ impl CoreDebug {
         bus: Arc<Bus>,
     ) -> Result<CoreDebug> {
         let session = CoreSession::open_with(program, core, sysroot)?;
-        let stop = session.stop();
         // The thread-group leader's id is the process id; it is the smallest.
         let pid = Pid(session
             .threads()
             .iter()
             .map(|t| t.0)
             .min()
-            .unwrap_or(stop.tid.0));
+            .unwrap_or(session.stop().tid.0));
         Ok(CoreDebug {
             id,
             pid,
             program: program.to_path_buf(),
             core_path: core.to_path_buf(),
             session,
-            stop,
             frames: Mutex::new(None),
             bus,
         })
@@ -90,8 +87,8 @@ impl CoreDebug {
 
     /// Why the program stopped: the fatal signal, or a pause for a core written from a
     /// live process.
-    pub fn stop(&self) -> &Stop {
-        &self.stop
+    pub fn stop(&self) -> Stop {
+        self.session.stop()
     }
 
     /// The stack of the thread that stopped, unwound once.
@@ -103,7 +100,7 @@ impl CoreDebug {
         if let Some(frames) = cached.as_ref() {
             return Ok(frames.clone());
         }
-        let frames = self.session.stack_trace(self.stop.tid)?;
+        let frames = self.session.stack_trace(self.session.stop().tid)?;
         *cached = Some(frames.clone());
         Ok(frames)
     }
