@@ -12,17 +12,20 @@ use symbols::{MemoryReader, RuntimeAddr};
 
 use crate::error::{Error, Result};
 
-const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
-const ET_CORE: u16 = 4;
-const EM_X86_64: u16 = 62;
-const NT_PRSTATUS: u32 = 1;
-const NT_FPREGSET: u32 = 2;
+// The ELF core format's numbers, for reading cores here and writing them (`gcore.rs`).
+pub(crate) const PT_LOAD: u32 = 1;
+pub(crate) const PT_NOTE: u32 = 4;
+pub(crate) const ET_CORE: u16 = 4;
+pub(crate) const EM_X86_64: u16 = 62;
+pub(crate) const NT_PRSTATUS: u32 = 1;
+pub(crate) const NT_FPREGSET: u32 = 2;
+pub(crate) const NT_PRPSINFO: u32 = 3;
+pub(crate) const NT_AUXV: u32 = 6;
+pub(crate) const NT_X86_XSTATE: u32 = 0x202;
+pub(crate) const NT_SIGINFO: u32 = 0x5349_4749;
+pub(crate) const NT_FILE: u32 = 0x4649_4c45;
 /// Offset of xmm0 in the FXSAVE area (`user_fpregs_struct`).
 const FX_XMM: usize = 160;
-const NT_AUXV: u32 = 6;
-const NT_SIGINFO: u32 = 0x5349_4749;
-const NT_FILE: u32 = 0x4649_4c45;
 /// Offset of `pr_reg` in x86-64's `struct elf_prstatus`.
 const PR_REG: usize = 112;
 /// `user_regs_struct` has 27 eight-byte registers.

@@ -26,23 +26,18 @@ use std::path::{Path, PathBuf};
 
 use tracer::{Pid, RuntimeAddr, Tid, Tracer};
 
+use crate::corefile::{
+    EM_X86_64, ET_CORE, NT_AUXV, NT_FILE, NT_FPREGSET, NT_PRPSINFO, NT_PRSTATUS, NT_SIGINFO,
+    NT_X86_XSTATE, PT_LOAD, PT_NOTE,
+};
 use crate::error::{Error, Result};
 
 const PAGE: u64 = 4096;
 const EHDR: u64 = 64;
 const PHDR: u64 = 56;
-const PT_LOAD: u32 = 1;
-const PT_NOTE: u32 = 4;
 const PF_X: u32 = 1;
 const PF_W: u32 = 2;
 const PF_R: u32 = 4;
-const NT_PRSTATUS: u32 = 1;
-const NT_FPREGSET: u32 = 2;
-const NT_PRPSINFO: u32 = 3;
-const NT_AUXV: u32 = 6;
-const NT_X86_XSTATE: u32 = 0x202;
-const NT_SIGINFO: u32 = 0x5349_4749;
-const NT_FILE: u32 = 0x4649_4c45;
 /// A page of zeros, to find pages that need not be written.
 static ZERO_PAGE: [u8; PAGE as usize] = [0; PAGE as usize];
 /// Memory is read this much at a time.
@@ -464,8 +459,8 @@ pub(crate) fn write_core(
     let mut head = Vec::with_capacity(notes_at as usize);
     head.extend_from_slice(b"\x7fELF\x02\x01\x01");
     head.resize(16, 0);
-    head.extend_from_slice(&4u16.to_le_bytes()); // ET_CORE
-    head.extend_from_slice(&62u16.to_le_bytes()); // EM_X86_64
+    head.extend_from_slice(&ET_CORE.to_le_bytes());
+    head.extend_from_slice(&EM_X86_64.to_le_bytes());
     head.extend_from_slice(&1u32.to_le_bytes());
     head.extend_from_slice(&0u64.to_le_bytes()); // e_entry
     head.extend_from_slice(&EHDR.to_le_bytes()); // e_phoff
