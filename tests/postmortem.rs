@@ -382,7 +382,15 @@ fn dap_attach_with_core_file_shows_the_crash() {
 
         let top = frames[0]["id"].as_i64().unwrap();
         let scopes = c.ok("scopes", json!({"frameId": top}));
-        let args_ref = scopes["scopes"][0]["variablesReference"].as_i64().unwrap();
+        // The same scopes as at a live stop (Locals, Arguments, Globals and statics,
+        // Registers): the core is read by the live handlers.
+        let args_ref = scopes["scopes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "Arguments")
+            .and_then(|s| s["variablesReference"].as_i64())
+            .unwrap();
         let vars = c.ok("variables", json!({"variablesReference": args_ref}));
         let names: Vec<&str> = vars["variables"]
             .as_array()

@@ -1,5 +1,6 @@
 //! One interface over what a stopped program answers, live ([`Session`]) or post-mortem
-//! ([`CoreSession`]), for views that only look (the language server's live values).
+//! ([`CoreSession`]): the DAP handlers for threads, stacks, scopes, variables, evaluate,
+//! memory and disassembly, and the language server's live values, are written once over it.
 
 use tracer::Tid;
 
@@ -9,6 +10,7 @@ use crate::postmortem::CoreSession;
 use crate::session::{ModuleInfo, ScopeKind, Session};
 use crate::unwind::Frame;
 use crate::values::Value;
+use crate::Instruction;
 
 /// Reading a stopped program: its threads, stacks, values and memory. Running it is
 /// not part of this: a core never runs.
@@ -27,6 +29,16 @@ pub trait Inspect: Send + Sync {
     fn read_memory(&self, addr: u64, len: usize) -> Result<Vec<u8>>;
     /// The loaded modules.
     fn modules(&self) -> Vec<ModuleInfo>;
+    /// A thread's name, where the state records one.
+    fn thread_name(&self, tid: Tid) -> Option<String>;
+    /// `count` instructions starting `instruction_offset` instructions from the one at
+    /// `address`.
+    fn disassemble(
+        &self,
+        address: u64,
+        instruction_offset: i64,
+        count: usize,
+    ) -> Result<Vec<Instruction>>;
 }
 
 impl Inspect for Session {
@@ -51,6 +63,12 @@ impl Inspect for Session {
     fn modules(&self) -> Vec<ModuleInfo> {
         Session::modules(self)
     }
+    fn thread_name(&self, tid: Tid) -> Option<String> {
+        Session::thread_name(self, tid)
+    }
+    fn disassemble(&self, address: u64, offset: i64, count: usize) -> Result<Vec<Instruction>> {
+        Session::disassemble(self, address, offset, count)
+    }
 }
 
 impl Inspect for CoreSession {
@@ -74,5 +92,12 @@ impl Inspect for CoreSession {
     }
     fn modules(&self) -> Vec<ModuleInfo> {
         CoreSession::modules(self)
+    }
+    fn thread_name(&self, _: Tid) -> Option<String> {
+        // A core's notes name the process (NT_PRPSINFO), not its threads.
+        None
+    }
+    fn disassemble(&self, address: u64, offset: i64, count: usize) -> Result<Vec<Instruction>> {
+        CoreSession::disassemble(self, address, offset, count)
     }
 }

@@ -162,6 +162,7 @@ impl Debugger {
         // The owner tells every view (the language server's hints) where they bound.
         let statuses = d
             .session
+            .live()?
             .set_line_breakpoints(file, &engine_specs)
             .map_err(fail)?;
         Ok(statuses
@@ -221,6 +222,7 @@ impl Debugger {
             .collect();
         let statuses = d
             .session
+            .live()?
             .engine()
             .set_function_breakpoints(&engine_specs)
             .map_err(fail)?;
@@ -256,6 +258,7 @@ impl Debugger {
         };
         let statuses = d
             .session
+            .live()?
             .engine()
             .set_instruction_breakpoints(&addrs)
             .map_err(fail)?;
@@ -331,6 +334,7 @@ impl Debugger {
             })
             .collect();
         d.session
+            .live()?
             .engine()
             .set_signal_stops(&signals)
             .map_err(fail)?;
@@ -344,6 +348,7 @@ impl Debugger {
         // Not planted yet (libstdc++ not loaded) is fine: the engine plants them when
         // the library loads.
         d.session
+            .live()?
             .engine()
             .set_exception_stops(&stops)
             .map_err(fail)?;
@@ -355,7 +360,7 @@ impl Debugger {
         args: ExceptionInfoArguments,
     ) -> Result<ExceptionInfoBody, Failure> {
         let tid = self.thread(args.thread_id)?;
-        if let Some(e) = self.debuggee()?.session.engine().last_exception(tid) {
+        if let Some(e) = self.live()?.engine().last_exception(tid) {
             let id = match e.kind {
                 engine::ExceptionStop::RustPanic => "rust-panic",
                 engine::ExceptionStop::CppThrow => "cpp-throw",
@@ -379,17 +384,12 @@ impl Debugger {
                 }),
             });
         }
-        let info = self
-            .debuggee()?
-            .session
-            .engine()
-            .exception_info(tid)
-            .ok_or_else(|| {
-                Failure(format!(
-                    "thread {} did not stop for a signal",
-                    args.thread_id
-                ))
-            })?;
+        let info = self.live()?.engine().exception_info(tid).ok_or_else(|| {
+            Failure(format!(
+                "thread {} did not stop for a signal",
+                args.thread_id
+            ))
+        })?;
         Ok(ExceptionInfoBody {
             exception_id: info.name.clone(),
             description: Some(info.description.clone()),
@@ -416,7 +416,11 @@ impl Debugger {
         let Some(d) = self.debuggee.as_ref() else {
             return Ok(unavailable("no program is being debugged".into()));
         };
-        let session = d.session.clone();
+        let Ok(session) = d.session.live().cloned() else {
+            return Ok(unavailable(
+                "a core file does not run: nothing can be watched".into(),
+            ));
+        };
         let info = if args.as_address == Some(true) {
             let Ok(address) = parse_address(&args.name) else {
                 return Ok(unavailable(format!("'{}' is not an address", args.name)));
@@ -528,6 +532,7 @@ impl Debugger {
         };
         let statuses = d
             .session
+            .live()?
             .engine()
             .set_data_breakpoints(&wanted)
             .map_err(fail)?;

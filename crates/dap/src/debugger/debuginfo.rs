@@ -159,7 +159,7 @@ impl Debugger {
 
     /// Holds a `launch` whose program needs a download.
     fn hold_launch(&mut self, req: &dap::Request) -> Held<Box<LaunchOptions>> {
-        if self.debuggee.is_some() || self.core.is_some() || self.fetching() {
+        if self.debuggee.is_some() || self.fetching() {
             return Held::No(None);
         }
         // Without a server nothing more is looked at.
@@ -191,7 +191,7 @@ impl Debugger {
 
     /// Holds an `attach` whose program needs a download.
     fn hold_attach(&mut self, req: &dap::Request) -> Held<Pid> {
-        if self.debuggee.is_some() || self.core.is_some() || self.fetching() {
+        if self.debuggee.is_some() || self.fetching() {
             return Held::No(None);
         }
         let Some(client) = debuginfod::Client::from_env() else {

@@ -228,7 +228,7 @@ impl Debugger {
         let Some(d) = self.debuggee.as_mut() else {
             return;
         };
-        let now = d.session.engine().modules();
+        let now = d.session.inspect().modules();
         let before: HashSet<&PathBuf> = d.modules.iter().map(|m| &m.path).collect();
         let after_paths: HashSet<&PathBuf> = now.iter().map(|m| &m.path).collect();
         let mut events = Vec::new();

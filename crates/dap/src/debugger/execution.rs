@@ -31,7 +31,7 @@ impl Debugger {
     }
 
     pub(crate) fn continue_(&mut self, args: ContinueArguments) -> Result<ContinueBody, Failure> {
-        self.debuggee()?.session.resume(self.view).map_err(fail)?;
+        self.live()?.resume(self.view).map_err(fail)?;
         let tid = i32::try_from(args.thread_id).ok().map(Tid);
         self.before_run(tid);
         Ok(ContinueBody {
@@ -42,7 +42,7 @@ impl Debugger {
     pub(super) fn step(&mut self, args: StepArguments, kind: StepKind) -> Result<(), Failure> {
         let tid = self.thread(args.thread_id)?;
         let d = self.debuggee()?;
-        let threads = d.session.engine().threads().map_err(fail)?;
+        let threads = d.session.inspect().threads().map_err(fail)?;
         if !threads.contains(&tid) {
             return Err(format!("unknown thread {}", args.thread_id).into());
         }
@@ -51,7 +51,7 @@ impl Debugger {
             (_, Some("instruction")) => StepKind::Instruction,
             (k, _) => k,
         };
-        d.session.step(tid, kind, self.view).map_err(fail)?;
+        d.session.live()?.step(tid, kind, self.view).map_err(fail)?;
         self.before_run(Some(tid));
         Ok(())
     }
@@ -71,10 +71,10 @@ impl Debugger {
     pub(crate) fn pause(&mut self, args: PauseArguments) -> Result<(), Failure> {
         let tid = self.thread(args.thread_id)?;
         let d = self.debuggee()?;
-        if !d.session.engine().threads().map_err(fail)?.contains(&tid) {
+        if !d.session.inspect().threads().map_err(fail)?.contains(&tid) {
             return Err(format!("unknown thread {}", args.thread_id).into());
         }
-        match d.session.pause() {
+        match d.session.live()?.pause() {
             Ok(()) => Ok(()),
             // Already stopped: nothing to do, as the specification asks.
             Err(procman::Error::Engine(engine::Error::Running)) => Ok(()),

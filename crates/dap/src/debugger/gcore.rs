@@ -54,7 +54,7 @@ impl Debugger {
         }
         let d = self.debuggee()?;
         let started = Instant::now();
-        let written = d.session.write_core(&path).map_err(fail)?;
+        let written = d.session.live()?.write_core(&path).map_err(fail)?;
         tracing::info!(
             path = %written.path.display(),
             bytes = written.bytes,

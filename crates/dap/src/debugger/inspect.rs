@@ -21,7 +21,7 @@ impl Debugger {
                     .collect(),
             });
         }
-        let tids = d.session.engine().threads().map_err(fail)?;
+        let tids = d.session.inspect().threads().map_err(fail)?;
         let pid = d.session.pid();
         let body = ThreadsBody {
             threads: tids
@@ -29,7 +29,11 @@ impl Debugger {
                 .map(|tid| {
                     // A thread in a container also shows its id there: "main (1234, 7 in
                     // container)".
-                    let ids = match procman::containers::ns_tid(pid, tid.0) {
+                    let inner = match &d.session {
+                        Target::Live(_) => procman::containers::ns_tid(pid, tid.0),
+                        Target::Core(_) => None,
+                    };
+                    let ids = match inner {
                         Some(inner) if inner != tid.0 => {
                             format!("{}, {inner} in container", tid.0)
                         }
@@ -39,7 +43,7 @@ impl Debugger {
                         id: i64::from(tid.0),
                         name: d
                             .session
-                            .engine()
+                            .inspect()
                             .thread_name(tid)
                             .map_or_else(|| format!("thread {ids}"), |n| format!("{n} ({ids})")),
                     }
@@ -47,7 +51,7 @@ impl Debugger {
                 .collect(),
         };
         // Kept only at a stop, where the list cannot change.
-        if d.session.engine().is_stopped() {
+        if d.session.is_stopped() {
             d.listed = Some(
                 body.threads
                     .iter()
@@ -70,7 +74,7 @@ impl Debugger {
         if let Some(frames) = d.stacks.get(&tid) {
             return Ok(frames.clone());
         }
-        let frames = d.session.engine().stack_trace(tid).map_err(fail)?;
+        let frames = d.session.inspect().stack_trace(tid).map_err(fail)?;
         let with_ids: Vec<(engine::Frame, DapFrameId)> = frames
             .into_iter()
             .enumerate()
@@ -94,7 +98,7 @@ impl Debugger {
         let tid = self.thread(args.thread_id)?;
         {
             let d = self.debuggee()?;
-            if !d.session.engine().threads().map_err(fail)?.contains(&tid) {
+            if !d.session.inspect().threads().map_err(fail)?.contains(&tid) {
                 return Err(format!("unknown thread {}", args.thread_id).into());
             }
         }
@@ -258,7 +262,7 @@ impl Debugger {
                         variables: Vec::new(),
                     });
                 }
-                let mut values = session.engine().variables(frame, kind).map_err(fail)?;
+                let mut values = session.inspect().variables(frame, kind).map_err(fail)?;
                 if kind == ScopeKind::Locals && top {
                     if let Some(mut rv) = d.return_value.clone() {
                         rv.name = format!("{} returned", rv.name);
@@ -298,7 +302,7 @@ impl Debugger {
                     _ => {}
                 }
                 let values = session
-                    .engine()
+                    .inspect()
                     .children(value, start, count)
                     .map_err(fail)?;
                 values
@@ -363,8 +367,7 @@ impl Debugger {
             }
         };
         let v = self
-            .debuggee()?
-            .session
+            .live()?
             .engine()
             .set_variable(frame, &target, &args.value)
             .map_err(fail)?;
@@ -394,8 +397,7 @@ impl Debugger {
     ) -> Result<SetVariableBody, Failure> {
         let frame = self.eval_frame(args.frame_id)?;
         let v = self
-            .debuggee()?
-            .session
+            .live()?
             .engine()
             .set_variable(frame, &args.expression, &args.value)
             .map_err(fail)?;
@@ -416,7 +418,7 @@ impl Debugger {
         let v = self
             .debuggee()?
             .session
-            .engine()
+            .inspect()
             .evaluate(frame, expression)
             .map_err(fail)?;
         if v.error && args.context.as_deref() == Some("hover") {
@@ -509,7 +511,7 @@ impl Debugger {
                 total_modules: 0,
             });
         };
-        let all = d.session.engine().modules();
+        let all = d.session.inspect().modules();
         d.modules = all.clone();
         let start = args
             .as_ref()
@@ -552,11 +554,7 @@ impl Debugger {
             .map(char::len_utf16)
             .sum();
         let start = upto - word;
-        let items = self
-            .debuggee()?
-            .session
-            .engine()
-            .completions(frame, &prefix);
+        let items = self.live()?.engine().completions(frame, &prefix);
         Ok(CompletionsBody {
             targets: items
                 .into_iter()
@@ -591,7 +589,7 @@ impl Debugger {
                 sources: Vec::new(),
             });
         };
-        let files = d.session.engine().sources();
+        let files = d.session.live()?.engine().sources();
         Ok(LoadedSourcesBody {
             sources: files.iter().map(|f| self.local_source(f)).collect(),
         })
@@ -613,6 +611,7 @@ impl Debugger {
         };
         let lines = d
             .session
+            .live()?
             .engine()
             .breakpoint_lines(Path::new(path))
             .map_err(fail)?;

@@ -184,7 +184,7 @@ impl Debugger {
         self.debuggee = Some(Debuggee {
             events: session.subscribe(),
             launched: session.launched(),
-            session,
+            session: Target::Live(session),
             stop_on_entry,
             started: false,
             source_map,
@@ -208,7 +208,7 @@ impl Debugger {
                 "pointerSize": 64,
             }),
         );
-        if let Ok(threads) = self.debuggee().map(|d| d.session.engine().threads()) {
+        if let Ok(threads) = self.debuggee().map(|d| d.session.inspect().threads()) {
             for tid in threads.unwrap_or_default() {
                 self.after("thread", json!({"reason": "started", "threadId": tid.0}));
             }
@@ -229,20 +229,23 @@ impl Debugger {
             return;
         }
         d.started = true;
+        let Ok(live) = d.session.live().cloned() else {
+            return;
+        };
+        let pid = live.pid();
         if d.stop_on_entry {
-            let tid = Tid(d.session.pid().0);
+            let tid = Tid(pid.0);
             d.focus = Some(tid);
             self.after(
                 "stopped",
                 json!({"reason": "entry", "threadId": tid.0, "allThreadsStopped": true}),
             );
-        } else if let Err(e) = d.session.resume(self.view) {
+        } else if let Err(e) = live.resume(self.view) {
             self.console(format!("cannot start the program: {e}"));
         } else {
-            let tid = d.session.pid().0;
             self.after(
                 "continued",
-                json!({"threadId": tid, "allThreadsContinued": true}),
+                json!({"threadId": pid.0, "allThreadsContinued": true}),
             );
         }
     }
@@ -269,7 +272,9 @@ impl Debugger {
                 self.debuggee = Some(d);
                 return Err("restart works for launched programs; detach and attach again".into());
             }
-            let _ = d.session.terminate();
+            if let Ok(live) = d.session.live() {
+                let _ = live.terminate();
+            }
         }
         self.configured = true;
         self.launch(args)
@@ -287,7 +292,9 @@ impl Debugger {
             } else {
                 procman::EndMode::Detach
             };
-            d.session.end(how).map_err(fail)?;
+            if let Target::Live(live) = &d.session {
+                live.end(how).map_err(fail)?;
+            }
         }
         Ok(())
     }
@@ -301,7 +308,9 @@ impl Debugger {
             } else {
                 procman::EndMode::DetachTerminate
             };
-            d.session.end(how).map_err(fail)?;
+            if let Target::Live(live) = &d.session {
+                live.end(how).map_err(fail)?;
+            }
         }
         self.handles.invalidate();
         self.after("terminated", json!({}));

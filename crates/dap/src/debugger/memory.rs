@@ -17,7 +17,7 @@ impl Debugger {
         let instructions = self
             .debuggee()?
             .session
-            .engine()
+            .inspect()
             .disassemble(addr, args.instruction_offset.unwrap_or(0), count)
             .map_err(fail)?;
         let resolve = args.resolve_symbols != Some(false);
@@ -67,7 +67,7 @@ impl Debugger {
             match self
                 .debuggee()?
                 .session
-                .engine()
+                .inspect()
                 .read_memory(addr, count as usize)
             {
                 Ok(d) => d,
@@ -95,8 +95,7 @@ impl Debugger {
             .decode(args.data.trim())
             .map_err(|e| format!("data is not base64: {e}"))?;
         let len = data.len() as i64;
-        self.debuggee()?
-            .session
+        self.live()?
             .engine()
             .write_memory(addr, data)
             .map_err(|e| format!("cannot write {len} bytes at {addr:#x}: {e}"))?;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Receiver;
 use engine::{FrameId, ScopeKind, SessionEvent, SourceMap, StepKind, StopCause};
 use procman::tracer::Tid;
-use procman::{DebugEvent, DebugSession, ProcessManager, ViewId};
+use procman::{CoreDebug, DebugEvent, DebugSession, ProcessManager, ViewId};
 use serde_json::{json, Value};
 use wire::dap;
 
@@ -56,10 +56,56 @@ struct ClientCaps {
     columns_start_at0: bool,
 }
 
-/// The program being debugged.
+/// What a session shows: a program the process manager runs, or a core file it opened.
+/// Both are read through `engine::Inspect`, so threads, stackTrace, scopes, variables,
+/// evaluate, readMemory and disassemble have one handler each; running or changing the
+/// program needs a live one.
+#[derive(Clone)]
+enum Target {
+    Live(Arc<DebugSession>),
+    Core(Arc<CoreDebug>),
+}
+
+impl Target {
+    /// The state to read: the live engine or the core.
+    fn inspect(&self) -> &dyn engine::Inspect {
+        match self {
+            Target::Live(s) => s.engine(),
+            Target::Core(c) => c.engine(),
+        }
+    }
+
+    /// The running program, for what reads are not: run control, breakpoints, writes.
+    fn live(&self) -> Result<&Arc<DebugSession>, Failure> {
+        match self {
+            Target::Live(s) => Ok(s),
+            Target::Core(_) => Err(Failure(
+                "not possible on a core file (the program is not running)".into(),
+            )),
+        }
+    }
+
+    /// The process: the live one, or the one that wrote the core.
+    fn pid(&self) -> procman::tracer::Pid {
+        match self {
+            Target::Live(s) => s.pid(),
+            Target::Core(c) => c.pid(),
+        }
+    }
+
+    /// Whether the state can change under a view (a live program that runs).
+    fn is_stopped(&self) -> bool {
+        match self {
+            Target::Live(s) => s.engine().is_stopped(),
+            Target::Core(_) => true,
+        }
+    }
+}
+
+/// The program being debugged, or the core being inspected.
 struct Debuggee {
     /// Owned by the process manager; this adapter is one of its views.
-    session: Arc<DebugSession>,
+    session: Target,
     events: Receiver<DebugEvent>,
     launched: bool,
     stop_on_entry: bool,
@@ -97,8 +143,6 @@ pub struct Debugger {
     /// Events to send after the current response.
     after: Vec<(&'static str, Value)>,
     debuggee: Option<Debuggee>,
-    /// A core file being inspected instead of a running program.
-    core: Option<postmortem::CoreDebuggee>,
     configured: bool,
     handles: Handles,
     ids: BreakpointIds,
@@ -134,7 +178,6 @@ impl Debugger {
             client: ClientCaps::default(),
             after: Vec::new(),
             debuggee: None,
-            core: None,
             configured: false,
             handles: Handles::default(),
             ids: BreakpointIds::default(),
@@ -218,6 +261,19 @@ impl Debugger {
         self.debuggee
             .as_ref()
             .ok_or_else(|| Failure("no program is being debugged".into()))
+    }
+
+    /// The running program (an error on a core file).
+    fn live(&self) -> Result<&Arc<DebugSession>, Failure> {
+        self.debuggee()?.session.live()
+    }
+
+    /// Whether a core file is being inspected.
+    pub(crate) fn is_core(&self) -> bool {
+        matches!(
+            self.debuggee.as_ref().map(|d| &d.session),
+            Some(Target::Core(_))
+        )
     }
 
     fn local_source(&self, file: &Path) -> Source {
