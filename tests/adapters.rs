@@ -304,6 +304,21 @@ fn helix_languages_toml_runs_as_helix_would() {
     assert_eq!(init["result"]["serverInfo"]["name"], "tandem", "{init}");
     lsp.lsp_notify("initialized", json!({}));
 
+    // The companion server: Helix sends its `config` as initializationOptions.
+    let companion = &config["language-server"]["tandem-companion"];
+    let mut side = Peer::from_command(Protocol::Lsp, command_line(&fx, companion, &fx.root));
+    let options = serde_json::to_value(&companion["config"]).unwrap();
+    let side_init = side.lsp_request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options}),
+    );
+    let caps = &side_init["result"]["capabilities"];
+    assert!(caps.get("documentSymbolProvider").is_none(), "{side_init}");
+    assert!(caps.get("semanticTokensProvider").is_none(), "{side_init}");
+    assert_eq!(caps["hoverProvider"], true, "{side_init}");
+    drop(side);
+    println!("helix: tandem-companion's config starts tandem lsp in companion mode");
+
     let languages = config["language"].as_array().unwrap();
     let names: Vec<&str> = languages
         .iter()
