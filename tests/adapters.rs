@@ -229,9 +229,10 @@ fn emacs_eglot_reads_tandems_hover() {
         .find(|l| l.starts_with('{'))
         .unwrap_or_else(|| panic!("no JSON from emacs: {stdout}"));
     let result: Value = serde_json::from_str(line).unwrap();
+    // eglot's contact: the command line, then the initializationOptions it sends.
     assert_eq!(
         result["server"],
-        json!([support::tandem_bin(), "lsp"]),
+        json!([support::tandem_bin(), "lsp", "initializationOptions", {"tandem": {"features": "full"}}]),
         "{result:#}"
     );
     assert_factor_hover(&result["hover"]);
