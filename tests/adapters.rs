@@ -191,7 +191,11 @@ fn neovim_runs_tandem_as_companion_beside_another_server() {
     run_editor(cmd);
     let result: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert!(result.get("error").is_none(), "{result:#}");
-    assert_eq!(result["clients"], json!(["fake-clangd", "tandem"]), "{result:#}");
+    assert_eq!(
+        result["clients"],
+        json!(["fake-clangd", "tandem"]),
+        "{result:#}"
+    );
     assert_eq!(result["features"], "companion", "{result:#}");
     // The full-mode server started before the other one attached is gone.
     assert_eq!(result["tandem_running"], 1, "{result:#}");

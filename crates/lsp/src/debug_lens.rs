@@ -73,19 +73,25 @@ pub fn session_lenses(cx: &mut Context, live: &Live, path: &Path) -> Vec<(u32, V
         let title = format!("● breakpoint {}", times(hits.hits));
         out.extend(label(cx, path, line, None, &title).map(|l| (line, l)));
     }
-    if let Some((line, span, title)) = returned(cx, &paused.session, path) {
-        out.extend(label(cx, path, line, span, &title).map(|l| (line, l)));
+    if let Some(r) = returned(cx, &paused.session, path) {
+        let title = format!("↩ {}", r.text);
+        out.extend(label(cx, path, r.line, r.span, &title).map(|l| (r.line, l)));
     }
     out
 }
 
-/// After a step out of `session` that stopped in `path`: the 0-based line of the call, the
-/// span of the called function's name on it, and `↩ f returned v`.
-fn returned(
-    cx: &mut Context,
-    session: &procman::Paused,
-    path: &Path,
-) -> Option<(u32, Option<(usize, usize)>, String)> {
+/// Where a step out returned to, and what the function returned.
+struct Returned {
+    /// The 0-based line (current numbering) of the call.
+    line: u32,
+    /// The byte span of the called function's name on it, when found.
+    span: Option<(usize, usize)>,
+    /// `f returned v`.
+    text: String,
+}
+
+/// After a step out of `session` that stopped in `path`: where it returned to and what.
+fn returned(cx: &mut Context, session: &procman::Paused, path: &Path) -> Option<Returned> {
     let value = session.stop()?.return_value?.value?;
     let frame = session.stop_frames().ok()?.into_iter().next()?;
     let (file, line) = (frame.file.as_deref()?, frame.line?);
@@ -97,8 +103,8 @@ fn returned(
     // `ns::f` and `crate::f` are called as `f` (or with a path ending in it).
     let short = value.name.rsplit("::").next().unwrap_or(&value.name);
     let span = occurrence(&text, line, short);
-    let title = format!("↩ {} returned {}", value.name, one_line(&value.rendered));
-    Some((line, span, title))
+    let text = format!("{} returned {}", value.name, one_line(&value.rendered));
+    Some(Returned { line, span, text })
 }
 
 /// The inline value for the call a step out returned to: `f returned v` over the called
@@ -110,14 +116,14 @@ pub fn returned_inline(
     lines: (u32, u32),
 ) -> Option<Value> {
     let paused = live.paused().into_iter().next()?;
-    let (line, span, title) = returned(cx, &paused.session, path)?;
-    let (start, end) = span?;
-    if !(lines.0..=lines.1).contains(&line) {
+    let r = returned(cx, &paused.session, path)?;
+    let (start, end) = r.span?;
+    if !(lines.0..=lines.1).contains(&r.line) {
         return None;
     }
     let text = cx.sources.text(path)?;
     Some(json!({
         "range": range_json(pos(&text, start, cx.encoding), pos(&text, end, cx.encoding)),
-        "text": title.trim_start_matches("↩ "),
+        "text": r.text,
     }))
 }
