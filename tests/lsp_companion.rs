@@ -6,8 +6,9 @@
 //! only with the paused program's live value (`null` before and after); the breakpoint line
 //! carries a code lens with the session's hit count; after a `stepOut` the call site carries
 //! the returned value (lens and inline value); with two sessions paused the lenses follow the
-//! newest stop, and `tandem.focusSession` picks another. An unknown mode is refused at
-//! `initialize`.
+//! newest stop, and `tandem.focusSession` picks another. A source saved with an error after
+//! the build gets the stale-binary warning and no compiler diagnostic (the same test fails in
+//! full mode). An unknown mode is refused at `initialize`.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -83,6 +84,8 @@ struct Lsp {
     peer: Peer,
     next_id: i64,
     server_requests: Vec<String>,
+    /// publishDiagnostics params received, in order.
+    diagnostics: Vec<Value>,
 }
 
 impl Lsp {
@@ -91,6 +94,7 @@ impl Lsp {
             peer: fx.spawn(Protocol::Lsp),
             next_id: 1,
             server_requests: Vec::new(),
+            diagnostics: Vec::new(),
         };
         let root_uri = format!("file://{}", fx.root.display());
         let init = lsp.request(
@@ -122,6 +126,9 @@ impl Lsp {
     }
 
     fn note(&mut self, msg: Value) {
+        if msg["method"] == "textDocument/publishDiagnostics" {
+            self.diagnostics.push(msg["params"].clone());
+        }
         if let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) {
             self.server_requests.push(method.to_owned());
             let id = id.clone();
@@ -164,6 +171,21 @@ impl Lsp {
                 self.note(msg);
             }
         }
+    }
+
+    /// Reads (and handles) messages for `wait`, or until `done` holds; whether it held.
+    fn read_until(&mut self, wait: Duration, mut done: impl FnMut(&Lsp) -> bool) -> bool {
+        let deadline = Instant::now() + wait;
+        while !done(self) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            if let Some(msg) = self.peer.try_recv(left.min(Duration::from_millis(100))) {
+                self.note(msg);
+            }
+        }
+        true
     }
 
     /// (0-based line, title) of every code lens of the document.
@@ -459,5 +481,53 @@ fn an_unknown_mode_is_refused_at_initialize_naming_the_accepted_values() {
         again["result"]["capabilities"]["documentSymbolProvider"], true,
         "{again}"
     );
+    lsp.finish();
+}
+
+#[test]
+fn companion_mode_keeps_the_stale_binary_warning_and_publishes_no_compiler_errors() {
+    let fx = Fixture::new("stale");
+    let uri = fx.uri();
+    let (mut lsp, init) = Lsp::start(&fx, json!({"tandem": {"features": "companion"}}));
+    assert!(init.get("error").is_none(), "{init}");
+    lsp.open(&fx);
+    // Saved with an error: the binary is now older than its source.
+    std::thread::sleep(Duration::from_millis(20));
+    let good = std::fs::read_to_string(fx.source()).unwrap();
+    std::fs::write(
+        fx.source(),
+        good.replace("int sq = v * v;", "int sq = v * ;"),
+    )
+    .unwrap();
+    lsp.peer.lsp_notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    let stale = format!(
+        "this file is newer than {}, which was built from it: rebuild for accurate debugging",
+        fx.root.join("companion").display()
+    );
+    let warned = lsp.read_until(PATIENCE, |l| {
+        l.diagnostics.iter().any(|d| {
+            d["uri"] == uri.as_str()
+                && d["diagnostics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x["message"] == stale.as_str())
+        })
+    });
+    assert!(warned, "no stale-binary warning: {:#?}", lsp.diagnostics);
+    // Full mode publishes the compiler's error within a fraction of a second (tests/
+    // lsp_diagnostics.rs); companion mode must publish none within seconds.
+    lsp.read_until(Duration::from_secs(3), |_| false);
+    let from_compiler: Vec<&Value> = lsp
+        .diagnostics
+        .iter()
+        .flat_map(|d| d["diagnostics"].as_array().unwrap())
+        .filter(|x| x["source"] != "tandem")
+        .collect();
+    assert!(from_compiler.is_empty(), "{from_compiler:#?}");
+    println!("companion mode on save: the stale-binary warning, no compiler diagnostic in 3 s");
     lsp.finish();
 }
