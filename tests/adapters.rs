@@ -168,6 +168,50 @@ fn neovim_reads_tandems_hover() {
 }
 
 #[test]
+fn neovim_runs_tandem_as_companion_beside_another_server() {
+    let fx = Fixture::new("nvim-companion");
+    let nvim = editor("nvim");
+    let (line, col) = hover_position(&fx.source());
+    let out = fx.base.join("companion.json");
+    let mut cmd = Command::new(nvim);
+    fx.env(&mut cmd);
+    cmd.current_dir(&fx.root)
+        .args(["--headless", "--clean", "-n", "-c"])
+        .arg(format!(
+            "luafile {}",
+            repo().join("tests/editors/nvim_companion.lua").display()
+        ))
+        .env("TANDEM_ADAPTER", repo().join("adapters/neovim"))
+        .env("TANDEM_BIN", support::tandem_bin())
+        .env("TANDEM_FAKE_LSP", repo().join("tests/editors/fake_lsp.py"))
+        .env("TANDEM_FILE", fx.source())
+        .env("TANDEM_LINE", line.to_string())
+        .env("TANDEM_COL", col.to_string())
+        .env("TANDEM_OUT", &out);
+    run_editor(cmd);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(result.get("error").is_none(), "{result:#}");
+    assert_eq!(
+        result["clients"],
+        json!(["fake-clangd", "tandem"]),
+        "{result:#}"
+    );
+    assert_eq!(result["features"], "companion", "{result:#}");
+    // The full-mode server started before the other one attached is gone.
+    assert_eq!(result["tandem_running"], 1, "{result:#}");
+    assert_eq!(result["document_symbols"], false, "{result:#}");
+    assert_eq!(result["definition"], false, "{result:#}");
+    assert_eq!(result["hover_provider"], true, "{result:#}");
+    // Nothing is paused: tandem's hover is empty, the other server's is shown alone.
+    assert_eq!(result["hovers"]["tandem"], Value::Null, "{result:#}");
+    assert_eq!(
+        result["hovers"]["fake-clangd"]["contents"]["value"], "fake-clangd hover",
+        "{result:#}"
+    );
+    println!("neovim beside a second server: tandem in companion mode, no symbols/definitions, null hover while nothing is paused");
+}
+
+#[test]
 fn emacs_eglot_reads_tandems_hover() {
     let fx = Fixture::new("emacs");
     let emacs = editor("emacs");
@@ -189,9 +233,10 @@ fn emacs_eglot_reads_tandems_hover() {
         .find(|l| l.starts_with('{'))
         .unwrap_or_else(|| panic!("no JSON from emacs: {stdout}"));
     let result: Value = serde_json::from_str(line).unwrap();
+    // eglot's contact: the command line, then the initializationOptions it sends.
     assert_eq!(
         result["server"],
-        json!([support::tandem_bin(), "lsp"]),
+        json!([support::tandem_bin(), "lsp", "initializationOptions", {"tandem": {"features": "full"}}]),
         "{result:#}"
     );
     assert_factor_hover(&result["hover"]);
@@ -263,6 +308,21 @@ fn helix_languages_toml_runs_as_helix_would() {
     );
     assert_eq!(init["result"]["serverInfo"]["name"], "tandem", "{init}");
     lsp.lsp_notify("initialized", json!({}));
+
+    // The companion server: Helix sends its `config` as initializationOptions.
+    let companion = &config["language-server"]["tandem-companion"];
+    let mut side = Peer::from_command(Protocol::Lsp, command_line(&fx, companion, &fx.root));
+    let options = serde_json::to_value(&companion["config"]).unwrap();
+    let side_init = side.lsp_request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options}),
+    );
+    let caps = &side_init["result"]["capabilities"];
+    assert!(caps.get("documentSymbolProvider").is_none(), "{side_init}");
+    assert!(caps.get("semanticTokensProvider").is_none(), "{side_init}");
+    assert_eq!(caps["hoverProvider"], true, "{side_init}");
+    drop(side);
+    println!("helix: tandem-companion's config starts tandem lsp in companion mode");
 
     let languages = config["language"].as_array().unwrap();
     let names: Vec<&str> = languages

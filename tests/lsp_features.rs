@@ -713,10 +713,10 @@ fn code_lenses_run_and_debug_main_and_rust_tests() {
     let (mut peer, init) = ws.serve(&["utf-16"], Value::Null);
     let caps = &init["result"]["capabilities"];
     assert_eq!(caps["codeLensProvider"], json!({}));
-    // Only the command the server can execute itself is advertised.
+    // Only the commands the server can execute itself are advertised.
     assert_eq!(
         caps["executeCommandProvider"]["commands"],
-        json!(["tandem.run", "tandem.listProcesses"])
+        json!(["tandem.run", "tandem.listProcesses", "tandem.focusSession"])
     );
     let lenses =
         result(peer.lsp_request("textDocument/codeLens", json!({"textDocument": {"uri": c}})));

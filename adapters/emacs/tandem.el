@@ -9,6 +9,13 @@
 ;;   (require 'tandem)
 ;;   (add-hook 'c-mode-hook #'eglot-ensure)   ; and c++-mode, rust-mode, ...
 ;;   M-x dape RET tandem program "a.out" RET  ; with dape installed (Emacs 29+)
+;;
+;; Beside clangd or rust-analyzer: eglot runs one server per buffer, so there tandem is the
+;; C/C++/Rust server (`tandem-features' "full", the default).  lsp-mode runs several; with
+;;   (setq tandem-features "companion")
+;;   (tandem-lsp-mode-register)               ; after (require 'lsp-mode)
+;; tandem starts as an add-on beside lsp-mode's clangd or rust-analyzer and serves only what
+;; a debugger knows (live hovers, inline values, hit counts, returned values).
 
 ;;; Code:
 
@@ -22,13 +29,33 @@
   "The tandem executable: a name looked up in `exec-path', or a path."
   :type 'string)
 
+(defcustom tandem-features "full"
+  "Which language features `tandem lsp' serves: \"full\" or \"companion\" (beside
+clangd or rust-analyzer: only what a debugger knows)."
+  :type '(choice (const "full") (const "companion")))
+
 (defconst tandem-modes
   '(c-mode c++-mode rust-mode c-ts-mode c++-ts-mode rust-ts-mode)
   "Major modes tandem serves.")
 
+(defun tandem-initialization-options ()
+  "The `initializationOptions' of `tandem lsp'."
+  (list :tandem (list :features tandem-features)))
+
 (defun tandem-eglot-contact (&optional _interactive)
-  "The command line eglot runs for the language server."
-  (list tandem-program "lsp"))
+  "The command line eglot runs for the language server, with its options."
+  (list tandem-program "lsp" :initializationOptions (tandem-initialization-options)))
+
+(defun tandem-lsp-mode-register ()
+  "Registers `tandem lsp' with lsp-mode as an add-on beside the language's own server."
+  (when (fboundp 'lsp-register-client)
+    (lsp-register-client
+     (make-lsp-client
+      :new-connection (lsp-stdio-connection (lambda () (list tandem-program "lsp")))
+      :activation-fn (lsp-activate-on "c" "cpp" "rust")
+      :add-on? t
+      :server-id 'tandem
+      :initialization-options #'tandem-initialization-options))))
 
 (defun tandem-dape-config ()
   "The dape configuration for tandem (a launch; set `program' and `args')."

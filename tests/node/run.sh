@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs @vscode/debugadapter-testsupport into tests/node/node_modules (skipped when
-# package.json and package-lock.json have not changed since the last install) and runs
-# the DAP client tests with node's built-in test runner against `tandem dap`.
+# Installs @vscode/debugadapter-testsupport into tests/node/node_modules, and the VS Code
+# extension's dependencies (vscode-languageclient, @vscode/vsce) into
+# adapters/vscode/node_modules (each skipped when its package.json and package-lock.json have
+# not changed since the last install), and runs the DAP client tests, the extension's unit
+# tests and its .vsix build with node's built-in test runner against `tandem dap`/`tandem lsp`.
 # The binary is $TANDEM_BIN, else target/debug/tandem; build it first.
 set -euo pipefail
 
@@ -11,13 +13,17 @@ cd "$here"
 command -v node >/dev/null || { echo "tests/node: node is not installed" >&2; exit 1; }
 command -v npm >/dev/null || { echo "tests/node: npm is not installed" >&2; exit 1; }
 
-stamp="node_modules/.tandem-install-stamp"
-want="$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)"
-if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
-    npm install --no-audit --no-fund --loglevel=error >/dev/null
-    # npm may rewrite the lock file; stamp what is there now.
-    cat package.json package-lock.json | sha256sum | cut -d' ' -f1 >"$stamp"
-fi
+# npm install in folder $1 unless its package files are those of the last install.
+install() {
+    local stamp="$1/node_modules/.tandem-install-stamp" want
+    want="$(cat "$1/package.json" "$1/package-lock.json" | sha256sum | cut -d' ' -f1)"
+    if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+        (cd "$1" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+        cat "$1/package.json" "$1/package-lock.json" | sha256sum | cut -d' ' -f1 >"$stamp"
+    fi
+}
+install "$here"
+install "$here/../../adapters/vscode"
 
 if [[ -n "${TANDEM_BIN:-}" ]]; then
     # Relative to where the caller stood, not to this folder.
@@ -28,4 +34,5 @@ if [[ -n "${TANDEM_BIN:-}" ]]; then
     export TANDEM_BIN
 fi
 
-exec node --test dap.test.js session.test.js adapters.test.js vscode_flow.test.js
+exec node --test dap.test.js session.test.js adapters.test.js vscode_flow.test.js \
+    extension.test.js vscode_package.test.js

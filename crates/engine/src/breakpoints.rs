@@ -54,6 +54,20 @@ pub struct BreakpointStatus {
     pub addresses: Vec<u64>,
 }
 
+/// How often a line breakpoint was hit in a session, for views that show counts beside
+/// the source (the language server's hit-count lenses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineHits {
+    /// The breakpoint.
+    pub id: BreakpointId,
+    /// The source file it was set in, as the session names it.
+    pub file: PathBuf,
+    /// The line it was bound to (the requested line when no location has a line).
+    pub line: Line,
+    /// Hits counted so far (a disabled breakpoint counts none).
+    pub hits: u64,
+}
+
 /// When a hit count lets a breakpoint stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HitCondition {

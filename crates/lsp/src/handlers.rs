@@ -15,6 +15,7 @@ use crate::cancel::CancelToken;
 use crate::features::{self, Context, LiveHover, Sources};
 use crate::lens;
 use crate::live::{self, Live};
+use crate::mode::Features;
 use crate::proto::{
     BreakpointLocationsParams, DocumentSymbolParams, InlineValueParams, SemanticTokensParams,
     TextDocumentPositionParams, WorkspaceSymbolParams,
@@ -32,6 +33,7 @@ pub(crate) struct Snapshot {
     pub live: Option<Live>,
     pub open: HashMap<PathBuf, Arc<str>>,
     pub encoding: PositionEncoding,
+    pub features: Features,
 }
 
 /// What a handler works with on its worker.
@@ -40,6 +42,7 @@ pub(crate) struct Job {
     /// The live side itself, for inline values (hovers reach it through `cx.live`).
     pub live: Option<Live>,
     pub encoding: PositionEncoding,
+    pub features: Features,
     pub cancel: CancelToken,
 }
 
@@ -76,6 +79,7 @@ impl Snapshot {
             cx,
             live: self.live,
             encoding: self.encoding,
+            features: self.features,
             cancel,
         })
     }
@@ -132,7 +136,11 @@ fn at_position(
 }
 
 pub(crate) fn hover(job: Job, path: PathBuf, p: TextDocumentPositionParams) -> Outcome {
-    at_position(job, &path, p, features::hover)
+    if job.features.declaration_hovers() {
+        at_position(job, &path, p, features::hover)
+    } else {
+        at_position(job, &path, p, features::live_hover)
+    }
 }
 
 pub(crate) fn definition(job: Job, path: PathBuf, p: TextDocumentPositionParams) -> Outcome {
@@ -172,13 +180,15 @@ pub(crate) fn inline_value(mut job: Job, path: PathBuf, p: InlineValueParams) ->
         .context
         .and_then(|c| c.stopped_location)
         .map(|r| r.start.line);
-    Ok(live::inline_values(
-        &mut job.cx,
-        &live,
-        &path,
-        (p.range.start.line, p.range.end.line),
-        stopped,
-    ))
+    let lines = (p.range.start.line, p.range.end.line);
+    let mut values = live::inline_values(&mut job.cx, &live, &path, lines, stopped);
+    if let (Some(list), Some(returned)) = (
+        values.as_array_mut(),
+        crate::debug_lens::returned_inline(&mut job.cx, &live, &path, lines),
+    ) {
+        list.push(returned);
+    }
+    Ok(values)
 }
 
 pub(crate) fn breakpoint_locations(
@@ -190,6 +200,16 @@ pub(crate) fn breakpoint_locations(
     Ok(live::breakpoint_lines(&mut job.cx, &path, lines))
 }
 
+/// Run/Debug lenses (not for Rust in companion mode: rust-analyzer has them) and the
+/// paused session's lenses (hit counts, the returned value), ordered by line.
 pub(crate) fn code_lens(mut job: Job, path: PathBuf, _: DocumentSymbolParams) -> Outcome {
-    Ok(lens::code_lenses(&mut job.cx, &path))
+    let mut lenses: Vec<(u32, Value)> = Vec::new();
+    if job.features.run_lenses(crate::sources::Lang::of(&path)) {
+        lenses = lens::code_lenses(&mut job.cx, &path);
+    }
+    if let Some(live) = job.live.clone() {
+        lenses.extend(crate::debug_lens::session_lenses(&mut job.cx, &live, &path));
+    }
+    lenses.sort_by_key(|l| l.0);
+    Ok(Value::Array(lenses.into_iter().map(|l| l.1).collect()))
 }

@@ -61,11 +61,11 @@ fn is_rust_test(
     false
 }
 
-/// `textDocument/codeLens` for `path`.
-pub fn code_lenses(cx: &mut Context, path: &Path) -> Value {
+/// The Run/Debug lenses of `path`, each with its 0-based line.
+pub fn code_lenses(cx: &mut Context, path: &Path) -> Vec<(u32, Value)> {
     let lang = Lang::of(path);
     let Some(text) = cx.sources.text(path) else {
-        return json!([]);
+        return Vec::new();
     };
     let mut lenses: Vec<(u32, Value)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -146,7 +146,7 @@ pub fn code_lenses(cx: &mut Context, path: &Path) -> Value {
         }
     }
     lenses.sort_by_key(|l| l.0);
-    Value::Array(lenses.into_iter().map(|l| l.1).collect())
+    lenses
 }
 
 /// Something the running program or its end says to the user.

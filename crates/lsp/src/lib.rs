@@ -4,6 +4,8 @@
 
 /// The token a request's worker watches for cancellation and staleness.
 pub mod cancel;
+/// Code lenses of the paused session: breakpoint hit counts, the value a call returned.
+pub mod debug_lens;
 /// Diagnostics: stale binaries, the compiler's messages after a save and of unsaved text.
 pub mod diagnostics;
 /// Small questions to a binary's DWARF that several features ask.
@@ -18,6 +20,8 @@ pub(crate) mod handlers;
 pub mod lens;
 /// Live values of a paused debuggee: inline values, hovers, breakpoint hints.
 pub mod live;
+/// Full or companion mode: which features a session serves.
+pub mod mode;
 /// A binary's symbol names arranged for workspace/symbol and identifier lookups.
 pub mod names;
 /// The write side of a session (frames, pending requests) and its worker pool.

@@ -19,10 +19,10 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use engine::ScopeKind;
-use procman::{Paused, ProcessManager};
+use procman::{DebugId, Paused, PausedDebuggee, ProcessManager};
 use serde_json::{json, Value};
 use symbols::{Line, SourceMap, VariableKind};
 
@@ -36,10 +36,26 @@ use crate::workspace::Served;
 /// A value longer than this is cut (with `…`) in inline values, which sit at line ends.
 const INLINE_MAX: usize = 160;
 
+/// The command that focuses the session whose values the editor shows: its one argument is
+/// `{"pid": N}` (the debuggee's process id, which DAP's `process` event gives the editor),
+/// or `{"pid": null}` to follow the newest stop again.
+pub const FOCUS_SESSION: &str = "tandem.focusSession";
+
 /// The live side of the language server: the process manager its debug adapter uses.
 #[derive(Debug, Clone)]
 pub struct Live {
     manager: Arc<ProcessManager>,
+    focus: Arc<Mutex<Focus>>,
+}
+
+/// Which paused session answers first when several are paused in the same source: the one
+/// the editor focused, else the one whose stop is newest.
+#[derive(Debug, Default)]
+struct Focus {
+    /// The debuggee the editor focused with [`FOCUS_SESSION`].
+    pinned: Option<i32>,
+    /// Sessions by their latest stop, newest first.
+    newest: Vec<DebugId>,
 }
 
 /// A frame of a paused debuggee, with what the requests need from it.
@@ -53,7 +69,53 @@ struct PausedFrame {
 
 impl Live {
     pub fn new(manager: Arc<ProcessManager>) -> Live {
-        Live { manager }
+        Live {
+            manager,
+            focus: Arc::default(),
+        }
+    }
+
+    fn focus(&self) -> std::sync::MutexGuard<'_, Focus> {
+        self.focus.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A session stopped: it becomes the newest.
+    pub fn stopped(&self, session: DebugId) {
+        let mut focus = self.focus();
+        focus.newest.retain(|s| *s != session);
+        focus.newest.insert(0, session);
+    }
+
+    /// A session ended: it is forgotten.
+    pub fn ended(&self, session: DebugId) {
+        self.focus().newest.retain(|s| *s != session);
+    }
+
+    /// Focuses the debuggee `pid` (`None`: follow the newest stop).
+    pub fn set_focus(&self, pid: Option<i32>) {
+        self.focus().pinned = pid;
+    }
+
+    /// The focused debuggee, if the editor chose one.
+    pub fn focused(&self) -> Option<i32> {
+        self.focus().pinned
+    }
+
+    /// The paused debuggees in the order they answer: the focused one, then by newest stop,
+    /// then the rest (core files, sessions stopped before this server saw them).
+    pub(crate) fn paused(&self) -> Vec<PausedDebuggee> {
+        let mut paused = self.manager.paused_debuggees();
+        let focus = self.focus();
+        paused.sort_by_key(|p| {
+            let pinned = focus.pinned != Some(p.session.pid().0);
+            let rank = focus
+                .newest
+                .iter()
+                .position(|s| *s == p.session.id())
+                .unwrap_or(usize::MAX);
+            (pinned, rank)
+        });
+        paused
     }
 
     /// The innermost frame of a paused thread whose source is `path`; with `prefer`
@@ -61,7 +123,7 @@ impl Live {
     /// the innermost such frame on that line when there is one.
     fn frame_in(&self, path: &Path, prefer: Option<u32>) -> Option<PausedFrame> {
         let mut fallback = None;
-        for paused in self.manager.paused_debuggees() {
+        for paused in self.paused() {
             let Ok(stack) = paused.session.stop_frames() else {
                 // The program ran again since the list was taken.
                 continue;
@@ -93,7 +155,7 @@ impl Live {
     /// The innermost frame of a paused thread whose source `serves` accepts (for globals:
     /// a frame of the program the document belongs to).
     fn frame_where(&self, serves: impl Fn(&Path) -> bool) -> Option<(Paused, engine::Frame)> {
-        self.manager.paused_debuggees().into_iter().find_map(|p| {
+        self.paused().into_iter().find_map(|p| {
             let frame = p
                 .session
                 .stop_frames()
@@ -105,7 +167,7 @@ impl Live {
     }
 }
 
-fn same_source(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_source(a: &Path, b: &Path) -> bool {
     if same_file(a, b) {
         return true;
     }
@@ -234,7 +296,7 @@ pub fn inline_values(
 
 /// The first occurrence of `name` on `line` that names a variable: a whole word, not a
 /// member (`p.name`, `p->name`) and not after a `//` comment.
-fn occurrence(text: &SourceText, line: u32, name: &str) -> Option<(usize, usize)> {
+pub(crate) fn occurrence(text: &SourceText, line: u32, name: &str) -> Option<(usize, usize)> {
     let (line_start, line_end) = line_span(text, line)?;
     let hay = &text[line_start..line_end];
     let code = hay.find("//").map_or(hay, |c| &hay[..c]);

@@ -23,6 +23,7 @@ use crate::diagnostics::Diagnostics;
 use crate::handlers::{self, DocumentParams, Job, Outcome, Snapshot, INDEX_PATIENCE};
 use crate::lens;
 use crate::live::{self, Live};
+use crate::mode::Features;
 use crate::outbox::{Outbox, Workers};
 use crate::proto::{
     BreakpointLocationsParams, CancelParams, DidChangeTextDocumentParams,
@@ -31,7 +32,6 @@ use crate::proto::{
     WorkspaceSymbolParams,
 };
 use crate::text::{Change, Document, Documents, PositionEncoding};
-use crate::tokens;
 use crate::uri;
 use crate::workspace::{IndexEvent, Workspace, WorkspaceConfig};
 
@@ -110,6 +110,7 @@ where
         request_document: None,
         client: ClientSupport::default(),
         said_rust_on_save: false,
+        features: Features::Full,
     };
     Ok(server.run(&inbound, events))
 }
@@ -139,6 +140,8 @@ struct Server {
     client: ClientSupport,
     /// The client was told that Rust files are checked on save only.
     said_rust_on_save: bool,
+    /// Full or companion mode, from `initialize`.
+    features: Features,
 }
 
 /// What the client said it supports, among what the server may ask of it.
@@ -152,6 +155,8 @@ struct ClientSupport {
     configuration: bool,
     /// `workspace.inlineValue.refreshSupport`: the server may ask for inline values again.
     inline_value_refresh: bool,
+    /// `workspace.codeLens.refreshSupport`: the server may ask for code lenses again.
+    code_lens_refresh: bool,
 }
 
 /// Progress of the first indexing, reported as `$/progress` once the client has accepted the
@@ -294,22 +299,19 @@ impl Server {
             ManagerEvent::DebugStopped { .. }
             | ManagerEvent::DebugResumed { .. }
             | ManagerEvent::DebugEnded { .. } => {
+                match (&event, &self.live) {
+                    (ManagerEvent::DebugStopped { session, .. }, Some(live)) => {
+                        live.stopped(*session)
+                    }
+                    (ManagerEvent::DebugEnded { session, .. }, Some(live)) => live.ended(*session),
+                    _ => {}
+                }
                 if matches!(event, ManagerEvent::DebugEnded { .. }) {
                     if let Some(diags) = &self.diagnostics {
                         diags.clear_breakpoint_hints();
                     }
                 }
-                if self.initialized && self.client.inline_value_refresh {
-                    self.outbox.request(
-                        "workspace/inlineValue/refresh",
-                        None,
-                        Box::new(|outcome| {
-                            if let Err(e) = outcome {
-                                tracing::debug!("inline value refresh refused: {}", e.message);
-                            }
-                        }),
-                    );
-                }
+                self.ask_refresh();
             }
             ManagerEvent::BreakpointLines { file, lines } => {
                 if let Some(diags) = &self.diagnostics {
@@ -323,6 +325,32 @@ impl Server {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Asks the client to pull inline values and code lenses again (what a stop, a resume
+    /// or an end changes), as far as it said it can.
+    fn ask_refresh(&self) {
+        if !self.initialized {
+            return;
+        }
+        let wanted = [
+            (
+                self.client.inline_value_refresh,
+                "workspace/inlineValue/refresh",
+            ),
+            (self.client.code_lens_refresh, "workspace/codeLens/refresh"),
+        ];
+        for (_, method) in wanted.into_iter().filter(|w| w.0) {
+            self.outbox.request(
+                method,
+                None,
+                Box::new(move |outcome| {
+                    if let Err(e) = outcome {
+                        tracing::debug!("{method} refused: {}", e.message);
+                    }
+                }),
+            );
         }
     }
 
@@ -360,8 +388,14 @@ impl Server {
         match (self.phase, req.method.as_str()) {
             (Phase::Uninitialized, "initialize") => {
                 let workspace = params::<WorkspaceParams>(&req).unwrap_or_default();
-                let outcome =
-                    params::<InitializeParams>(&req).map(|p| self.initialize(&p, &workspace));
+                // An unknown mode is refused before anything starts; the client may retry.
+                let outcome = Features::from_options(workspace.initialization_options.as_ref())
+                    .map_err(|e| ResponseError::new(codes::INVALID_PARAMS, e))
+                    .and_then(|features| {
+                        self.features = features;
+                        params::<InitializeParams>(&req)
+                    })
+                    .map(|p| self.initialize(&p, &workspace));
                 self.reply(&req, outcome);
             }
             (Phase::Uninitialized, _) => self.reply(
@@ -392,6 +426,10 @@ impl Server {
                     Ok(p) => self.spawn(req.id.clone(), move |cancel| test_sleep(p.ms, &cancel)),
                     Err(e) => self.reply(&req, Err(e)),
                 }
+            }
+            (Phase::Running, method) if !self.features.serves(method) => {
+                let message = format!("{method} is not served in companion mode");
+                self.reply(&req, refuse(codes::METHOD_NOT_FOUND, &message));
             }
             // The feature requests: (method, parameters, handler on a worker).
             (Phase::Running, "workspace/symbol") => {
@@ -524,9 +562,12 @@ impl Server {
             "textDocument/didSave" => notification_params::<DidCloseTextDocumentParams>(&not).map(|p| {
                 let uri = p.text_document.uri;
                 self.check_stale(&uri);
-                if let (Some(path), Some(diags), Some(ws)) =
-                    (uri::to_path(&uri), &self.diagnostics, &self.workspace)
-                {
+                if let (Some(path), Some(diags), Some(ws), true) = (
+                    uri::to_path(&uri),
+                    &self.diagnostics,
+                    &self.workspace,
+                    self.features.compiler_diagnostics(),
+                ) {
                     diags.check_saved(&path, ws.roots());
                 }
             }),
@@ -567,8 +608,12 @@ impl Server {
     }
 
     /// The compiler checks the edited text of a C or C++ document; Rust documents are checked
-    /// when saved, which the client is told once.
+    /// when saved, which the client is told once. Not in companion mode: the compiler's own
+    /// server publishes those.
     fn check_unsaved(&mut self, uri_str: &str) {
+        if !self.features.compiler_diagnostics() {
+            return;
+        }
         let (Some(path), Some(diags), Some(ws)) = (
             uri::to_path(uri_str),
             self.diagnostics.clone(),
@@ -743,6 +788,7 @@ impl Server {
             live: self.live.clone(),
             open,
             encoding: self.encoding,
+            features: self.features,
         }
     }
 
@@ -792,6 +838,7 @@ impl Server {
             ),
             configuration: capability(caps, &["workspace", "configuration"]),
             inline_value_refresh: capability(caps, &["workspace", "inlineValue", "refreshSupport"]),
+            code_lens_refresh: capability(caps, &["workspace", "codeLens", "refreshSupport"]),
         };
         let report = self.client.progress.clone().map(|progress| {
             let outbox = self.outbox.clone();
@@ -809,32 +856,13 @@ impl Server {
             }),
             self.encoding,
         ));
-        tracing::info!(encoding = self.encoding.as_str(), "initialized");
+        tracing::info!(
+            encoding = self.encoding.as_str(),
+            features = self.features.as_str(),
+            "initialized"
+        );
         json!({
-            "capabilities": {
-                "positionEncoding": self.encoding.as_str(),
-                "textDocumentSync": {
-                    "openClose": true,
-                    // 2 = incremental: ranges against the previous version.
-                    "change": 2,
-                    "save": { "includeText": false },
-                },
-                "workspaceSymbolProvider": true,
-                "documentSymbolProvider": true,
-                "definitionProvider": true,
-                "declarationProvider": true,
-                "hoverProvider": true,
-                "inlineValueProvider": true,
-                "codeLensProvider": {},
-                "executeCommandProvider": {
-                    "commands": [lens::RUN, crate::processes::LIST_PROCESSES]
-                },
-                "semanticTokensProvider": {
-                    "legend": tokens::legend(),
-                    "full": true,
-                    "range": true,
-                },
-            },
+            "capabilities": self.features.capabilities(self.encoding),
             "serverInfo": { "name": "tandem", "version": env!("CARGO_PKG_VERSION") },
         })
     }
@@ -844,6 +872,9 @@ impl Server {
     fn execute(&self, p: ExecuteCommandParams) -> Result<Value, ResponseError> {
         if p.command == crate::processes::LIST_PROCESSES {
             return Ok(crate::processes::list_processes());
+        }
+        if p.command == live::FOCUS_SESSION {
+            return self.focus_session(&p.arguments);
         }
         if p.command != lens::RUN {
             return Err(ResponseError::new(
@@ -893,6 +924,32 @@ impl Server {
                 format!("cannot start the program: {e}"),
             )),
         }
+    }
+
+    /// `tandem.focusSession`: `{"pid": N}` makes debuggee N's values the ones shown
+    /// (`{"pid": null}`: the newest stop's again); answers `{"pid": …}` as now focused.
+    fn focus_session(&self, arguments: &[Value]) -> Result<Value, ResponseError> {
+        let invalid = || {
+            ResponseError::new(
+                codes::INVALID_PARAMS,
+                "tandem.focusSession needs one argument {\"pid\": <process id or null>}",
+            )
+        };
+        let pid = match arguments.first().and_then(|a| a.get("pid")) {
+            Some(Value::Null) => None,
+            Some(v) => Some(
+                v.as_i64()
+                    .and_then(|p| i32::try_from(p).ok())
+                    .ok_or_else(invalid)?,
+            ),
+            None => return Err(invalid()),
+        };
+        if let Some(live) = &self.live {
+            live.set_focus(pid);
+            tracing::info!(?pid, "focused debug session");
+            self.ask_refresh();
+        }
+        Ok(json!({ "pid": self.live.as_ref().and_then(Live::focused) }))
     }
 
     fn document(&self, uri: &str) -> Result<Value, ResponseError> {

@@ -92,6 +92,31 @@ impl Paused {
         }
     }
 
+    /// The stop shown: where and why it stopped and, after a step out, what the function
+    /// returned. `None` when a live program ran again since it was listed.
+    pub fn stop(&self) -> Option<engine::Stop> {
+        match self {
+            Paused::Live(s) => s.stopped(),
+            Paused::Core(c) => Some(c.stop()),
+        }
+    }
+
+    /// How often each line breakpoint of the session was hit (a core file has none).
+    pub fn line_breakpoint_hits(&self) -> Vec<engine::LineHits> {
+        match self {
+            Paused::Live(s) => s.engine().line_breakpoint_hits(),
+            Paused::Core(_) => Vec::new(),
+        }
+    }
+
+    /// The debuggee's process id (a core file's: the process it was dumped from).
+    pub fn pid(&self) -> Pid {
+        match self {
+            Paused::Live(s) => s.pid(),
+            Paused::Core(c) => c.pid(),
+        }
+    }
+
     /// The session's id.
     pub fn id(&self) -> DebugId {
         match self {

@@ -20,6 +20,37 @@ impl Session {
         Ok(())
     }
 
+    /// The hit counts of the line breakpoints, each at the line its first location is
+    /// on. Read from the session's state, without a round trip to the tracer thread.
+    pub fn line_breakpoint_hits(&self) -> Vec<LineHits> {
+        let c = lock(&self.core);
+        let mut out: Vec<LineHits> = c
+            .bps
+            .values()
+            .filter_map(|bp| {
+                let BpKey::Line(file, requested) = &bp.key else {
+                    return None;
+                };
+                let bound = bp.addrs.first().and_then(|a| {
+                    let m = c.modules.find(a.0)?;
+                    m.binary()?
+                        .frame_location_for_addr(m.to_file(a.0))
+                        .ok()??
+                        .line
+                });
+                let line = bound.or_else(|| Line::new(*requested))?;
+                Some(LineHits {
+                    id: bp.id,
+                    file: file.clone(),
+                    line,
+                    hits: bp.hits,
+                })
+            })
+            .collect();
+        out.sort_by_key(|h| h.id);
+        out
+    }
+
     /// Sets the instruction breakpoints (runtime addresses), replacing the ones set
     /// before.
     pub fn set_instruction_breakpoints(&self, addresses: &[u64]) -> Result<Vec<BreakpointStatus>> {

@@ -94,6 +94,38 @@ pub fn hover(cx: &mut Context, path: &Path, offset: usize) -> Value {
     ])
 }
 
+/// `textDocument/hover` in companion mode: only the paused program's value of what is under
+/// the cursor (the declaration is the compiler's server's to show), `null` otherwise.
+pub fn live_hover(cx: &mut Context, path: &Path, offset: usize) -> Value {
+    let Some(Resolved {
+        span: (start, end),
+        target,
+        served,
+        ..
+    }) = resolve(cx, path, offset)
+    else {
+        return Value::Null;
+    };
+    let (Some(live), Some(text)) = (cx.live.clone(), cx.sources.text(path)) else {
+        return Value::Null;
+    };
+    let Some(value) = live.hover_value(cx, path, &text, (start, end), &target, &served) else {
+        return Value::Null;
+    };
+    // The live part starts with a separator meant to follow a declaration.
+    let markdown = value.trim_start_matches("\n\n---\n").to_owned();
+    object([
+        (
+            "contents",
+            object([("kind", "markdown".into()), ("value", markdown.into())]),
+        ),
+        (
+            "range",
+            range_json(pos(&text, start, cx.encoding), pos(&text, end, cx.encoding)),
+        ),
+    ])
+}
+
 /// `int x`, `char *p`, `int a[4]` in C; `x: i64` in Rust (whose DWARF type names are
 /// already Rust: `&Point`, `[u8; 4]`).
 fn declarator(binary: &Binary, lang: Lang, t: Option<TypeRef>, name: &str) -> String {

@@ -1,6 +1,6 @@
 //! Language features answered from debug information: `workspace/symbol`,
 //! `textDocument/documentSymbol`, `textDocument/definition`, `textDocument/declaration` and
-//! `textDocument/hover`.
+//! `textDocument/hover` (with declarations, or only live values in companion mode).
 //!
 //! Each runs on a worker over a [`Context`]: the binaries ready when the request arrived and a
 //! copy of the open documents, so positions are computed against what the editor shows (files
@@ -20,7 +20,7 @@ pub mod workspace_symbols;
 
 pub use context::{Context, LiveHover, Target};
 pub use document_symbols::document_symbols;
-pub use hover::hover;
+pub use hover::{hover, live_hover};
 pub use navigation::{declaration, definition};
 pub use workspace_symbols::{workspace_symbol, MAX_WORKSPACE_SYMBOLS};
 
