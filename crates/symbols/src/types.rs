@@ -853,6 +853,31 @@ impl Binary {
         })
     }
 
+    /// The base type named `name` (`char`, `unsigned char`) of the compilation unit whose
+    /// code holds `pc`: the types an expression's literals and casts take in that frame.
+    /// Base types are not in the symbol index, so this reads the unit's top-level DIEs.
+    pub fn base_type_at(&self, pc: crate::FileAddr, name: &str) -> Option<TypeRef> {
+        for unit_index in self.units_for_addr(pc.0) {
+            let Ok(unit) = self.unit(unit_index) else {
+                continue;
+            };
+            let mut entries = unit.entries();
+            while let Ok(Some(die)) = entries.next_dfs() {
+                if die.depth() != 1 || die.tag() != gimli::DW_TAG_base_type {
+                    continue;
+                }
+                if self.attr_str(&unit, die, gimli::DW_AT_name).as_deref() == Some(name) {
+                    let id = crate::units::DieId {
+                        unit: unit_index,
+                        offset: die.offset(),
+                    };
+                    return Some(TypeRef(self.global_offset(id)));
+                }
+            }
+        }
+        None
+    }
+
     /// Named types (struct, class, union, enum, typedef) matching `name` (a plain or
     /// qualified name, a template instance by its exact qualified name; `struct S` and
     /// `S` both work). Declarations are skipped.
