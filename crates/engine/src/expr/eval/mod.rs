@@ -575,6 +575,23 @@ impl Env<'_> {
         }
     }
 
+    /// The element count of an array's dimension `i`, a VLA's read in the frame.
+    pub(crate) fn dim_len(&self, dims: &[symbols::ArrayDim], i: usize) -> Option<u64> {
+        let d = dims.get(i)?;
+        match &d.count {
+            ArrayBound::Count(n) => Some(*n),
+            ArrayBound::Expr { expr, upper_bound } => {
+                let v = self.eval_bound(expr)?;
+                Some(if *upper_bound {
+                    (v as i64).saturating_sub(d.lower).saturating_add(1).max(0) as u64
+                } else {
+                    v
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The value of a computed array bound (`DW_OP_fbreg -48; DW_OP_deref`).
     pub(crate) fn eval_bound(&self, expr: &LocationExpr) -> Option<u64> {
         let pieces = self.pieces(expr).ok()?;
@@ -705,10 +722,20 @@ impl Env<'_> {
                 let elem = element
                     .and_then(|e| self.binary.type_size(e).ok().flatten())
                     .unwrap_or(0);
-                Ok(dims.iter().skip(*dim).fold(elem, |acc, d| match d.count {
-                    ArrayBound::Count(n) => acc.saturating_mul(n),
-                    _ => acc,
+                Ok((*dim..dims.len()).fold(elem, |acc, i| {
+                    acc.saturating_mul(self.dim_len(&dims, i).unwrap_or(1))
                 }))
+            }
+            // A VLA's size is its bounds' product, read in the frame (`sizeof a`).
+            ETy::Dwarf(t) if self.binary.type_size(*t).ok().flatten().is_none() => {
+                match resolve(self.binary, *t).map_err(Error::Eval)?.kind {
+                    TypeKind::Array { dims, .. }
+                        if (0..dims.len()).all(|i| self.dim_len(&dims, i).is_some()) =>
+                    {
+                        self.size_of(&ETy::SubArray(*t, 0))
+                    }
+                    _ => Self::err("the size of the type is unknown"),
+                }
             }
             ETy::Int(t) => Ok(u64::from(t.size)),
             ETy::Bool => Ok(1),
