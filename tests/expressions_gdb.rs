@@ -176,7 +176,11 @@ fn expressions_equal_gdb(compiler: &str) {
         EXPRESSIONS.len() - differ.len(),
         EXPRESSIONS.len()
     );
-    assert!(differ.is_empty(), "{compiler} build:\n{}", differ.join("\n"));
+    assert!(
+        differ.is_empty(),
+        "{compiler} build:\n{}",
+        differ.join("\n")
+    );
 }
 
 #[test]

@@ -164,7 +164,7 @@ pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> 
 }
 
 /// Evaluates a DWARF expression giving an array bound, in the frame of the value.
-pub(crate) type BoundFn<'a> = dyn Fn(&symbols::LocationExpr) -> Option<u64> + 'a;
+pub(crate) type BoundFn<'a> = dyn Fn(&ArrayBound) -> Option<u64> + 'a;
 
 /// Renders one value and, when structured, the node for its children.
 pub(crate) struct Renderer<'a> {
@@ -306,9 +306,11 @@ impl Renderer<'_> {
                 // An array without a bound (a flexible array member, `int d[]`) is
                 // shown by its address, as gdb shows it: its length is the program's
                 // business.
-                if let (Some(ArrayBound::Unknown), Place::Memory(a)) =
-                    (dims.get(dim).map(|d| &d.count), place)
-                {
+                let unbounded = dims
+                    .iter()
+                    .skip(dim)
+                    .any(|d| matches!(d.count, ArrayBound::Unknown));
+                if let (true, Place::Memory(a)) = (unbounded, place) {
                     return Ok((format!("{a:#x}"), None));
                 }
                 // Inner dimensions of a VLA (`int a[n][m]`) are read from the frame;
@@ -317,11 +319,7 @@ impl Renderer<'_> {
                     .iter()
                     .enumerate()
                     .skip(dim + 1)
-                    .any(|(i, d)| match d.count {
-                        ArrayBound::Count(_) => false,
-                        ArrayBound::Expr { .. } => self.dim_len(dims, i).is_none(),
-                        _ => true,
-                    });
+                    .any(|(i, _)| self.dim_len(dims, i).is_none());
                 if dynamic {
                     return Err(
                         "<error: variable-length arrays of several dimensions are not supported>"
@@ -375,15 +373,16 @@ impl Renderer<'_> {
         let d = dims.get(dim)?;
         match &d.count {
             ArrayBound::Count(n) => Some(*n),
-            ArrayBound::Expr { expr, upper_bound } => {
-                let v = self.bounds.and_then(|b| b(expr))?;
+            ArrayBound::Unknown => None,
+            bound @ (ArrayBound::Expr { upper_bound, .. }
+            | ArrayBound::Variable { upper_bound, .. }) => {
+                let v = self.bounds.and_then(|b| b(bound))?;
                 Some(if *upper_bound {
                     (v as i64).saturating_sub(d.lower).saturating_add(1).max(0) as u64
                 } else {
                     v
                 })
             }
-            _ => None,
         }
     }
 
@@ -503,6 +502,24 @@ impl Renderer<'_> {
                         Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
                         Err(e) => e,
                     },
+                    // An array of structs of scalars is printed in full, as gdb does:
+                    // `{{x = 1, y = 2}, {x = 3, y = 4}}`.
+                    Ok(Resolved {
+                        kind:
+                            TypeKind::Composite {
+                                members,
+                                declaration: false,
+                                ..
+                            },
+                        ..
+                    }) if !members.is_empty()
+                        && members.iter().all(|m| {
+                            m.ty.and_then(|t| resolve(self.binary, t).ok())
+                                .is_some_and(|r| is_scalar(&r.kind))
+                        }) =>
+                    {
+                        self.composite_summary(&members, &p)
+                    }
                     _ => "{...}".to_string(),
                 }
             };

@@ -950,7 +950,18 @@ impl Binary {
             }
         };
         Ok(match &ty.kind {
-            TypeKind::Pointer(x) => format!("{} *", sub(*x)?),
+            // A pointer to an array or a function is written as C declares it, as
+            // gdb writes it: `int (*)[4]`, `int (*)(int, int)`.
+            TypeKind::Pointer(x) => {
+                let inner = sub(*x)?;
+                let kind = x.and_then(|x| self.type_info(x).ok()).map(|t| t.kind);
+                match (kind, inner.find(" [").or_else(|| inner.find(" ("))) {
+                    (Some(TypeKind::Array { .. } | TypeKind::Function { .. }), Some(at)) => {
+                        format!("{} (*){}", &inner[..at], &inner[at + 1..])
+                    }
+                    _ => format!("{inner} *"),
+                }
+            }
             TypeKind::Reference { target, rvalue } => {
                 format!("{} {}", sub(*target)?, if *rvalue { "&&" } else { "&" })
             }

@@ -131,7 +131,8 @@ fn identifiers(e: &Expr, out: &mut Vec<String>, depth: u32) {
         Expr::Int(..)
         | Expr::Char(_)
         | Expr::Float(_)
-        | Expr::Register(_) | Expr::SizeofType(_) | Expr::Str(_) => {
-        }
+        | Expr::Register(_)
+        | Expr::SizeofType(_)
+        | Expr::Str(_) => {}
     }
 }

@@ -170,7 +170,7 @@ impl Env<'_> {
                 binary: self.binary,
                 bias: self.bias,
                 mem: self.mem,
-                bounds: Some(&|e| self.eval_bound(e)),
+                bounds: Some(&|b| self.array_bound(b)),
                 languages: &crate::rust::LANGUAGES,
             };
             return renderer.render("", t, place, dim).0.rendered;

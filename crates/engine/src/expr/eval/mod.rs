@@ -580,15 +580,46 @@ impl Env<'_> {
         let d = dims.get(i)?;
         match &d.count {
             ArrayBound::Count(n) => Some(*n),
-            ArrayBound::Expr { expr, upper_bound } => {
-                let v = self.eval_bound(expr)?;
+            ArrayBound::Unknown => None,
+            bound @ (ArrayBound::Expr { upper_bound, .. }
+            | ArrayBound::Variable { upper_bound, .. }) => {
+                let v = self.array_bound(bound)?;
                 Some(if *upper_bound {
                     (v as i64).saturating_sub(d.lower).saturating_add(1).max(0) as u64
                 } else {
                     v
                 })
             }
-            _ => None,
+        }
+    }
+
+    /// The value of a VLA's bound in this frame: its expression's value, or the value
+    /// of the variable it names (read where that variable is at the pc).
+    pub(crate) fn array_bound(&self, bound: &ArrayBound) -> Option<u64> {
+        match bound {
+            ArrayBound::Count(n) => Some(*n),
+            ArrayBound::Expr { expr, .. } => self.eval_bound(expr),
+            ArrayBound::Variable { die_offset, .. } => {
+                let pc = self.bias.to_file(RuntimeAddr(self.pc));
+                match self.binary.variable_location_at(*die_offset, pc) {
+                    VariableLocation::Const(b) => Some(le_u64(&b)),
+                    VariableLocation::Expr(e) => {
+                        let pieces = self.pieces(&e).ok()?;
+                        match &pieces.first()?.location {
+                            symbols::PieceLocation::Memory(a) => {
+                                let mut buf = [0u8; 8];
+                                self.mem.read(*a, &mut buf).ok()?;
+                                Some(u64::from_le_bytes(buf))
+                            }
+                            symbols::PieceLocation::Value(b) => Some(le_u64(b)),
+                            symbols::PieceLocation::Register(r) => self.regs.reg(*r),
+                            _ => None,
+                        }
+                    }
+                    VariableLocation::OptimizedOut => None,
+                }
+            }
+            ArrayBound::Unknown => None,
         }
     }
 
