@@ -959,6 +959,10 @@ impl Binary {
                     (Some(TypeKind::Array { .. } | TypeKind::Function { .. }), Some(at)) => {
                         format!("{} (*){}", &inner[..at], &inner[at + 1..])
                     }
+                    // A pointer to such a pointer: `int (**)(void)` (a vtable pointer).
+                    (Some(TypeKind::Pointer(_)), _) if inner.contains("(*") => {
+                        inner.replacen("(*", "(**", 1)
+                    }
                     _ => format!("{inner} *"),
                 }
             }
