@@ -54,6 +54,31 @@ const GLOBALS: &[&str] = &[
     "g_anon.y",
 ];
 
+/// Expressions of each stop's own locals (in the order of [`STOPS`]): elements and
+/// sizes of VLAs, the flexible array member, bitfields and anonymous members. Where gdb
+/// refuses one (the error goes to its stderr, the text is empty), tandem must refuse it
+/// too.
+const STOP_EXPRS: &[&[&str]] = &[
+    &["o3.c", "o5.bytes[4]", "o12.z", "o12.z[3]", "pt.y", "r"],
+    &[
+        "vla[2]",
+        "vla[n - 1]",
+        "vla2[1][1]",
+        "vla2[2][0]",
+        "sizeof vla",
+        "sizeof(vla2)",
+        "sizeof(vla2[0])",
+        "*prow",
+        "(*prow)[1]",
+        "pts[1].y",
+        "nest[1][0]",
+        "name[2]",
+    ],
+    &[
+        "*fx", "fx->d[3]", "fx->n", "f.m", "f.across", "f.k", "f.s", "a.f", "a.y", "cvs", "cvs + 1",
+    ],
+];
+
 /// Globals whose type gdb's `whatis` names, compared with the type of tandem's
 /// `evaluate` (the array bounds read from DWARF).
 const TYPES: &[&str] = &[
@@ -79,13 +104,13 @@ fn gdb_stops(program: &Path) -> Vec<Stop> {
         cmds.push(format!("break {file}:{}", line_of(&source, s)));
     }
     cmds.push("run".into());
-    for _ in STOPS {
+    for exprs in STOP_EXPRS {
         cmds.extend([
             "echo STOP\\n".into(),
             "info args".into(),
             "info locals".into(),
         ]);
-        for g in GLOBALS {
+        for g in GLOBALS.iter().chain(exprs.iter()) {
             cmds.extend([
                 format!("echo GLOBAL {g} =\\040"),
                 format!("output {g}"),
@@ -121,6 +146,7 @@ fn gdb_stops(program: &Path) -> Vec<Stop> {
                 .filter_map(|l| {
                     let (n, v) = l.split_once(" = ")?;
                     let known = GLOBALS.contains(&n)
+                        || STOP_EXPRS.iter().any(|x| x.contains(&n))
                         || n.strip_prefix("whatis ")
                             .is_some_and(|t| TYPES.contains(&t))
                         || n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
@@ -163,7 +189,7 @@ fn tandem_stops(program: &Path) -> Vec<Stop> {
     let mut dap = DapClient::new();
     let mut stopped = dap.launch_to_stop(json!({"program": program}), &source, &lines);
     let mut stops = Vec::new();
-    for i in 0..STOPS.len() {
+    for (i, exprs) in STOP_EXPRS.iter().enumerate() {
         let thread = stopped["body"]["threadId"].as_i64().unwrap();
         let frame = dap.frames(thread)[0]["id"].as_i64().unwrap();
         let mut stop = Stop::new();
@@ -172,6 +198,20 @@ fn tandem_stops(program: &Path) -> Vec<Stop> {
                 let name = v["name"].as_str().unwrap().to_string();
                 stop.insert(name, v["value"].as_str().unwrap().to_string());
             }
+        }
+        for e in exprs.iter() {
+            let r = dap.request(
+                "evaluate",
+                json!({"expression": e, "frameId": frame, "context": "watch"}),
+            );
+            // A refused expression compares as gdb's empty text.
+            let text = r["body"]["result"].as_str().unwrap_or("").to_string();
+            let text = if r["success"] == true {
+                text
+            } else {
+                String::new()
+            };
+            stop.insert(e.to_string(), text);
         }
         for g in GLOBALS {
             let r = dap.request(

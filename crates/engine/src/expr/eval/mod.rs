@@ -753,13 +753,22 @@ impl Env<'_> {
                 let elem = element
                     .and_then(|e| self.binary.type_size(e).ok().flatten())
                     .unwrap_or(0);
-                Ok((*dim..dims.len()).fold(elem, |acc, i| {
-                    acc.saturating_mul(self.dim_len(&dims, i).unwrap_or(1))
-                }))
+                // An inner dimension whose bound cannot be read leaves the stride
+                // unknown: refused (as gdb refuses it), never guessed.
+                (*dim..dims.len()).try_fold(elem, |acc, i| match self.dim_len(&dims, i) {
+                    Some(n) => Ok(acc.saturating_mul(n)),
+                    None => Self::err("the array's bounds are unknown here"),
+                })
             }
             // A VLA's size is its bounds' product, read in the frame (`sizeof a`).
             ETy::Dwarf(t) if self.binary.type_size(*t).ok().flatten().is_none() => {
                 match resolve(self.binary, *t).map_err(Error::Eval)?.kind {
+                    // An array with a dimension without any bound has size 0, as gdb's.
+                    TypeKind::Array { dims, .. }
+                        if dims.iter().any(|d| matches!(d.count, ArrayBound::Unknown)) =>
+                    {
+                        Ok(0)
+                    }
                     TypeKind::Array { dims, .. }
                         if (0..dims.len()).all(|i| self.dim_len(&dims, i).is_some()) =>
                     {
