@@ -164,7 +164,7 @@ pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> 
 }
 
 /// Evaluates a DWARF expression giving an array bound, in the frame of the value.
-pub(crate) type BoundFn<'a> = dyn Fn(&symbols::LocationExpr) -> Option<u64> + 'a;
+pub(crate) type BoundFn<'a> = dyn Fn(&ArrayBound) -> Option<u64> + 'a;
 
 /// Renders one value and, when structured, the node for its children.
 pub(crate) struct Renderer<'a> {
@@ -303,10 +303,23 @@ impl Renderer<'_> {
         }
         match &r.kind {
             TypeKind::Array { element, dims } => {
+                // An array without a bound (a flexible array member, `int d[]`) is
+                // shown by its address, as gdb shows it: its length is the program's
+                // business.
+                let unbounded = dims
+                    .iter()
+                    .skip(dim)
+                    .any(|d| matches!(d.count, ArrayBound::Unknown));
+                if let (true, Place::Memory(a)) = (unbounded, place) {
+                    return Ok((format!("{a:#x}"), None));
+                }
+                // Inner dimensions of a VLA (`int a[n][m]`) are read from the frame;
+                // one that cannot be read leaves the strides unknown.
                 let dynamic = dims
                     .iter()
+                    .enumerate()
                     .skip(dim + 1)
-                    .any(|d| !matches!(d.count, ArrayBound::Count(_)));
+                    .any(|(i, _)| self.dim_len(dims, i).is_none());
                 if dynamic {
                     return Err(
                         "<error: variable-length arrays of several dimensions are not supported>"
@@ -352,20 +365,24 @@ impl Renderer<'_> {
 
     /// The element count of dimension `dim`, evaluating a VLA bound in the frame.
     fn dim_count(&self, dims: &[symbols::ArrayDim], dim: usize) -> u64 {
-        let Some(d) = dims.get(dim) else { return 0 };
+        self.dim_len(dims, dim).unwrap_or(0)
+    }
+
+    /// The element count of dimension `dim`; `None` when a VLA bound cannot be read.
+    fn dim_len(&self, dims: &[symbols::ArrayDim], dim: usize) -> Option<u64> {
+        let d = dims.get(dim)?;
         match &d.count {
-            ArrayBound::Count(n) => *n,
-            ArrayBound::Expr { expr, upper_bound } => {
-                let Some(v) = self.bounds.and_then(|b| b(expr)) else {
-                    return 0;
-                };
-                if *upper_bound {
+            ArrayBound::Count(n) => Some(*n),
+            ArrayBound::Unknown => None,
+            bound @ (ArrayBound::Expr { upper_bound, .. }
+            | ArrayBound::Variable { upper_bound, .. }) => {
+                let v = self.bounds.and_then(|b| b(bound))?;
+                Some(if *upper_bound {
                     (v as i64).saturating_sub(d.lower).saturating_add(1).max(0) as u64
                 } else {
                     v
-                }
+                })
             }
-            _ => 0,
         }
     }
 
@@ -470,13 +487,39 @@ impl Renderer<'_> {
         for i in 0..count.min(SUMMARY_ITEMS as u64) {
             let p = place.offset(i.saturating_mul(stride));
             let text = if dim + 1 < ndims {
-                "{...}".to_string()
+                // gdb prints the inner dimensions in full: `{{1, 2}, {3, 4}}`.
+                let inner = resolve(self.binary, ty)
+                    .ok()
+                    .and_then(|r| match r.kind {
+                        TypeKind::Array { dims, .. } => self.dim_len(&dims, dim + 1),
+                        _ => None,
+                    })
+                    .unwrap_or(0);
+                self.array_summary(ty, Some(element), ndims, &p, dim + 1, inner)
             } else {
                 match resolve(self.binary, element) {
                     Ok(r) if is_scalar(&r.kind) => match p.read(self.mem, r.size.unwrap_or(0)) {
                         Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
                         Err(e) => e,
                     },
+                    // An array of structs of scalars is printed in full, as gdb does:
+                    // `{{x = 1, y = 2}, {x = 3, y = 4}}`.
+                    Ok(Resolved {
+                        kind:
+                            TypeKind::Composite {
+                                members,
+                                declaration: false,
+                                ..
+                            },
+                        ..
+                    }) if !members.is_empty()
+                        && members.iter().all(|m| {
+                            m.ty.and_then(|t| resolve(self.binary, t).ok())
+                                .is_some_and(|r| is_scalar(&r.kind))
+                        }) =>
+                    {
+                        self.composite_summary(&members, &p)
+                    }
                     _ => "{...}".to_string(),
                 }
             };
@@ -497,12 +540,9 @@ impl Renderer<'_> {
         let TypeKind::Array { dims, .. } = &r.kind else {
             return elem_size;
         };
-        dims.iter()
-            .skip(dim + 1)
-            .fold(elem_size, |acc, d| match d.count {
-                ArrayBound::Count(n) => acc.saturating_mul(n),
-                _ => acc,
-            })
+        (dim + 1..dims.len()).fold(elem_size, |acc, i| {
+            acc.saturating_mul(self.dim_len(dims, i).unwrap_or(1))
+        })
     }
 
     fn composite_summary(&self, members: &[symbols::Member], place: &Place) -> String {
@@ -533,6 +573,16 @@ impl Renderer<'_> {
                     }) =>
                 {
                     self.composite_summary(&inner, &place.offset(m.byte_offset))
+                }
+                // An array member is printed in full too (`tag = "aaa\000"`, `d =
+                // 0x…` for a flexible array member), as gdb prints it.
+                Some(Ok(r)) if m.bitfield.is_none() && matches!(r.kind, TypeKind::Array { .. }) => {
+                    match m.ty {
+                        Some(t) => self
+                            .render_inner(t, &place.offset(m.byte_offset), 0)
+                            .map_or_else(|e| e, |(text, _)| text),
+                        None => "{...}".into(),
+                    }
                 }
                 _ => "{...}".into(),
             };
@@ -574,10 +624,24 @@ impl Renderer<'_> {
                     (1u128 << width) - 1
                 };
                 v &= mask;
-                let signed = matches!(
-                    r.kind,
-                    TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar)
-                );
+                // An enum's bitfield is signed when the enum is: its underlying type
+                // says so (`enum mode m : 3` holding MODE_HALT, -3, reads 0b101), or,
+                // without one, a negative enumerator does, as gdb decides.
+                let signed = match &r.kind {
+                    TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar) => true,
+                    TypeKind::Enum {
+                        underlying,
+                        enumerators,
+                        ..
+                    } => match underlying.and_then(|u| resolve(self.binary, u).ok()) {
+                        Some(u) => matches!(
+                            u.kind,
+                            TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar)
+                        ),
+                        None => enumerators.iter().any(|(_, v)| *v < 0),
+                    },
+                    _ => false,
+                };
                 if signed && width > 0 && (v >> (width - 1)) & 1 == 1 {
                     v |= !mask;
                 }

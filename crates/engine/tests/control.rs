@@ -258,7 +258,8 @@ fn expressions_in_a_frame() {
     assert_eq!(eval("bf.a | 8"), "13");
     assert_eq!(eval("-1 < 1u"), "0");
     assert_eq!(eval("-1 < 1"), "1");
-    assert_eq!(eval("(unsigned char)-1"), "255");
+    // As gdb prints it: the cast's type is the unit's `unsigned char`.
+    assert_eq!(eval("(unsigned char)-1"), "255 '\\377'");
     assert_eq!(eval("7 / 2 + 7 % 2 + (1 << 4)"), "20");
     assert_eq!(eval("d * 2"), "6.2800000000000002");
     assert_eq!(eval("c"), "81 'Q'");

@@ -296,6 +296,22 @@ fn discr_list(bytes: &[u8]) -> Vec<(u64, u64)> {
     out
 }
 
+/// A constant array bound: `DW_FORM_sdata` is signed and `DW_FORM_udata` unsigned; the
+/// sign of a `DW_FORM_dataN` bound is its subrange type's (`signed`).
+fn bound_value(die: &Die, at: gimli::DwAt, signed: bool) -> Option<i64> {
+    if signed {
+        return attr_i64(die, at);
+    }
+    match die.attr(at)?.value() {
+        AttributeValue::Sdata(v) => Some(v),
+        AttributeValue::Data1(v) => Some(i64::from(v)),
+        AttributeValue::Data2(v) => Some(i64::from(v)),
+        AttributeValue::Data4(v) => Some(i64::from(v)),
+        AttributeValue::Data8(v) | AttributeValue::Udata(v) => i64::try_from(v).ok(),
+        _ => None,
+    }
+}
+
 fn type_attr(b: &Binary, unit: usize, die: &Die) -> Option<TypeRef> {
     let v = die.attr_value(gimli::DW_AT_type)?;
     b.resolve_ref(unit, &v).map(|d| TypeRef(b.global_offset(d)))
@@ -652,7 +668,19 @@ impl Binary {
             if e.tag() != gimli::DW_TAG_subrange_type {
                 continue;
             }
-            let lower = attr_i64(e, gimli::DW_AT_lower_bound).unwrap_or(0);
+            // A bound in a DW_FORM_dataN form has no sign of its own: gcc writes
+            // `unsigned char t[256]`'s upper bound 255 as one byte, 0xff. As gdb
+            // (read_subrange_type), such a bound is sign-extended only when the
+            // subrange's own type is signed; gcc's is `sizetype`, unsigned.
+            let signed = type_attr(self, id.unit, e)
+                .and_then(|t| self.type_info(t).ok())
+                .is_some_and(|t| {
+                    matches!(
+                        t.kind,
+                        TypeKind::Base(BaseEncoding::Signed | BaseEncoding::SignedChar)
+                    )
+                });
+            let lower = bound_value(e, gimli::DW_AT_lower_bound, signed).unwrap_or(0);
             let count = if let Some(c) = attr_u64(e, gimli::DW_AT_count) {
                 ArrayBound::Count(c)
             } else {
@@ -661,7 +689,7 @@ impl Binary {
                         Some(v) => self.dynamic_bound(unit, id.unit, v, false),
                         None => ArrayBound::Unknown,
                     },
-                    Some(v) => match attr_i64(e, gimli::DW_AT_upper_bound) {
+                    Some(v) => match bound_value(e, gimli::DW_AT_upper_bound, signed) {
                         Some(upper) => {
                             match upper.checked_sub(lower).and_then(|d| d.checked_add(1)) {
                                 Some(n) if n >= 0 => ArrayBound::Count(n as u64),
@@ -853,6 +881,31 @@ impl Binary {
         })
     }
 
+    /// The base type named `name` (`char`, `unsigned char`) of the compilation unit whose
+    /// code holds `pc`: the types an expression's literals and casts take in that frame.
+    /// Base types are not in the symbol index, so this reads the unit's top-level DIEs.
+    pub fn base_type_at(&self, pc: crate::FileAddr, name: &str) -> Option<TypeRef> {
+        for unit_index in self.units_for_addr(pc.0) {
+            let Ok(unit) = self.unit(unit_index) else {
+                continue;
+            };
+            let mut entries = unit.entries();
+            while let Ok(Some(die)) = entries.next_dfs() {
+                if die.depth() != 1 || die.tag() != gimli::DW_TAG_base_type {
+                    continue;
+                }
+                if self.attr_str(&unit, die, gimli::DW_AT_name).as_deref() == Some(name) {
+                    let id = crate::units::DieId {
+                        unit: unit_index,
+                        offset: die.offset(),
+                    };
+                    return Some(TypeRef(self.global_offset(id)));
+                }
+            }
+        }
+        None
+    }
+
     /// Named types (struct, class, union, enum, typedef) matching `name` (a plain or
     /// qualified name, a template instance by its exact qualified name; `struct S` and
     /// `S` both work). Declarations are skipped.
@@ -897,7 +950,22 @@ impl Binary {
             }
         };
         Ok(match &ty.kind {
-            TypeKind::Pointer(x) => format!("{} *", sub(*x)?),
+            // A pointer to an array or a function is written as C declares it, as
+            // gdb writes it: `int (*)[4]`, `int (*)(int, int)`.
+            TypeKind::Pointer(x) => {
+                let inner = sub(*x)?;
+                let kind = x.and_then(|x| self.type_info(x).ok()).map(|t| t.kind);
+                match (kind, inner.find(" [").or_else(|| inner.find(" ("))) {
+                    (Some(TypeKind::Array { .. } | TypeKind::Function { .. }), Some(at)) => {
+                        format!("{} (*){}", &inner[..at], &inner[at + 1..])
+                    }
+                    // A pointer to such a pointer: `int (**)(void)` (a vtable pointer).
+                    (Some(TypeKind::Pointer(_)), _) if inner.contains("(*") => {
+                        inner.replacen("(*", "(**", 1)
+                    }
+                    _ => format!("{inner} *"),
+                }
+            }
             TypeKind::Reference { target, rvalue } => {
                 format!("{} {}", sub(*target)?, if *rvalue { "&&" } else { "&" })
             }

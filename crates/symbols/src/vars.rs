@@ -376,6 +376,28 @@ impl Binary {
         })
     }
 
+    /// Where the variable at `.debug_info` offset `die_offset` is at `pc`: the location
+    /// of an array bound given as a reference to a variable (gcc's artificial bound
+    /// variables of a VLA at -O2, whose locations are location lists).
+    pub fn variable_location_at(&self, die_offset: u64, pc: FileAddr) -> VariableLocation {
+        let Some(id) = self.die_id(die_offset) else {
+            return VariableLocation::OptimizedOut;
+        };
+        let Ok(unit) = self.unit(id.unit) else {
+            return VariableLocation::OptimizedOut;
+        };
+        let Ok(die) = unit.entry(id.offset) else {
+            return VariableLocation::OptimizedOut;
+        };
+        if let Some(v) = die.attr_value(gimli::DW_AT_const_value) {
+            return const_bytes(self, id, v);
+        }
+        match die.attr_value(gimli::DW_AT_location) {
+            Some(v) => self.location_at(&unit, id.unit, v, pc.0),
+            None => VariableLocation::OptimizedOut,
+        }
+    }
+
     /// Picks the expression in force at `pc` from an exprloc or a location list.
     pub(crate) fn location_at(
         &self,

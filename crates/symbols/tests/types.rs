@@ -206,7 +206,7 @@ fn arrays_enums_and_function_pointers() {
     let TypeKind::Typedef(Some(ptr)) = op.kind else {
         panic!()
     };
-    assert_eq!(binary.type_name(ptr).unwrap(), "int (int, int) *");
+    assert_eq!(binary.type_name(ptr).unwrap(), "int (*)(int, int)");
     // volatile int counter; const char *name
     assert_eq!(
         binary.type_name(ty_member(&shape, 6)).unwrap(),

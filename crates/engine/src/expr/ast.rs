@@ -5,6 +5,8 @@
 pub enum Expr {
     /// An integer literal with its C type.
     Int(i128, IntTy),
+    /// A character literal (`'a'`): a C `char`, shown as gdb shows one (`97 'a'`).
+    Char(u8),
     /// A floating literal (double).
     Float(f64),
     /// A variable name.
@@ -21,6 +23,8 @@ pub enum Expr {
     Unary(UnOp, Box<Expr>),
     /// A binary operator.
     Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `c ? a : b`.
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `(type) e`.
     Cast(TypeName, Box<Expr>),
     /// `sizeof e`.

@@ -5,6 +5,8 @@ use super::*;
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Tok {
     Int(i128, IntTy),
+    /// A character literal's byte.
+    Char(u8),
     Float(f64),
     Ident(String),
     Reg(String),
@@ -147,7 +149,7 @@ pub(super) fn lex(src: &str) -> Result<Vec<Tok>> {
                 return Err(Error::Syntax("unterminated character literal".into()));
             }
             i += 1;
-            out.push(Tok::Int(i128::from(v as i8), INT));
+            out.push(Tok::Char(v));
             continue;
         }
         if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {

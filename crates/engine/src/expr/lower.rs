@@ -225,6 +225,9 @@ impl Lowerer<'_> {
                 let rust = self.a.is_rust(&to);
                 Some((Node::Wrap(Box::new(n), int), Ty { int, rust }))
             }
+            // Evaluated at the stop instead: as a leaf, the symbolic registers would
+            // pick one operand for every hit.
+            Expr::Cond(..) => None,
             _ => self.leaf(e),
         }
     }

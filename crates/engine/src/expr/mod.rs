@@ -4,7 +4,8 @@
 //! Supported: integer, floating, character literals; identifiers (locals, arguments,
 //! the unit's globals), `$reg` registers; `.` `->` `[]`; unary `* & - + ! ~`; binary
 //! arithmetic, shifts, bitwise, logical and comparison operators with C's usual
-//! arithmetic conversions; casts to base, named and pointer types; `sizeof`.
+//! arithmetic conversions; `c ? a : b` (as gdb: the chosen operand, unconverted); casts
+//! to base, named and pointer types; `sizeof`.
 //!
 //! C++ library types: `[]` on deque, map and unordered_map (string keys from
 //! literals), `*`/`->` on smart pointers and optionals, and the methods in

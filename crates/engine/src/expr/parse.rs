@@ -29,7 +29,7 @@ pub fn parse(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Expr> {
         is_type,
         depth: 0,
     };
-    let e = p.binary(0)?;
+    let e = p.conditional()?;
     if p.pos < p.toks.len() {
         return Err(Error::Syntax(format!(
             "unexpected {}",
@@ -42,6 +42,7 @@ pub fn parse(src: &str, is_type: &dyn Fn(&str) -> bool) -> Result<Expr> {
 fn describe(t: &Tok) -> String {
     match t {
         Tok::Int(v, _) => format!("'{v}'"),
+        Tok::Char(c) => format!("'{}'", char::from(*c).escape_default()),
         Tok::Float(v) => format!("'{v}'"),
         Tok::Ident(s) => format!("'{s}'"),
         Tok::Reg(s) => format!("'${s}'"),
@@ -97,6 +98,27 @@ impl Parser<'_> {
                 None => Err(Error::Syntax(format!("expected '{p}' at the end"))),
             }
         }
+    }
+
+    /// `c ? a : b`, below `||` and right-associative as in C: `a ? b : c ? d : e` is
+    /// `a ? b : (c ? d : e)`, and the middle operand is a whole expression.
+    fn conditional(&mut self) -> Result<Expr> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error::Syntax("expression nested too deeply".into()));
+        }
+        let c = self.binary(0)?;
+        let e = if self.peek_punct("?") {
+            self.pos += 1;
+            let a = self.conditional()?;
+            self.expect(":")?;
+            let b = self.conditional()?;
+            Expr::Cond(Box::new(c), Box::new(a), Box::new(b))
+        } else {
+            c
+        };
+        self.depth -= 1;
+        Ok(e)
     }
 
     fn binary(&mut self, min_prec: u8) -> Result<Expr> {
@@ -235,7 +257,7 @@ impl Parser<'_> {
                     // `c.at(i)`: `c[i]` with its bounds (or key) checked, as gdb's
                     // xmethods read it; `[]` here never inserts, so they agree.
                     if name == "at" && !self.peek_punct(")") {
-                        let i = self.binary(0)?;
+                        let i = self.conditional()?;
                         self.expect(")")?;
                         e = Expr::Index(Box::new(e), Box::new(i));
                         continue;
@@ -251,7 +273,7 @@ impl Parser<'_> {
                 };
             } else if self.peek_punct("[") {
                 self.pos += 1;
-                let i = self.binary(0)?;
+                let i = self.conditional()?;
                 self.expect("]")?;
                 e = Expr::Index(Box::new(e), Box::new(i));
             } else {
@@ -267,12 +289,13 @@ impl Parser<'_> {
         self.pos += 1;
         match t {
             Tok::Int(v, ty) => Ok(Expr::Int(v, ty)),
+            Tok::Char(c) => Ok(Expr::Char(c)),
             Tok::Float(v) => Ok(Expr::Float(v)),
             Tok::Ident(name) => Ok(Expr::Ident(name)),
             Tok::Reg(name) => Ok(Expr::Register(name)),
             Tok::Str(text) => Ok(Expr::Str(text)),
             Tok::Punct("(") => {
-                let e = self.binary(0)?;
+                let e = self.conditional()?;
                 self.expect(")")?;
                 Ok(e)
             }
@@ -306,7 +329,7 @@ mod tests {
         let e = parse("p->next->v[3].x", &no_types).unwrap();
         assert!(matches!(e, Expr::Member(_, ref m) if m == "x"));
         assert!(matches!(parse("$rax", &no_types).unwrap(), Expr::Register(ref r) if r == "rax"));
-        assert!(matches!(parse("'a'", &no_types).unwrap(), Expr::Int(97, _)));
+        assert!(matches!(parse("'a'", &no_types).unwrap(), Expr::Char(97)));
         assert!(matches!(
             parse("0x10u", &no_types).unwrap(),
             Expr::Int(
@@ -317,6 +340,22 @@ mod tests {
                 }
             )
         ));
+    }
+
+    #[test]
+    fn the_conditional_operator_binds_as_in_c() {
+        let e = parse("a || b ? c : d ? e : f", &no_types).unwrap();
+        let Expr::Cond(c, _, other) = e else {
+            panic!("not a conditional: {e:?}")
+        };
+        assert!(matches!(*c, Expr::Binary(BinOp::Or, _, _)));
+        assert!(matches!(*other, Expr::Cond(..)));
+        let e = parse("a ? b ? 1 : 2 : 3", &no_types).unwrap();
+        assert!(matches!(e, Expr::Cond(_, ref m, _) if matches!(**m, Expr::Cond(..))));
+        let e = parse("x[i ? 1 : 2] + 1", &no_types).unwrap();
+        assert!(matches!(e, Expr::Binary(BinOp::Add, _, _)));
+        let e = parse("a ? b", &no_types).unwrap_err().to_string();
+        assert!(e.contains("expected ':'"), "{e}");
     }
 
     #[test]

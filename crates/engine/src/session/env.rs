@@ -120,10 +120,19 @@ fn identifiers(e: &Expr, out: &mut Vec<String>, depth: u32) {
             identifiers(a, out, d);
             identifiers(b, out, d);
         }
+        Expr::Cond(c, a, b) => {
+            identifiers(c, out, d);
+            identifiers(a, out, d);
+            identifiers(b, out, d);
+        }
         Expr::Unary(_, x) | Expr::Cast(_, x) | Expr::SizeofExpr(x) | Expr::MethodCall(x, _) => {
             identifiers(x, out, d)
         }
-        Expr::Int(..) | Expr::Float(_) | Expr::Register(_) | Expr::SizeofType(_) | Expr::Str(_) => {
-        }
+        Expr::Int(..)
+        | Expr::Char(_)
+        | Expr::Float(_)
+        | Expr::Register(_)
+        | Expr::SizeofType(_)
+        | Expr::Str(_) => {}
     }
 }

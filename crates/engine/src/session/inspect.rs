@@ -263,7 +263,7 @@ pub(crate) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value
                 expr::Loc::Mem(a) => Place::Memory(*a),
                 expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
             };
-            let bounds = |e: &symbols::LocationExpr| env.eval_bound(e);
+            let bounds = |b: &symbols::ArrayBound| env.array_bound(b);
             let r = Renderer {
                 binary: env.binary,
                 bias: env.bias,
@@ -376,7 +376,7 @@ pub(crate) fn frame_variables_in(
             v
         }
     };
-    let bounds = |e: &symbols::LocationExpr| env.eval_bound(e);
+    let bounds = |b: &symbols::ArrayBound| env.array_bound(b);
     let renderer = Renderer {
         binary,
         bias: module.bias,

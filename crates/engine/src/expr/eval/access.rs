@@ -103,6 +103,19 @@ impl Env<'_> {
         )
     }
 
+    /// Follows C++ references (`T &`, `T &&`, through typedefs and qualifiers) to the
+    /// value they refer to; pointers stay pointers.
+    pub(in crate::expr) fn peel_references(&self, mut v: EVal) -> Result<EVal> {
+        for _ in 0..8 {
+            let ETy::Dwarf(t) = v.ty else { break };
+            match resolve(self.binary, t).map_err(Error::Eval)?.kind {
+                TypeKind::Reference { .. } => v = self.deref(&v)?,
+                _ => break,
+            }
+        }
+        Ok(v)
+    }
+
     /// Follows pointers (references, `Box`) to a non-pointer value.
     pub(in crate::expr) fn auto_deref(&self, mut v: EVal) -> Result<EVal> {
         for _ in 0..8 {

@@ -5,6 +5,13 @@ use super::*;
 impl Env<'_> {
     pub(in crate::expr) fn named_type(&self, t: &TypeName) -> Result<ETy> {
         let base = match t.base.as_str() {
+            // The binary's own character types, so that a cast to one shows as gdb
+            // shows a `char` (`65 'A'`).
+            name @ ("char" | "signed char" | "unsigned char")
+                if self.c_char_type(name).is_some() =>
+            {
+                self.c_char_type(name).map_or(ETy::Void, ETy::Dwarf)
+            }
             "char" | "signed char" => ETy::Int(IntTy {
                 size: 1,
                 signed: true,
@@ -163,7 +170,7 @@ impl Env<'_> {
                 binary: self.binary,
                 bias: self.bias,
                 mem: self.mem,
-                bounds: Some(&|e| self.eval_bound(e)),
+                bounds: Some(&|b| self.array_bound(b)),
                 languages: &crate::rust::LANGUAGES,
             };
             return renderer.render("", t, place, dim).0.rendered;

@@ -180,6 +180,18 @@ impl Env<'_> {
         let d = depth + 1;
         match e {
             Expr::Int(v, ty) => Ok(int_val(*v, *ty)),
+            Expr::Char(c) => Ok(self.char_literal(*c)),
+            Expr::Cond(c, a, b) => {
+                // As gdb evaluates it: only the chosen operand, whose value is the
+                // result as it is (gdb applies no usual arithmetic conversions between
+                // the two operands: `0 ? g_uint : -9` is -9, not 4294967287).
+                let pick = if self.truthy(&self.eval_depth(c, d)?)? {
+                    a
+                } else {
+                    b
+                };
+                self.eval_depth(pick, d)
+            }
             Expr::Float(v) => Ok(EVal {
                 ty: ETy::Double,
                 loc: Loc::Val(v.to_le_bytes().to_vec()),
@@ -214,16 +226,28 @@ impl Env<'_> {
             Expr::Index(base, index) => {
                 let mut b = self.eval_depth(base, d)?;
                 let i = self.eval_depth(index, d)?;
-                if let Some(found) = self.cpp_index(&b, &i)? {
-                    return Ok(found);
+                // In C++, `[]` on a pointer or an array (also through a reference) is
+                // the built-in one: only a class value (or a reference to one) is a
+                // library container whose rules apply. Rust references and `Box` are
+                // followed to what they point at.
+                let cpp = self.is_foreign(&b.ty) && !self.is_rust(&b.ty);
+                if cpp {
+                    b = self.peel_references(b)?;
                 }
-                if let Some(missing) = self.cpp_missing_rule(&b, "[]")? {
-                    return Self::err(missing);
+                let builtin =
+                    cpp && matches!(self.shape(&b.ty)?, Shape::Ptr(_) | Shape::Array { .. });
+                if !builtin {
+                    if let Some(found) = self.cpp_index(&b, &i)? {
+                        return Ok(found);
+                    }
+                    if let Some(missing) = self.cpp_missing_rule(&b, "[]")? {
+                        return Self::err(missing);
+                    }
                 }
                 let Num::I(i, _) = self.load_num(&i)? else {
                     return Self::err("array index is not an integer");
                 };
-                if self.is_foreign(&b.ty) {
+                if !builtin && self.is_foreign(&b.ty) {
                     b = self.auto_deref(b)?;
                     if let Some(seq) = self.sequence(&b)? {
                         return self.element(&seq, i);
@@ -320,6 +344,44 @@ impl Env<'_> {
                 self.method(&b, method)
             }
         }
+    }
+
+    /// A character literal: a C `char` (the binary's own `char` type, so that it shows
+    /// as `97 'a'`, as gdb shows it), an `int` in a Rust frame or without one.
+    pub(in crate::expr) fn char_literal(&self, c: u8) -> EVal {
+        let rust = self.pc != 0
+            && matches!(
+                self.binary
+                    .language_at(self.bias.to_file(RuntimeAddr(self.pc))),
+                Some(symbols::Language::Rust)
+            );
+        match self.c_char_type("char").filter(|_| !rust) {
+            Some(t) => EVal {
+                ty: ETy::Dwarf(t),
+                loc: Loc::Val(vec![c]),
+            },
+            None => int_val(i128::from(c as i8), INT),
+        }
+    }
+
+    /// The binary's one-byte character type named `name` (`char`, `signed char`,
+    /// `unsigned char`), if its DWARF has one.
+    pub(in crate::expr) fn c_char_type(&self, name: &str) -> Option<TypeRef> {
+        if self.pc == 0 {
+            return None;
+        }
+        let t = self
+            .binary
+            .base_type_at(self.bias.to_file(RuntimeAddr(self.pc)), name)?;
+        resolve(self.binary, t)
+            .is_ok_and(|r| {
+                r.size == Some(1)
+                    && matches!(
+                        r.kind,
+                        TypeKind::Base(BaseEncoding::SignedChar | BaseEncoding::UnsignedChar)
+                    )
+            })
+            .then_some(t)
     }
 
     /// Looks a name up: the frame's locals (innermost block first), then the unit's globals.
@@ -513,6 +575,54 @@ impl Env<'_> {
         }
     }
 
+    /// The element count of an array's dimension `i`, a VLA's read in the frame.
+    pub(crate) fn dim_len(&self, dims: &[symbols::ArrayDim], i: usize) -> Option<u64> {
+        let d = dims.get(i)?;
+        match &d.count {
+            ArrayBound::Count(n) => Some(*n),
+            ArrayBound::Unknown => None,
+            bound @ (ArrayBound::Expr { upper_bound, .. }
+            | ArrayBound::Variable { upper_bound, .. }) => {
+                let v = self.array_bound(bound)?;
+                Some(if *upper_bound {
+                    (v as i64).saturating_sub(d.lower).saturating_add(1).max(0) as u64
+                } else {
+                    v
+                })
+            }
+        }
+    }
+
+    /// The value of a VLA's bound in this frame: its expression's value, or the value
+    /// of the variable it names (read where that variable is at the pc).
+    pub(crate) fn array_bound(&self, bound: &ArrayBound) -> Option<u64> {
+        match bound {
+            ArrayBound::Count(n) => Some(*n),
+            ArrayBound::Expr { expr, .. } => self.eval_bound(expr),
+            ArrayBound::Variable { die_offset, .. } => {
+                let pc = self.bias.to_file(RuntimeAddr(self.pc));
+                match self.binary.variable_location_at(*die_offset, pc) {
+                    VariableLocation::Const(b) => Some(le_u64(&b)),
+                    VariableLocation::Expr(e) => {
+                        let pieces = self.pieces(&e).ok()?;
+                        match &pieces.first()?.location {
+                            symbols::PieceLocation::Memory(a) => {
+                                let mut buf = [0u8; 8];
+                                self.mem.read(*a, &mut buf).ok()?;
+                                Some(u64::from_le_bytes(buf))
+                            }
+                            symbols::PieceLocation::Value(b) => Some(le_u64(b)),
+                            symbols::PieceLocation::Register(r) => self.regs.reg(*r),
+                            _ => None,
+                        }
+                    }
+                    VariableLocation::OptimizedOut => None,
+                }
+            }
+            ArrayBound::Unknown => None,
+        }
+    }
+
     /// The value of a computed array bound (`DW_OP_fbreg -48; DW_OP_deref`).
     pub(crate) fn eval_bound(&self, expr: &LocationExpr) -> Option<u64> {
         let pieces = self.pieces(expr).ok()?;
@@ -643,10 +753,29 @@ impl Env<'_> {
                 let elem = element
                     .and_then(|e| self.binary.type_size(e).ok().flatten())
                     .unwrap_or(0);
-                Ok(dims.iter().skip(*dim).fold(elem, |acc, d| match d.count {
-                    ArrayBound::Count(n) => acc.saturating_mul(n),
-                    _ => acc,
-                }))
+                // An inner dimension whose bound cannot be read leaves the stride
+                // unknown: refused (as gdb refuses it), never guessed.
+                (*dim..dims.len()).try_fold(elem, |acc, i| match self.dim_len(&dims, i) {
+                    Some(n) => Ok(acc.saturating_mul(n)),
+                    None => Self::err("the array's bounds are unknown here"),
+                })
+            }
+            // A VLA's size is its bounds' product, read in the frame (`sizeof a`).
+            ETy::Dwarf(t) if self.binary.type_size(*t).ok().flatten().is_none() => {
+                match resolve(self.binary, *t).map_err(Error::Eval)?.kind {
+                    // An array with a dimension without any bound has size 0, as gdb's.
+                    TypeKind::Array { dims, .. }
+                        if dims.iter().any(|d| matches!(d.count, ArrayBound::Unknown)) =>
+                    {
+                        Ok(0)
+                    }
+                    TypeKind::Array { dims, .. }
+                        if (0..dims.len()).all(|i| self.dim_len(&dims, i).is_some()) =>
+                    {
+                        self.size_of(&ETy::SubArray(*t, 0))
+                    }
+                    _ => Self::err("the size of the type is unknown"),
+                }
             }
             ETy::Int(t) => Ok(u64::from(t.size)),
             ETy::Bool => Ok(1),
