@@ -46,7 +46,7 @@ pub use callsites::CallSite;
 pub use error::{Error, Result};
 pub use eval::{
     read_pieces, EvalContext, LocationExpr, MemoryImage, MemoryReader, Piece, PieceLocation,
-    RegisterReader,
+    RegisterReader, ThreadLocalStorage,
 };
 pub use functions::{Function, FunctionAt, InlinedCall};
 pub use guess::guess_source_rules;

@@ -78,6 +78,9 @@ pub(crate) struct Env<'a> {
     /// Every module of the process, for the globals of the other modules (`None`: this
     /// binary's only).
     pub modules: Option<&'a dyn ModuleGlobals>,
+    /// Where this module's `__thread` variables live in the frame's thread (`None`: no
+    /// thread, as for globals read without a stop).
+    pub tls: Option<&'a crate::tls::ThreadTls<'a>>,
 }
 
 /// The process's modules as names see them, main executable first: passed in (the
@@ -425,6 +428,7 @@ impl Env<'_> {
             enums: None,
             entry_regs: None,
             modules: None,
+            tls: self.tls,
         };
         let v = there.variable_value(var)?;
         let ty = match there.shape(&v.ty)? {
@@ -550,6 +554,7 @@ impl Env<'_> {
         &self,
         expr: &LocationExpr,
     ) -> symbols::Result<Vec<symbols::Piece>> {
+        let tls = self.tls.map(|t| t.of(self.bias, self.binary));
         let ctx = EvalContext {
             memory: self.mem,
             registers: self.regs,
@@ -557,7 +562,7 @@ impl Env<'_> {
             pc: RuntimeAddr(self.pc),
             frame_base: None,
             cfa: self.cfa,
-            tls_base: None,
+            tls: tls.as_ref().map(|t| t as &dyn symbols::ThreadLocalStorage),
             entry_registers: self.entry_regs,
         };
         self.binary
