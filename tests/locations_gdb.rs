@@ -346,3 +346,120 @@ fn thread_local_variables_read_as_gdb_reads_them_in_every_thread() {
         },
     );
 }
+
+/// gdb's `gcore` of `program` stopped at the first stop at `marker` in `source`.
+fn gdb_gcore(program: &Path, source: &Path, marker: &str, core: &Path) {
+    let file = source.file_name().unwrap().to_string_lossy().into_owned();
+    let out = Command::new("gdb")
+        .args(["-batch", "-nx", "-ex", "set breakpoint pending on"])
+        .args(["-ex", &format!("break {file}:{}", line_of(source, marker))])
+        .args([
+            "-ex",
+            "run",
+            "-ex",
+            &format!("gcore {}", core.display()),
+            "-ex",
+            "kill",
+        ])
+        .arg(program)
+        .output()
+        .expect("gdb runs");
+    assert!(
+        core.exists(),
+        "gdb wrote no core: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The same values from a core file (`tandem debug --core --print`, the first thread's
+/// innermost frame): the executable's and the library's `__thread` variables through the
+/// dtv in the core's memory, the xmm and x87 registers from NT_FPREGSET.
+#[test]
+fn thread_locals_and_fp_registers_read_from_a_core_as_gdb_reads_them() {
+    let tls_source = sample_path("c/loc_tls.c");
+    let lib_source = sample_path("c/loc_tls_lib.c");
+    let regs_source = sample_path("c/loc_regs.c");
+    for opt in ["-O0", "-O2"] {
+        let dir = scratch(&format!("core{opt}"));
+        let lib = dir.join("libloctls.so");
+        let tls = dir.join("loc_tls");
+        let regs = dir.join("loc_regs");
+        let rpath = format!("-Wl,-rpath,{}", dir.display());
+        gcc(&[
+            "-g".as_ref(),
+            opt.as_ref(),
+            "-shared".as_ref(),
+            "-fPIC".as_ref(),
+            "-o".as_ref(),
+            lib.as_os_str(),
+            lib_source.as_os_str(),
+        ]);
+        gcc(&[
+            "-g".as_ref(),
+            opt.as_ref(),
+            "-pthread".as_ref(),
+            "-o".as_ref(),
+            tls.as_os_str(),
+            tls_source.as_os_str(),
+            lib.as_os_str(),
+            rpath.as_ref(),
+        ]);
+        gcc(&[
+            "-g".as_ref(),
+            opt.as_ref(),
+            "-o".as_ref(),
+            regs.as_os_str(),
+            regs_source.as_os_str(),
+        ]);
+        let cases: [(&Path, &Path, &str, &[&str]); 3] = [
+            (
+                &tls,
+                &tls_source,
+                "tls stop",
+                &["tls_count", "tls_big", "tls_self.name", "lib_counter"],
+            ),
+            (
+                &tls,
+                &lib_source,
+                "lib stop",
+                &["lib_counter", "lib_tag", "tls_count"],
+            ),
+            (&regs, &regs_source, "x87 stop", &["p", "q", "x"]),
+        ];
+        for (n, (program, source, marker, prints)) in cases.into_iter().enumerate() {
+            let core = dir.join(format!("core{n}"));
+            gdb_gcore(program, source, marker, &core);
+            let gdb = support::gdb_core_text(program, &core, prints);
+            let report = support::tandem_debug_core(program, &core, prints);
+            let ours: Vec<String> = report["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["value"].as_str().unwrap().to_owned())
+                .collect();
+            // gdb's lines after the backtrace: one per print.
+            let gdb_lines: Vec<&str> = gdb
+                .lines()
+                .rev()
+                .take(prints.len())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            eprintln!("core {opt} {marker}: gdb {gdb_lines:?}, tandem {ours:?}");
+            for (k, p) in prints.iter().enumerate() {
+                if opt == "-O0" && marker == "x87 stop" && k < 2 {
+                    // p and q live on the x87 stack only at -O2; gdb: <optimized out>.
+                    assert_eq!(gdb_lines[k], "<optimized out>", "{gdb}");
+                    continue;
+                }
+                assert_eq!(
+                    ours.get(k).map(String::as_str),
+                    Some(gdb_lines[k]),
+                    "{opt} {marker}: {p}: gdb {gdb}\ntandem {report}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

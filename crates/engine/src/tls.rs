@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use symbols::{Binary, LoadBias, MemoryReader, RuntimeAddr, ThreadLocalStorage};
+use symbols::{Binary, LoadBias, MemoryReader, ThreadLocalStorage};
 
 use crate::mem::read_u64;
 use crate::modules::Module;
@@ -36,13 +36,13 @@ pub(crate) struct TlsLocator<'a> {
 }
 
 /// One of glibc's `_thread_db_*` descriptors (nptl_db's `DB_STRUCT_FIELD`): the field's
-/// size in bits, its count and its offset, three 32-bit words in libc's read-only data.
-fn descriptor(mem: &dyn MemoryReader, libc: &Module, name: &str) -> Option<(u32, u32, u32)> {
-    let addr = libc.to_runtime(libc.binary()?.data_symbol(name)?);
-    let mut b = [0u8; 12];
-    mem.read(RuntimeAddr(addr), &mut b).ok()?;
-    let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
-    Some((word(0), word(4), word(8)))
+/// size in bits, its count and its offset, three 32-bit words in libc's read-only data,
+/// read from the file (a core need not hold read-only mappings).
+fn descriptor(libc: &Module, name: &str) -> Option<(u32, u32, u32)> {
+    let binary = libc.binary()?;
+    let b = binary.code_bytes(binary.data_symbol(name)?, 12)?;
+    let word = |i: usize| Some(u32::from_le_bytes(b.get(i..i + 4)?.try_into().ok()?));
+    Some((word(0)?, word(4)?, word(8)?))
 }
 
 impl TlsLocator<'_> {
@@ -68,7 +68,7 @@ impl TlsLocator<'_> {
             return Ok(1);
         }
         let mem = self.thread.mem;
-        let (_, _, modid_at) = descriptor(mem, libc, "_thread_db_link_map_l_tls_modid")
+        let (_, _, modid_at) = descriptor(libc, "_thread_db_link_map_l_tls_modid")
             .ok_or("the C library does not describe its link maps")?;
         let r_debug = self
             .thread
@@ -109,11 +109,11 @@ impl ThreadLocalStorage for TlsLocator<'_> {
         let id = self.module_id(libc)?;
         // The thread's dtv pointer (struct pthread's header.dtv), each entry's size and
         // where the block's address sits in it, as the library describes them.
-        let dtvp = descriptor(mem, libc, "_thread_db_pthread_dtvp").map_or(8, |d| d.2);
-        let entry = descriptor(mem, libc, "_thread_db_dtv_dtv")
+        let dtvp = descriptor(libc, "_thread_db_pthread_dtvp").map_or(8, |d| d.2);
+        let entry = descriptor(libc, "_thread_db_dtv_dtv")
             .map_or(16, |d| u64::from(d.0 / 8))
             .max(8);
-        let val = descriptor(mem, libc, "_thread_db_dtv_t_pointer_val").map_or(0, |d| d.2);
+        let val = descriptor(libc, "_thread_db_dtv_t_pointer_val").map_or(0, |d| d.2);
         let dtv = read_u64(mem, tp.wrapping_add(u64::from(dtvp)))
             .ok_or("cannot read the thread's dtv")?;
         let block = read_u64(
