@@ -199,16 +199,17 @@ fn gcc(args: &[&std::ffi::OsStr]) {
     assert!(status.success(), "gcc {args:?}");
 }
 
-/// Runs one probe at -O0 and -O2 and requires every value gdb shows to be equal.
-fn probe(
+/// Runs one probe at each of `opts` and requires every value gdb shows to be equal.
+fn probe_at(
     tag: &str,
+    opts: &[&str],
     program_for: impl Fn(&str, &Path) -> PathBuf,
     markers: &[(&Path, &str)],
     exprs: &dyn Fn(usize) -> Vec<&'static str>,
     stops: usize,
     check: impl Fn(&str, &[StopValues]),
 ) {
-    for opt in ["-O0", "-O2"] {
+    for opt in opts {
         let dir = scratch(&format!("{tag}{opt}"));
         let program = program_for(opt, &dir);
         let gdb = gdb_stops(&program, markers, exprs, stops);
@@ -223,6 +224,25 @@ fn probe(
         );
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+fn probe(
+    tag: &str,
+    program_for: impl Fn(&str, &Path) -> PathBuf,
+    markers: &[(&Path, &str)],
+    exprs: &dyn Fn(usize) -> Vec<&'static str>,
+    stops: usize,
+    check: impl Fn(&str, &[StopValues]),
+) {
+    probe_at(
+        tag,
+        &["-O0", "-O2"],
+        program_for,
+        markers,
+        exprs,
+        stops,
+        check,
+    );
 }
 
 /// An `int4` kept in %xmm0 is read at the register's full 16 bytes, and `register long
@@ -462,4 +482,48 @@ fn thread_locals_and_fp_registers_read_from_a_core_as_gdb_reads_them() {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// A struct whose location has empty `DW_OP_piece`s (gcc -O2, at the function's entry):
+/// gdb shows the struct with only the missing members `<optimized out>`
+/// (`{a = 3, b = <optimized out>, c = <optimized out>}`); before, tandem showed the whole
+/// struct `<optimized out>`. At -O0 the struct is in memory; the later stop has it whole.
+#[test]
+fn a_struct_with_empty_pieces_shows_only_the_missing_members_optimized_out() {
+    let source = sample_path("c/loc_pieces.c");
+    let build = |opt: &str, dir: &Path| {
+        let exe = dir.join("loc_pieces");
+        gcc(&[
+            "-g".as_ref(),
+            opt.as_ref(),
+            "-o".as_ref(),
+            exe.as_os_str(),
+            source.as_os_str(),
+        ]);
+        exe
+    };
+    probe_at(
+        "pieces",
+        &["-O2"],
+        build,
+        &[(&source, "piece entry"), (&source, "piece stop")],
+        &|_| vec!["x"],
+        2,
+        |_, gdb| {
+            assert_eq!(
+                gdb[0].vars.get("p").map(String::as_str),
+                Some("{a = 3, b = <optimized out>, c = <optimized out>}"),
+                "{gdb:?}"
+            );
+        },
+    );
+    probe_at(
+        "pieces",
+        &["-O0"],
+        build,
+        &[(&source, "piece stop")],
+        &|_| vec!["p", "p.b"],
+        1,
+        |_, _| {},
+    );
 }

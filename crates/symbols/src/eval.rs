@@ -207,14 +207,31 @@ pub struct Piece {
     pub bit_offset: Option<u64>,
 }
 
-/// Reads `size` bytes of a value described by `pieces`.
+/// Reads `size` bytes of a value described by `pieces`; any part optimized out fails.
 pub fn read_pieces(
     pieces: &[Piece],
     size: usize,
     memory: &dyn MemoryReader,
     registers: &dyn RegisterReader,
 ) -> Result<Vec<u8>> {
+    let (bytes, known) = read_pieces_partial(pieces, size, memory, registers)?;
+    if known.iter().any(|k| !k) {
+        return Err(Error::Evaluation("optimized out".into()));
+    }
+    Ok(bytes)
+}
+
+/// Reads `size` bytes of a value described by `pieces`, and which of them are known: a
+/// piece with no location (an empty `DW_OP_piece`) is optimized out while the others
+/// are read, as gdb shows a struct with only its missing members `<optimized out>`.
+pub fn read_pieces_partial(
+    pieces: &[Piece],
+    size: usize,
+    memory: &dyn MemoryReader,
+    registers: &dyn RegisterReader,
+) -> Result<(Vec<u8>, Vec<bool>)> {
     let mut out = Vec::with_capacity(size);
+    let mut known: Vec<bool> = Vec::with_capacity(size);
     for piece in pieces {
         let want = match piece.size_bits {
             Some(bits) => usize::try_from(bits.div_ceil(8)).unwrap_or(usize::MAX),
@@ -265,17 +282,25 @@ pub fn read_pieces(
             PieceLocation::ImplicitPointer { .. } => {
                 return Err(Error::Evaluation("implicit pointer".into()));
             }
-            PieceLocation::OptimizedOut => return Err(Error::Evaluation("optimized out".into())),
+            PieceLocation::OptimizedOut => {
+                if want > (1 << 24) {
+                    return Err(Error::Evaluation("optimized out".into()));
+                }
+                out.resize(out.len() + want, 0);
+            }
         }
+        let available = !matches!(piece.location, PieceLocation::OptimizedOut);
+        known.resize(out.len(), available);
     }
     out.truncate(size);
+    known.truncate(size);
     if out.len() < size {
         return Err(Error::Evaluation(format!(
             "location describes {} of {size} bytes",
             out.len()
         )));
     }
-    Ok(out)
+    Ok((out, known))
 }
 
 fn value_bytes(v: gimli::Value) -> Vec<u8> {

@@ -426,6 +426,16 @@ pub(crate) fn frame_variables_in(
             }
             Err(e) => {
                 let msg = e.to_string();
+                if let Some((bytes, known)) = env.partial_variable(var) {
+                    let place =
+                        Place::Partial(Arc::from(bytes.as_slice()), Arc::from(known.as_slice()), 0);
+                    let (mut value, node) = renderer.render(&name, ty, place, 0);
+                    if var.shadowed {
+                        value.name = format!("{name} (shadowed)");
+                    }
+                    out.push((value, node));
+                    continue;
+                }
                 let text = if msg.contains("optimized out") {
                     "<optimized out>".to_string()
                 } else {

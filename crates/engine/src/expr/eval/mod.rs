@@ -517,6 +517,20 @@ impl Env<'_> {
         }
     }
 
+    /// A variable some of whose pieces are optimized out (an empty `DW_OP_piece`): its
+    /// bytes and which of them are known, when any are.
+    pub(crate) fn partial_variable(&self, var: &Variable) -> Option<(Vec<u8>, Vec<bool>)> {
+        let ty = var.ty?;
+        let VariableLocation::Expr(expr) = &var.location else {
+            return None;
+        };
+        let pieces = self.ctx_pieces(expr).ok()?;
+        let size = usize::try_from(self.binary.type_size(ty).ok().flatten()?).ok()?;
+        let (bytes, known) =
+            symbols::read_pieces_partial(&pieces, size, self.mem, self.regs).ok()?;
+        known.iter().any(|k| *k).then_some((bytes, known))
+    }
+
     /// The value of a computed array bound (`DW_OP_fbreg -48; DW_OP_deref`).
     pub(crate) fn eval_bound(&self, expr: &LocationExpr) -> Option<u64> {
         let pieces = self.pieces(expr).ok()?;
