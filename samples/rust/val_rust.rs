@@ -116,6 +116,8 @@ fn inspect(
     set.insert(9);
     let path = PathBuf::from("/tmp/some/file.txt");
     let os = OsString::from("os-string");
+    let path_ref: &std::path::Path = path.as_path();
+    let os_ref: &std::ffi::OsStr = os.as_os_str();
     let tuple = (1u8, -2i16, 'z');
     let pair = Pair(9, -9);
     let unit = ();
@@ -136,7 +138,7 @@ fn inspect(
     black_box((&circle, &rect, &nothing, &tree, &boxed, &rc2, &weak, &arc));
     black_box((&cell, &borrowed, &map, &set, &path, &os, &tuple, &pair));
     black_box((&unit, &zst, &ch, &emoji, &big, &ubig, &raw, &null, &flag));
-    black_box((&float, &add, &r));
+    black_box((&float, &add, &r, &path_ref, &os_ref));
     let total = n + s.len() as u64 + owned.len() as u64 + v.len() as u64 + slice.len() as u64;
     let total = total + p.x as u64 + add(1) as u64 + r.area() as u64;
     black_box(shape); // break here

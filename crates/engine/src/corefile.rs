@@ -26,6 +26,8 @@ pub(crate) const NT_SIGINFO: u32 = 0x5349_4749;
 pub(crate) const NT_FILE: u32 = 0x4649_4c45;
 /// Offset of xmm0 in the FXSAVE area (`user_fpregs_struct`).
 const FX_XMM: usize = 160;
+/// Offset of st(0) in the FXSAVE area (8 slots of 16 bytes, stack order).
+const FX_ST: usize = 32;
 /// Offset of `pr_reg` in x86-64's `struct elf_prstatus`.
 const PR_REG: usize = 112;
 /// `user_regs_struct` has 27 eight-byte registers.
@@ -42,6 +44,8 @@ pub struct CoreThread {
     pub regs: tracer::Registers,
     /// xmm0–xmm15 (NT_FPREGSET), when the core has them.
     pub xmm: Option<Box<[[u8; 16]; 16]>>,
+    /// st(0)–st(7), 10 bytes each (NT_FPREGSET), when the core has them.
+    pub st: Option<Box<[[u8; 10]; 8]>>,
 }
 
 /// The fatal signal the core records (NT_SIGINFO).
@@ -261,6 +265,7 @@ impl CoreFile {
                     signal,
                     regs: tracer::Registers(u),
                     xmm: None,
+                    st: None,
                 });
             }
             // Each thread's FP registers follow its NT_PRSTATUS.
@@ -273,6 +278,14 @@ impl CoreFile {
                         r.copy_from_slice(&area[i * 16..i * 16 + 16]);
                     }
                     t.xmm = Some(xmm);
+                }
+                if let (Some(t), Some(area)) = (self.threads.last_mut(), d.get(FX_ST..FX_ST + 128))
+                {
+                    let mut st = Box::new([[0u8; 10]; 8]);
+                    for (i, r) in st.iter_mut().enumerate() {
+                        r.copy_from_slice(&area[i * 16..i * 16 + 10]);
+                    }
+                    t.st = Some(st);
                 }
             }
             NT_SIGINFO => {

@@ -72,6 +72,7 @@ mod rust;
 pub mod session;
 pub mod signals;
 mod system;
+mod tls;
 pub mod unwind;
 pub mod values;
 pub mod watch;

@@ -114,8 +114,8 @@ pub(crate) fn dwarf_register(name: &str) -> Option<(u16, u8)> {
     })
 }
 
-/// Frame 0's registers: the general ones, and the SSE registers (DWARF 17–32, low 8
-/// bytes) read from the thread only when an expression needs one.
+/// Frame 0's registers: the general ones, and the vector and x87 registers (DWARF
+/// 17–32 and 33–40) read from the thread only when an expression needs one.
 pub(crate) struct LiveRegs<'a> {
     pub general: &'a FrameRegs,
     pub tracer: &'a Tracer,
@@ -124,18 +124,57 @@ pub(crate) struct LiveRegs<'a> {
 
 impl RegisterReader for LiveRegs<'_> {
     fn reg(&self, n: u16) -> Option<u64> {
-        if (17..=32).contains(&n) {
-            let x = self
-                .tracer
-                .fp_regs(self.tid)
-                .ok()?
-                .xmm(usize::from(n - 17))?;
-            return Some(u64::from_le_bytes([
-                x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7],
-            ]));
+        if (17..=40).contains(&n) {
+            return self.reg_bytes(n, 8).map(|b| le_u64(&b));
         }
         self.general.get(n)
     }
+
+    fn reg_bytes(&self, n: u16, len: usize) -> Option<Vec<u8>> {
+        let mut out = match n {
+            17..=32 => {
+                let i = usize::from(n - 17);
+                let mut v = self.tracer.fp_regs(self.tid).ok()?.xmm(i)?.to_vec();
+                if len > 16 {
+                    // A 32-byte vector lives in ymm: its upper half is in the XSAVE area.
+                    v.extend_from_slice(&ymm_high(&self.tracer.xstate(self.tid).ok()?, i)?);
+                }
+                v
+            }
+            33..=40 => self
+                .tracer
+                .fp_regs(self.tid)
+                .ok()?
+                .st(usize::from(n - 33))?
+                .to_vec(),
+            _ => self.general.get(n)?.to_le_bytes().to_vec(),
+        };
+        out.truncate(len);
+        Some(out)
+    }
+}
+
+/// The upper 16 bytes of ymm register `i` from an XSAVE area in the standard format
+/// (ptrace's NT_X86_XSTATE, a core's note): the YMM_Hi128 component at offset 576, or
+/// zeros when XSTATE_BV says the AVX state is in its initial configuration.
+pub(crate) fn ymm_high(xsave: &[u8], i: usize) -> Option<[u8; 16]> {
+    const XSTATE_BV: usize = 512;
+    const YMM_HI128: usize = 576;
+    const AVX: u64 = 1 << 2;
+    let bv = le_u64(xsave.get(XSTATE_BV..XSTATE_BV + 8)?);
+    let mut out = [0u8; 16];
+    if bv & AVX != 0 {
+        out.copy_from_slice(xsave.get(YMM_HI128 + 16 * i..YMM_HI128 + 16 * i + 16)?);
+    }
+    Some(out)
+}
+
+fn le_u64(b: &[u8]) -> u64 {
+    let mut x = [0u8; 8];
+    for (d, s) in x.iter_mut().zip(b) {
+        *d = *s;
+    }
+    u64::from_le_bytes(x)
 }
 
 /// The registers an expression in a frame reads: live for frame 0 of a thread (so the SSE
@@ -150,6 +189,13 @@ impl RegisterReader for FrameRegisters<'_> {
         match self {
             FrameRegisters::Live(live) => live.reg(n),
             FrameRegisters::Unwound(regs) => regs.reg(n),
+        }
+    }
+
+    fn reg_bytes(&self, n: u16, len: usize) -> Option<Vec<u8>> {
+        match self {
+            FrameRegisters::Live(live) => live.reg_bytes(n, len),
+            FrameRegisters::Unwound(regs) => regs.reg_bytes(n, len),
         }
     }
 }

@@ -24,22 +24,33 @@ use crate::session::{frame_variables_in, render_result, ModuleInfo, ScopeKind, S
 use crate::unwind::{self, Frame, FrameData};
 use crate::values::{Node, Renderer, Value};
 
-/// Frame 0's registers: the unwound general ones and the thread's SSE registers
-/// (DWARF 17–32, low 8 bytes) from the core.
+/// Frame 0's registers: the unwound general ones and the thread's SSE and x87 registers
+/// (DWARF 17–32 and 33–40) from the core.
 struct CoreRegs<'a> {
     general: &'a FrameRegs,
     xmm: Option<&'a [[u8; 16]; 16]>,
+    st: Option<&'a [[u8; 10]; 8]>,
 }
 
 impl symbols::RegisterReader for CoreRegs<'_> {
     fn reg(&self, n: u16) -> Option<u64> {
-        if (17..=32).contains(&n) {
-            let x = self.xmm?.get(usize::from(n - 17))?;
-            return Some(u64::from_le_bytes([
-                x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7],
-            ]));
+        if (17..=40).contains(&n) {
+            let b = self.reg_bytes(n, 8)?;
+            let mut x = [0u8; 8];
+            x.copy_from_slice(b.get(..8)?);
+            return Some(u64::from_le_bytes(x));
         }
         self.general.get(n)
+    }
+
+    fn reg_bytes(&self, n: u16, len: usize) -> Option<Vec<u8>> {
+        let mut out = match n {
+            17..=32 => self.xmm?.get(usize::from(n - 17))?.to_vec(),
+            33..=40 => self.st?.get(usize::from(n - 33))?.to_vec(),
+            _ => self.general.get(n)?.to_le_bytes().to_vec(),
+        };
+        out.truncate(len);
+        Some(out)
     }
 }
 
@@ -300,19 +311,22 @@ impl CoreSession {
     /// The registers expressions in a frame read: frame 0 also has its thread's SSE
     /// registers.
     fn regs_of<'a>(&'a self, data: &'a FrameData) -> CoreRegs<'a> {
-        let xmm = match (data.physical, data.tid) {
-            (0, Some(tid)) => self
-                .core
-                .threads
-                .iter()
-                .find(|t| t.tid == tid.0)
-                .and_then(|t| t.xmm.as_deref()),
+        let thread = match (data.physical, data.tid) {
+            (0, Some(tid)) => self.core.threads.iter().find(|t| t.tid == tid.0),
             _ => None,
         };
         CoreRegs {
             general: &data.regs,
-            xmm,
+            xmm: thread.and_then(|t| t.xmm.as_deref()),
+            st: thread.and_then(|t| t.st.as_deref()),
         }
+    }
+
+    /// The thread pointer (`fs_base`) of the frame's thread, for its thread-local storage.
+    fn thread_pointer(&self, data: &FrameData) -> Option<u64> {
+        let tid = data.tid?;
+        let t = self.core.threads.iter().find(|t| t.tid == tid.0)?;
+        Some(t.regs.0.fs_base)
     }
 
     fn frame(&self, id: FrameId) -> Result<FrameData> {
@@ -343,7 +357,14 @@ impl CoreSession {
     pub fn variables(&self, frame: FrameId, kind: ScopeKind) -> Result<Vec<Value>> {
         let data = self.frame(frame)?;
         let regs = self.regs_of(&data);
-        let rendered = frame_variables_in(&self.core, &regs, &data, kind)?;
+        let rendered = frame_variables_in(
+            &self.core,
+            &regs,
+            &data,
+            self.modules.all(),
+            self.thread_pointer(&data),
+            kind,
+        )?;
         Ok(self.register_nodes(rendered))
     }
 
@@ -395,6 +416,11 @@ impl CoreSession {
             .as_deref()
             .and_then(|c| unwind::entry_registers(c, &self.core));
         let all = self.modules.all();
+        let tls = crate::tls::ThreadTls {
+            mem: &self.core,
+            thread_pointer: self.thread_pointer(&data),
+            modules: all,
+        };
         let env = Env {
             binary,
             bias: module.bias,
@@ -407,6 +433,7 @@ impl CoreSession {
             enums: module.main.then_some(&self.enums),
             entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
             modules: Some(&all),
+            tls: Some(&tls),
         };
         let v = env.eval(&parsed)?;
         let rendered = render_result(&env, &v, expression);

@@ -153,7 +153,7 @@ fn entry_registers_at(
         pc: RuntimeAddr(caller.lookup_pc),
         frame_base: None,
         cfa: caller.cfa,
-        tls_base: None,
+        tls: None,
         entry_registers: outer.as_ref().map(|m| m as &dyn RegisterReader),
     };
     let value_of = |expr: &symbols::LocationExpr| -> Option<u64> {

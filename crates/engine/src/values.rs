@@ -66,6 +66,9 @@ pub(crate) enum Place {
     Memory(u64),
     /// Already read (registers, constants, computed values).
     Bytes(Arc<[u8]>, usize),
+    /// Already read, with some bytes optimized out (`false` in the mask): a read that
+    /// touches one is `<optimized out>`, so only the members they hold show that.
+    Partial(Arc<[u8]>, Arc<[bool]>, usize),
 }
 
 impl Place {
@@ -73,13 +76,16 @@ impl Place {
         match self {
             Place::Memory(a) => Place::Memory(a.wrapping_add(by)),
             Place::Bytes(b, off) => Place::Bytes(b.clone(), off.saturating_add(by as usize)),
+            Place::Partial(b, k, off) => {
+                Place::Partial(b.clone(), k.clone(), off.saturating_add(by as usize))
+            }
         }
     }
 
     pub(crate) fn address(&self) -> Option<u64> {
         match self {
             Place::Memory(a) => Some(*a),
-            Place::Bytes(..) => None,
+            Place::Bytes(..) | Place::Partial(..) => None,
         }
     }
 
@@ -99,6 +105,16 @@ impl Place {
                 .get(*off..off.saturating_add(len))
                 .map(<[u8]>::to_vec)
                 .ok_or_else(|| "<error: value is incomplete>".to_string()),
+            Place::Partial(b, known, off) => {
+                let range = *off..off.saturating_add(len);
+                match known.get(range.clone()) {
+                    Some(k) if k.iter().all(|k| *k) => {
+                        Ok(b.get(range).map(<[u8]>::to_vec).unwrap_or_default())
+                    }
+                    Some(_) => Err("<optimized out>".to_string()),
+                    None => Err("<error: value is incomplete>".to_string()),
+                }
+            }
         }
     }
 }

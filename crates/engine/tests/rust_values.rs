@@ -17,9 +17,12 @@ fn rust_variables_tree_matches_snapshot() {
     session.terminate().ok();
 }
 
-/// Variables gdb cannot show (no printer for `Weak`, the printer of `Ref` fails) and
-/// leaves shown differently on purpose (a `RefCell`'s borrow state is words here).
-const NOT_COMPARED: &[&str] = &["weak", "borrowed", "refcell.borrow"];
+/// Variables gdb cannot show (no printer for `Weak`, the printer of `Ref` fails; `&Path`
+/// and `&OsStr` print as their address, `&std::path::Path 0x…`, even with rustc's gdb
+/// printers — its lldb formatters show the text, as tandem does, checked below against
+/// gdb's text of the `PathBuf` and `OsString` they borrow) and leaves shown differently
+/// on purpose (a `RefCell`'s borrow state is words here).
+const NOT_COMPARED: &[&str] = &["weak", "borrowed", "refcell.borrow", "path_ref", "os_ref"];
 
 #[test]
 fn rust_values_agree_with_gdb() {
@@ -48,6 +51,17 @@ fn rust_values_agree_with_gdb() {
             l.clone()
         }
     };
+    // `&Path` and `&OsStr` read as the text gdb shows for the owned values they borrow
+    // (before: a sequence of `Path`s each reading the first byte).
+    for (owned, borrowed) in [("path", "path_ref"), ("os", "os_ref")] {
+        let text = |list: &[String], name: &str| {
+            list.iter()
+                .find_map(|l| l.strip_prefix(&format!("{name} = ")).map(str::to_owned))
+        };
+        let gdb_text = text(&expected, owned);
+        assert!(gdb_text.is_some(), "gdb shows no {owned}: {expected:#?}");
+        assert_eq!(text(&actual, borrowed), gdb_text, "{borrowed}: {actual:#?}");
+    }
     expected = expected.iter().filter(|l| keep(l)).map(unindex).collect();
     actual = actual.iter().filter(|l| keep(l)).map(unindex).collect();
     expected.sort();

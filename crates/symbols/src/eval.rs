@@ -20,6 +20,16 @@ pub trait RegisterReader {
     /// The register's value, or `None` when it is not known in this frame.
     fn reg(&self, dwarf_regno: u16) -> Option<u64>;
 
+    /// The first `len` bytes of the register's contents, little-endian, or fewer when the
+    /// register is narrower: the vector registers (17–32, xmm0–15, and their ymm
+    /// extensions) are 16 or 32 bytes wide, the x87 registers (33–40, st0–st7) 10 bytes.
+    /// By default the 8 bytes of [`RegisterReader::reg`].
+    fn reg_bytes(&self, dwarf_regno: u16, len: usize) -> Option<Vec<u8>> {
+        let mut bytes = self.reg(dwarf_regno)?.to_le_bytes().to_vec();
+        bytes.truncate(len);
+        Some(bytes)
+    }
+
     /// For entry registers: the value the caller's call site gives the parameter whose
     /// DIE is at `.debug_info` offset `die` (`DW_OP_GNU_parameter_ref`).
     fn parameter(&self, die: u64) -> Option<u64> {
@@ -38,6 +48,14 @@ impl<F: Fn(u16) -> Option<u64>> RegisterReader for F {
     fn reg(&self, dwarf_regno: u16) -> Option<u64> {
         self(dwarf_regno)
     }
+}
+
+/// Finds where the thread-local storage block of the module being inspected lives in the
+/// thread being inspected (`DW_OP_form_tls_address` adds a variable's offset to it). The
+/// caller knows the C library's layout; asked only when an expression needs it.
+pub trait ThreadLocalStorage {
+    /// The runtime address of the module's TLS block, or why it cannot be known.
+    fn block(&self) -> std::result::Result<u64, String>;
 }
 
 /// Memory made of byte buffers at given runtime addresses (tests, core dumps).
@@ -128,8 +146,8 @@ pub struct EvalContext<'a> {
     /// The canonical frame address, when the caller already knows it; otherwise it is
     /// computed from the unwind tables and `registers`.
     pub cfa: Option<u64>,
-    /// The thread pointer (`fs_base` on x86-64) for thread-local variables.
-    pub tls_base: Option<u64>,
+    /// The module's thread-local storage block in this thread, for `__thread` variables.
+    pub tls: Option<&'a dyn ThreadLocalStorage>,
     /// Registers as they were on entry to the function (the caller's frame after
     /// unwinding), for `DW_OP_entry_value`.
     pub entry_registers: Option<&'a dyn RegisterReader>,
@@ -151,7 +169,7 @@ impl<'a> EvalContext<'a> {
             pc,
             frame_base: None,
             cfa: None,
-            tls_base: None,
+            tls: None,
             entry_registers: None,
         }
     }
@@ -189,14 +207,31 @@ pub struct Piece {
     pub bit_offset: Option<u64>,
 }
 
-/// Reads `size` bytes of a value described by `pieces`.
+/// Reads `size` bytes of a value described by `pieces`; any part optimized out fails.
 pub fn read_pieces(
     pieces: &[Piece],
     size: usize,
     memory: &dyn MemoryReader,
     registers: &dyn RegisterReader,
 ) -> Result<Vec<u8>> {
+    let (bytes, known) = read_pieces_partial(pieces, size, memory, registers)?;
+    if known.iter().any(|k| !k) {
+        return Err(Error::Evaluation("optimized out".into()));
+    }
+    Ok(bytes)
+}
+
+/// Reads `size` bytes of a value described by `pieces`, and which of them are known: a
+/// piece with no location (an empty `DW_OP_piece`) is optimized out while the others
+/// are read, as gdb shows a struct with only its missing members `<optimized out>`.
+pub fn read_pieces_partial(
+    pieces: &[Piece],
+    size: usize,
+    memory: &dyn MemoryReader,
+    registers: &dyn RegisterReader,
+) -> Result<(Vec<u8>, Vec<bool>)> {
     let mut out = Vec::with_capacity(size);
+    let mut known: Vec<bool> = Vec::with_capacity(size);
     for piece in pieces {
         let want = match piece.size_bits {
             Some(bits) => usize::try_from(bits.div_ceil(8)).unwrap_or(usize::MAX),
@@ -226,8 +261,9 @@ pub fn read_pieces(
                 out.extend_from_slice(&buf);
             }
             PieceLocation::Register(r) => {
-                let v = registers.reg(*r).ok_or(Error::Register(*r))?;
-                let bytes = v.to_le_bytes();
+                let bytes = registers
+                    .reg_bytes(*r, want.saturating_add(skip))
+                    .ok_or(Error::Register(*r))?;
                 out.extend((0..want).map(|i| {
                     i.checked_add(skip)
                         .and_then(|j| bytes.get(j))
@@ -246,17 +282,25 @@ pub fn read_pieces(
             PieceLocation::ImplicitPointer { .. } => {
                 return Err(Error::Evaluation("implicit pointer".into()));
             }
-            PieceLocation::OptimizedOut => return Err(Error::Evaluation("optimized out".into())),
+            PieceLocation::OptimizedOut => {
+                if want > (1 << 24) {
+                    return Err(Error::Evaluation("optimized out".into()));
+                }
+                out.resize(out.len() + want, 0);
+            }
         }
+        let available = !matches!(piece.location, PieceLocation::OptimizedOut);
+        known.resize(out.len(), available);
     }
     out.truncate(size);
+    known.truncate(size);
     if out.len() < size {
         return Err(Error::Evaluation(format!(
             "location describes {} of {size} bytes",
             out.len()
         )));
     }
-    Ok(out)
+    Ok((out, known))
 }
 
 fn value_bytes(v: gimli::Value) -> Vec<u8> {
@@ -368,8 +412,12 @@ impl Binary {
                 }
                 E::RequiresTls(offset) => {
                     let base = ctx
-                        .tls_base
-                        .ok_or_else(|| Error::Evaluation("thread pointer unknown".into()))?;
+                        .tls
+                        .ok_or_else(|| {
+                            Error::Evaluation("no thread to read thread-local storage of".into())
+                        })?
+                        .block()
+                        .map_err(Error::Evaluation)?;
                     eval.resume_with_tls(base.wrapping_add(offset))?
                 }
                 E::RequiresBaseType(offset) => {

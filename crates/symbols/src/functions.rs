@@ -592,6 +592,16 @@ impl Binary {
         })
     }
 
+    /// The address of the data symbol (an object in `.symtab` or `.dynsym`) named exactly
+    /// `name`: for the C library's descriptions of its own structures
+    /// (`_thread_db_link_map_l_tls_modid`), which a debugger reads as libthread_db does.
+    pub fn data_symbol(&self, name: &str) -> Option<FileAddr> {
+        self.elf_symbols()
+            .iter()
+            .find(|s| s.kind == SymbolKind::Variable && s.name == name)
+            .map(|s| FileAddr(s.addr))
+    }
+
     /// The demangled ELF symbol of the function starting at `addr` (Rust generic
     /// instances keep their arguments here, `std::panicking::begin_panic::<&str>`, where
     /// DWARF names the function without them).

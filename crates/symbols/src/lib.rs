@@ -45,8 +45,8 @@ pub use binary::{Binary, BinaryInfo, DebugFileLookup, OpenOptions, SectionStorag
 pub use callsites::CallSite;
 pub use error::{Error, Result};
 pub use eval::{
-    read_pieces, EvalContext, LocationExpr, MemoryImage, MemoryReader, Piece, PieceLocation,
-    RegisterReader,
+    read_pieces, read_pieces_partial, EvalContext, LocationExpr, MemoryImage, MemoryReader, Piece,
+    PieceLocation, RegisterReader, ThreadLocalStorage,
 };
 pub use functions::{Function, FunctionAt, InlinedCall};
 pub use guess::guess_source_rules;

@@ -188,7 +188,7 @@ fn value_of(
         pc: RuntimeAddr(snap.regs[&16]),
         frame_base: None,
         cfa: None,
-        tls_base: None,
+        tls: None,
         entry_registers: None,
     };
     let bytes = match &v.location {
@@ -262,7 +262,7 @@ fn compare_with_gdb(bin: &Path, dir: &Path, location: &str, fixture: &str) -> us
         pc: RuntimeAddr(snap.regs[&16]),
         frame_base: None,
         cfa: None,
-        tls_base: None,
+        tls: None,
         entry_registers: None,
     };
     let caller = binary.unwind_caller(&ctx).unwrap().unwrap();
@@ -458,7 +458,7 @@ fn fbreg_through_cfa_from_byte_buffers() {
         pc: RuntimeAddr(pc.0),
         frame_base: None,
         cfa: None,
-        tls_base: None,
+        tls: None,
         entry_registers: None,
     };
     let pieces = binary.evaluate_location(expr, Some(fb), &ctx).unwrap();
@@ -511,7 +511,7 @@ fn pieces_stack_implicit_and_entry_values() {
         pc: RuntimeAddr(0x5555_0000_1000),
         frame_base: None,
         cfa: None,
-        tls_base: None,
+        tls: None,
         entry_registers: Some(&entry_regs),
     };
     let eval = |bytes: Vec<u8>| {

@@ -80,6 +80,19 @@ impl FpRegisters {
         }
         Some(out)
     }
+    /// x87 register `st(i)` (0–7) as its 10 little-endian bytes. FXSAVE stores the
+    /// registers in stack order (ST0 first, whatever the top-of-stack field says), so no
+    /// rotation by TOP is needed.
+    pub fn st(&self, i: usize) -> Option<[u8; 10]> {
+        let words = self.0.st_space.get(i * 4..i * 4 + 3)?;
+        let mut b = [0u8; 12];
+        for (k, w) in words.iter().enumerate() {
+            b[k * 4..k * 4 + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        let mut out = [0u8; 10];
+        out.copy_from_slice(&b[..10]);
+        Some(out)
+    }
     /// The MXCSR control/status register.
     pub fn mxcsr(&self) -> u32 {
         self.0.mxcsr

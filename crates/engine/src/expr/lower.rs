@@ -144,6 +144,7 @@ pub(crate) fn lower_condition(
         enums,
         entry_regs: None,
         modules: None,
+        tls: None,
     };
     static FIRST: SymbolicRegisters = SymbolicRegisters(false);
     static SECOND: SymbolicRegisters = SymbolicRegisters(true);

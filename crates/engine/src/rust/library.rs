@@ -116,6 +116,36 @@ impl Renderer<'_> {
         Some((elem, ptr, len))
     }
 
+    /// Whether `ty` is `u8` or an unsized wrapper of bytes: `&Path` and `&OsStr` point
+    /// at `Path { inner: OsStr { inner: Slice { inner: [u8] } } }`, read as `&str` is
+    /// (as rustc's lldb formatters show them), not as a sequence of `Path`s.
+    fn bytes_inside(&self, ty: TypeRef) -> bool {
+        let mut cur = ty;
+        for _ in 0..6 {
+            if self
+                .binary
+                .type_info_shared(cur)
+                .is_ok_and(|i| i.name.as_deref() == Some("u8"))
+            {
+                return true;
+            }
+            let Ok(r) = resolve(self.binary, cur) else {
+                return false;
+            };
+            cur = match r.kind {
+                TypeKind::Composite { members, .. } if members.len() == 1 => match members[0].ty {
+                    Some(t) => t,
+                    None => return false,
+                },
+                TypeKind::Array {
+                    element: Some(e), ..
+                } => e,
+                _ => return false,
+            };
+        }
+        false
+    }
+
     /// The bytes of a `String`, `PathBuf` or `OsString` (their `Vec<u8>`).
     pub(crate) fn string_vec(&self, ty: TypeRef, place: &Place, name: &str) -> Option<(u64, u64)> {
         let path: &[&str] = match short_name(name) {
@@ -159,11 +189,7 @@ impl Renderer<'_> {
                 .trim_start_matches('&')
                 .trim_start_matches("*const ")
                 .trim_start_matches("*mut ");
-            let byte_elem = elem.is_some_and(|e| {
-                self.binary
-                    .type_info_shared(e)
-                    .is_ok_and(|i| i.name.as_deref() == Some("u8"))
-            });
+            let byte_elem = elem.is_some_and(|e| self.bytes_inside(e));
             if !inner.starts_with('[') && byte_elem {
                 let mut s = Shown::leaf(self.string_text(ptr, len)?);
                 s.synth = Some(Synth::Fields(vec![text_field(

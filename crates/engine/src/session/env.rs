@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::expr::{Enumerators, Env, Expr};
 use crate::mem::TracerMemory;
 use crate::modules::Module;
+use crate::tls::ThreadTls;
 use crate::unwind::{self, FrameData};
 
 /// Where an expression is evaluated (not to be confused with [`crate::values::Place`],
@@ -54,6 +55,11 @@ pub(super) fn with_env_seeing<R>(
             let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
             let mem = TracerMemory(t);
             let frame_regs = data.registers(t);
+            let tls = ThreadTls {
+                mem: &mem,
+                thread_pointer: data.tid.and_then(|tid| t.thread_pointer(tid).ok()),
+                modules,
+            };
             let entry = data
                 .caller
                 .as_deref()
@@ -70,6 +76,7 @@ pub(super) fn with_env_seeing<R>(
                 enums: module.main.then_some(enums),
                 entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
                 modules: Some(&modules),
+                tls: Some(&tls),
             };
             f(&env)
         }
@@ -101,6 +108,7 @@ pub(super) fn with_env_seeing<R>(
                 enums: Some(enums),
                 entry_regs: None,
                 modules: None,
+                tls: None,
             };
             f(&env)
         }

@@ -102,9 +102,10 @@ impl Session {
     pub fn variables(&self, frame: FrameId, kind: ScopeKind) -> Result<Vec<Value>> {
         self.check_stopped()?;
         let data = self.frame(frame)?;
+        let modules = lock(&self.core).modules.all().to_vec();
         let rendered = self
             .handle
-            .call(move |t: &mut Tracer| frame_variables(t, &data, kind))??;
+            .call(move |t: &mut Tracer| frame_variables(t, &data, &modules, kind))??;
         Ok(self.register_nodes(rendered))
     }
 
@@ -190,6 +191,7 @@ impl Session {
                     enums: module.main.then_some(&*enums),
                     entry_regs: None,
                     modules: None,
+                    tls: None,
                 };
                 let place = env.eval(&lhs)?;
                 let v = env.eval(&rhs)?;
@@ -293,11 +295,13 @@ pub(crate) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value
 pub(super) fn frame_variables(
     t: &mut Tracer,
     data: &FrameData,
+    modules: &[Arc<crate::modules::Module>],
     kind: ScopeKind,
 ) -> Result<Vec<(Value, Option<Node>)>> {
     let mem = TracerMemory(t);
     let frame_regs = data.registers(t);
-    frame_variables_in(&mem, &frame_regs, data, kind)
+    let thread_pointer = data.tid.and_then(|tid| t.thread_pointer(tid).ok());
+    frame_variables_in(&mem, &frame_regs, data, modules, thread_pointer, kind)
 }
 
 /// The variables of one scope of a frame over any memory and registers (a live process
@@ -306,6 +310,8 @@ pub(crate) fn frame_variables_in(
     mem: &dyn symbols::MemoryReader,
     regs: &dyn symbols::RegisterReader,
     data: &FrameData,
+    modules: &[Arc<crate::modules::Module>],
+    thread_pointer: Option<u64>,
     kind: ScopeKind,
 ) -> Result<Vec<(Value, Option<Node>)>> {
     if kind == ScopeKind::Registers {
@@ -341,6 +347,11 @@ pub(crate) fn frame_variables_in(
         return Ok(Vec::new());
     };
     let scope = binary.scope_at(module.to_file(data.lookup_pc))?;
+    let tls = crate::tls::ThreadTls {
+        mem,
+        thread_pointer,
+        modules,
+    };
     let entry = match (&data.caller, kind) {
         (Some(c), ScopeKind::Arguments | ScopeKind::Locals) => unwind::entry_registers(c, mem),
         _ => None,
@@ -357,6 +368,7 @@ pub(crate) fn frame_variables_in(
         enums: None,
         entry_regs: entry.as_ref().map(|m| m as &dyn symbols::RegisterReader),
         modules: None,
+        tls: Some(&tls),
     };
     let vars: Vec<&symbols::Variable> = match kind {
         ScopeKind::Globals => scope.globals.iter().collect(),
@@ -414,6 +426,16 @@ pub(crate) fn frame_variables_in(
             }
             Err(e) => {
                 let msg = e.to_string();
+                if let Some((bytes, known)) = env.partial_variable(var) {
+                    let place =
+                        Place::Partial(Arc::from(bytes.as_slice()), Arc::from(known.as_slice()), 0);
+                    let (mut value, node) = renderer.render(&name, ty, place, 0);
+                    if var.shadowed {
+                        value.name = format!("{name} (shadowed)");
+                    }
+                    out.push((value, node));
+                    continue;
+                }
                 let text = if msg.contains("optimized out") {
                     "<optimized out>".to_string()
                 } else {

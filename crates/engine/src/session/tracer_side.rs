@@ -706,6 +706,7 @@ pub(super) fn with_frame0<R>(
         enums: module.main.then_some(enums),
         entry_regs: Some(&entry),
         modules: Some(&all),
+        tls: None,
     };
     f(&env)
 }

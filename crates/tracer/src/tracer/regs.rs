@@ -23,6 +23,21 @@ impl Tracer {
         Ok(Registers(r))
     }
 
+    /// The thread pointer (`fs_base`) of a stopped thread: where its thread-local storage
+    /// is found.
+    pub fn thread_pointer(&self, tid: Tid) -> Result<u64> {
+        let t = self.thread(tid)?;
+        if t.running {
+            return Err(Error::Running);
+        }
+        if let Some(r) = t.regs {
+            return Ok(r.fs_base);
+        }
+        sys::get_regs(tid)
+            .map(|r| r.fs_base)
+            .map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))
+    }
+
     /// Writes the general registers of a stopped thread.
     pub fn set_regs(&mut self, tid: Tid, regs: &Registers) -> Result<()> {
         if self.thread(tid)?.running {

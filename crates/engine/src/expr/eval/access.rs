@@ -217,6 +217,10 @@ impl Env<'_> {
                         .to_vec(),
                 )
             }
+            place @ crate::values::Place::Partial(..) => {
+                let size = self.binary.type_size(ty).ok().flatten().unwrap_or(0);
+                Loc::Val(place.read(self.mem, size).map_err(Error::Eval)?)
+            }
         };
         Ok(EVal {
             ty: ETy::Dwarf(ty),

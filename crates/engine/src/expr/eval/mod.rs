@@ -78,6 +78,9 @@ pub(crate) struct Env<'a> {
     /// Every module of the process, for the globals of the other modules (`None`: this
     /// binary's only).
     pub modules: Option<&'a dyn ModuleGlobals>,
+    /// Where this module's `__thread` variables live in the frame's thread (`None`: no
+    /// thread, as for globals read without a stop).
+    pub tls: Option<&'a crate::tls::ThreadTls<'a>>,
 }
 
 /// The process's modules as names see them, main executable first: passed in (the
@@ -487,6 +490,7 @@ impl Env<'_> {
             enums: None,
             entry_regs: None,
             modules: None,
+            tls: self.tls,
         };
         let v = there.variable_value(var)?;
         let ty = match there.shape(&v.ty)? {
@@ -623,6 +627,20 @@ impl Env<'_> {
         }
     }
 
+    /// A variable some of whose pieces are optimized out (an empty `DW_OP_piece`): its
+    /// bytes and which of them are known, when any are.
+    pub(crate) fn partial_variable(&self, var: &Variable) -> Option<(Vec<u8>, Vec<bool>)> {
+        let ty = var.ty?;
+        let VariableLocation::Expr(expr) = &var.location else {
+            return None;
+        };
+        let pieces = self.ctx_pieces(expr).ok()?;
+        let size = usize::try_from(self.binary.type_size(ty).ok().flatten()?).ok()?;
+        let (bytes, known) =
+            symbols::read_pieces_partial(&pieces, size, self.mem, self.regs).ok()?;
+        known.iter().any(|k| *k).then_some((bytes, known))
+    }
+
     /// The value of a computed array bound (`DW_OP_fbreg -48; DW_OP_deref`).
     pub(crate) fn eval_bound(&self, expr: &LocationExpr) -> Option<u64> {
         let pieces = self.pieces(expr).ok()?;
@@ -660,6 +678,7 @@ impl Env<'_> {
         &self,
         expr: &LocationExpr,
     ) -> symbols::Result<Vec<symbols::Piece>> {
+        let tls = self.tls.map(|t| t.of(self.bias, self.binary));
         let ctx = EvalContext {
             memory: self.mem,
             registers: self.regs,
@@ -667,7 +686,7 @@ impl Env<'_> {
             pc: RuntimeAddr(self.pc),
             frame_base: None,
             cfa: self.cfa,
-            tls_base: None,
+            tls: tls.as_ref().map(|t| t as &dyn symbols::ThreadLocalStorage),
             entry_registers: self.entry_regs,
         };
         self.binary
