@@ -44,10 +44,11 @@ impl CoreDebuggee {
 }
 
 /// Requests that would run or change the program.
-const REFUSED: [&str; 14] = [
+const REFUSED: [&str; 15] = [
     "continue",
     "next",
     "stepIn",
+    "stepInTargets",
     "stepOut",
     "stepBack",
     "reverseContinue",
