@@ -160,9 +160,8 @@ impl Core {
         };
         plan.steps += 1;
         let mem = TracerMemory(t);
-        if let Some((call, jump)) = plan.into_call.filter(|(call, _)| *call == pc) {
+        if let Some((_, jump)) = plan.into_call.filter(|(call, _)| *call == pc) {
             // At the chosen call: enter it (a step in from here on).
-            let _ = call;
             plan.into_call = None;
             plan.enter_jump = jump;
             plan.prev_pc = pc;
