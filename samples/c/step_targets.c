@@ -1,6 +1,6 @@
 /* Calls for "step into the call you choose" (DAP stepInTargets, stepIn with a
    targetId): nested calls, a function called twice on one line, calls through function
-   pointers (a local and a global), PLT calls. noipa keeps every call a real call at -O2
+   pointers (a local and a global), PLT calls, a tail call. noipa keeps every call a real call at -O2
    (no inlining, no cloning), as code from another unit would be. */
 #include <stdio.h>
 #include <string.h>
@@ -35,6 +35,17 @@ __attribute__((noipa)) int cube(int x)
     return x * x * x;
 }
 
+__attribute__((noipa)) int add(int a, int b)
+{
+    return a + b;
+}
+
+/* At -O2 the call ends the function: a tail call, `jmp add`. */
+__attribute__((noipa)) int wack(int x)
+{
+    return add(x, 1); /* TAIL */
+}
+
 volatile int sink;
 /* volatile: the call through it stays indirect at -O2 */
 int (*volatile global_op)(int) = square;
@@ -48,5 +59,6 @@ int main(int argc, char **argv)
     sink = global_op(argc + 3); /* GLOBAL_FPTR */
     sink = (int)strlen(argv[0]); /* PLT */
     puts("done"); /* PUTS */
+    sink = wack(argc);
     return 0;
 }

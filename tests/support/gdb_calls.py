@@ -33,6 +33,15 @@ end_line = gdb.selected_frame().find_sal().line
 out("END", end_line)
 
 
+def tail_call(insn):
+    """A jump to another function (gcc -O2's tail call)."""
+    words = insn["asm"].split()
+    if len(words) < 2 or words[0] != "jmp" or not words[1].startswith("0x"):
+        return False
+    block = gdb.block_for_pc(int(words[1], 16))
+    return block is not None and block.function is not None and block.function.name != home_name
+
+
 def to_call(k):
     """Runs the line from its breakpoint to its k-th call instruction (the calls before
     it stepped over); False when the line ends first."""
@@ -41,9 +50,12 @@ def to_call(k):
     seen = 0
     while frame.pc() != end_pc and frame.name() == home_name:
         insn = arch.disassemble(frame.pc())[0]
-        if insn["asm"].startswith("call"):
+        jump = tail_call(insn)
+        if insn["asm"].startswith("call") or jump:
             if seen == k:
                 return True
+            if jump:
+                return False
             seen += 1
             gdb.execute("tbreak *%d" % (frame.pc() + insn["length"]), to_string=True)
             gdb.execute("continue", to_string=True)
@@ -63,8 +75,10 @@ while k < 20 and to_call(k):
     f = gdb.selected_frame()
     frames = []
     while f is not None:
-        frames.append("%s:%d" % (f.name(), f.find_sal().line))
-        if f.name() == home_name:
+        # A frame gdb rebuilt from call-site information (a tail call removed it).
+        tail = "(tailcall)" if f.type() == gdb.TAILCALL_FRAME else ""
+        frames.append("%s:%d%s" % (f.name(), f.find_sal().line, tail))
+        if f.name() == home_name and not tail:
             break
         f = f.older()
     out("LAND", k, " ".join(frames))
