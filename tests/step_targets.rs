@@ -256,3 +256,46 @@ fn stale_and_unknown_target_ids_are_refused_by_name() {
     assert!(m.contains("step-in target 999999"), "{m}");
     c.finish();
 }
+
+/// A target belongs to the thread whose frame listed it: another thread's step into it
+/// is refused, naming it, and the refusal changes nothing.
+#[test]
+fn a_target_of_another_thread_is_refused_by_name() {
+    let mut c = DapClient::new();
+    let (tid, frames) = dap::stop_at(&mut c, "LINE_WORKER");
+    let body = c.ok("stepInTargets", json!({"frameId": frames[0]["id"]}));
+    let targets = body["targets"].as_array().unwrap().clone();
+    let labels: Vec<&str> = targets
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["add"], "the worker's line calls add: {targets:#?}");
+    let threads = c.ok("threads", json!({}));
+    let main = threads["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_i64().unwrap())
+        .find(|&t| t != tid)
+        .unwrap();
+    // The main thread (in pthread_join) lists its own line's calls, under other ids.
+    let main_frames = c.frames(main);
+    let own = c.ok("stepInTargets", json!({"frameId": main_frames[0]["id"]}));
+    assert!(own["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["id"] != targets[0]["id"]));
+    let id = targets[0]["id"].as_i64().unwrap();
+    let m = c.err("stepIn", json!({"threadId": main, "targetId": id}));
+    assert!(
+        m.contains(&format!("step-in target {id} (add)")) && m.contains("another thread"),
+        "the error names the target and why: {m}"
+    );
+    // The refusal changed nothing: the worker still steps into its own call.
+    c.ok("stepIn", json!({"threadId": tid, "targetId": id}));
+    let stop = c.event("stopped");
+    assert_eq!(stop["body"]["threadId"], tid);
+    assert_eq!(c.frames(tid)[0]["name"], "add");
+    c.finish();
+}

@@ -64,7 +64,8 @@ struct Found {
 impl Session {
     /// The calls the rest of the current line of `frame` makes, in the order the
     /// program makes them (address order along the line's code). Only the innermost
-    /// frame of a thread has targets (a step starts there); other frames list none.
+    /// frame of a thread has targets (a step starts there); other frames, and code
+    /// without line information, list none.
     pub fn step_in_targets(&self, tid: Tid, frame: FrameId) -> Result<Vec<StepInTarget>> {
         self.check_stopped()?;
         let data = self.frame(frame)?;
@@ -195,6 +196,16 @@ fn line_calls(t: &Tracer, modules: &Modules, data: &FrameData) -> Vec<Found> {
     let Some(binary) = module.binary() else {
         return Vec::new();
     };
+    // Code without line information has no line to step through (a step in there
+    // finishes the function): no targets.
+    let has_line = binary
+        .frame_location_for_addr(module.to_file(pc))
+        .ok()
+        .flatten()
+        .is_some_and(|l| l.line.is_some());
+    if !has_line {
+        return Vec::new();
+    }
     let end = line_end(binary, &module, pc);
     let mut bytes = vec![0u8; (end - pc) as usize];
     let got = t.read_memory(RuntimeAddr(pc), &mut bytes).unwrap_or(0);
