@@ -50,6 +50,13 @@ volatile int sink;
 /* volatile: the call through it stays indirect at -O2 */
 int (*volatile global_op)(int) = square;
 
+/* Changes the pointer a later call of the same line goes through. */
+__attribute__((noipa)) int swap_op(void)
+{
+    global_op = cube;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int (*fp)(int) = argc > 5 ? square : cube;
@@ -60,5 +67,6 @@ int main(int argc, char **argv)
     sink = (int)strlen(argv[0]); /* PLT */
     puts("done"); /* PUTS */
     sink = wack(argc);
+    sink = swap_op() + global_op(argc); /* SWAPPED */
     return 0;
 }
