@@ -67,6 +67,7 @@ fn initialize_answers_with_honest_capabilities() {
         ("supportsCompletionsRequest", "completions"),
         ("supportsExceptionInfoRequest", "exceptionInfo"),
         ("supportsLoadedSourcesRequest", "loadedSources"),
+        ("supportsStepInTargetsRequest", "stepInTargets"),
     ];
     let mut served = 0;
     for (capability, command) in requests {

@@ -199,6 +199,43 @@ async def test_breakpoint_step_evaluate_variables_output_end(transport, workspac
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_step_into_the_call_named_by_target(transport, workspace, tmp_path):
+    """debug_step with 'target' enters that call of the line: the second of two calls of
+    `twice` on one line gets the argument gdb computes for it; a call the line does not
+    make is a tool error listing the calls it does make."""
+    source = REPO / "samples" / "c" / "step_targets.c"
+    program = tmp_path / "step_targets"
+    subprocess.run(["gcc", "-g", "-O0", "-o", str(program), str(source)], check=True)
+    line = next(n for n, text in enumerate(source.read_text().splitlines(), 1)
+                if "/* TWICE */" in text)
+    out = subprocess.run(
+        ["gdb", "-nx", "-batch", "-ex", f"break step_targets.c:{line}", "-ex", "run",
+         "-ex", "print argc + 1", str(program)],
+        capture_output=True, text=True, timeout=60).stdout
+    second = re.findall(r"^\$1 = (.*)$", out, re.M)
+    assert second, out
+    async with connect(transport, workspace) as s:
+        st = await call(s, "debug_launch", program=str(program),
+                        breakpoints=[{"location": f"step_targets.c:{line}"}])
+        sid = st["session"]
+        assert st["state"] == "stopped" and st["line"] == line, st
+        message = await tool_error(s, "debug_step", session=sid, kind="in", target="nosuch")
+        assert "no call to 'nosuch'" in message and "twice #2" in message, message
+        message = await tool_error(s, "debug_step", session=sid, kind="in", target="twice",
+                                   target_index=3)
+        assert "2 time(s)" in message, message
+        st = await call(s, "debug_step", session=sid, kind="in", target="twice",
+                        target_index=2)
+        assert st["state"] == "stopped" and st["function"] == "twice", st
+        assert local(st, "x")["value"] == second[0], st
+        stack = await call(s, "debug_stack", session=sid)
+        assert [f["function"] for f in stack["frames"][:2]] == ["twice", "main"]
+        assert stack["frames"][1]["line"] == line
+        await call(s, "debug_end", session=sid)
+    print(f"{transport}: debug_step target=twice target_index=2 entered twice(x={second[0]})")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_sleeping_program_returns_running_within_wait_ms(transport, workspace):
     async with connect(transport, workspace) as s:
         t0 = time.monotonic()

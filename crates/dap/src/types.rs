@@ -103,6 +103,8 @@ pub struct Capabilities {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub supports_stepping_granularity: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub supports_step_in_targets_request: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub supports_instruction_breakpoints: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub supports_exception_filter_options: Option<bool>,
@@ -469,6 +471,28 @@ pub struct StepArguments {
     pub single_thread: Option<bool>,
     pub granularity: Option<String>,
     pub target_id: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepInTargetsArguments {
+    pub frame_id: i64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StepInTargetsBody {
+    pub targets: Vec<StepInTarget>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepInTarget {
+    pub id: i64,
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -845,6 +869,12 @@ request!(Continue, "continue", ContinueArguments, ContinueBody);
 request!(Next, "next", StepArguments, ());
 request!(StepIn, "stepIn", StepArguments, ());
 request!(StepOut, "stepOut", StepArguments, ());
+request!(
+    StepInTargets,
+    "stepInTargets",
+    StepInTargetsArguments,
+    StepInTargetsBody
+);
 request!(Pause, "pause", PauseArguments, ());
 request!(Threads, "threads", Option<NoArguments>, ThreadsBody);
 request!(

@@ -19,6 +19,21 @@ pub enum Error {
     /// A frame id from an earlier stop, or one that never existed.
     #[error("unknown frame {0}")]
     UnknownFrame(u64),
+    /// A step-in target id from an earlier stop, or one that never existed.
+    #[error("unknown step-in target {0} (targets are valid until the program runs again)")]
+    UnknownStepTarget(u64),
+    /// A step-in target listed for another thread's frame.
+    #[error("step-in target {id} ({label}) is a call of frame {frame} of another thread, not of thread {tid}")]
+    StepTargetElsewhere {
+        /// The target's id.
+        id: u64,
+        /// Its label.
+        label: String,
+        /// The frame it was listed for.
+        frame: u64,
+        /// The thread asked to step.
+        tid: i32,
+    },
     /// A variables reference from an earlier stop, or one that never existed.
     #[error("unknown variables reference {0}")]
     UnknownValueRef(u64),

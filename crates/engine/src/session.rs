@@ -53,7 +53,10 @@ use tracer_side::*;
 mod breakpoints;
 /// Inspection of a stopped process: memory, modules, stack traces, variables, evaluate.
 mod inspect;
+/// Step into the call you choose: the calls of the rest of a line, and the step into one.
+mod targets;
 pub(crate) use inspect::{frame_variables_in, render_result};
+pub use targets::StepInTarget;
 
 /// How long the session waits for the first stop after launching.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
@@ -261,6 +264,11 @@ struct Tables {
     frames: HashMap<FrameId, FrameData>,
     nodes: HashMap<u64, Node>,
     next_ref: u64,
+    /// Step-in targets listed at this stop, by id.
+    targets: HashMap<u64, targets::TargetEntry>,
+    /// The last step-in target id given out (ids are never reused, so a stale one is
+    /// recognised).
+    next_target: u64,
 }
 
 /// One debugged process. Methods are called from any one thread (the front-end's);
@@ -564,6 +572,7 @@ impl Session {
         let mut t = lock(&self.tables);
         t.frames.clear();
         t.nodes.clear();
+        t.targets.clear();
     }
 
     fn check_stopped(&self) -> Result<()> {
@@ -623,7 +632,7 @@ impl Session {
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
-            let res = step_on_tracer(&core, t, tid, kind);
+            let res = step_on_tracer(&core, t, tid, kind, None);
             if res.is_ok() {
                 then();
             }
@@ -683,7 +692,13 @@ fn resume_on_tracer(core: &Mutex<Core>, t: &mut Tracer) -> Result<()> {
 }
 
 /// The tracer-thread half of [`Session::step`].
-fn step_on_tracer(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, kind: StepKind) -> Result<()> {
+fn step_on_tracer(
+    core: &Mutex<Core>,
+    t: &mut Tracer,
+    tid: Tid,
+    kind: StepKind,
+    into: Option<targets::Into>,
+) -> Result<()> {
     let mut c = lock(core);
     c.clear_step(t);
     c.at_stop = None;
@@ -705,6 +720,9 @@ fn step_on_tracer(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, kind: StepKind) 
         tramp_sp: None,
         steps: 0,
         out_of: (kind == StepKind::Out).then_some(pc),
+        // At the chosen call already: the first single-step enters it.
+        into_call: into.filter(|i| i.call != pc).map(|i| (i.call, i.jump)),
+        enter_jump: into.is_some_and(|i| i.call == pc && i.jump),
     };
     c.running = true;
     match kind {

@@ -64,9 +64,11 @@ pub fn list() -> Value {
                 "breakpoints": breakpoints, "wait_ms": wait}})),
         tool("debug_continue", &format!("Continue a stopped program (or keep waiting for a running one).{state_note}"),
             json!({"type": "object", "properties": {"session": session, "wait_ms": wait}, "required": ["session"]})),
-        tool("debug_step", &format!("Step one line: over calls, into them, or out of the current function.{state_note}"),
+        tool("debug_step", &format!("Step one line: over calls, into them, or out of the current function; with 'target', into that one call of the current line (the calls before it run normally).{state_note}"),
             json!({"type": "object", "properties": {"session": session,
                 "kind": {"type": "string", "enum": ["over", "in", "out"]},
+                "target": {"type": "string", "description": "With kind 'in': the function whose call on the current line to step into (function pointers and virtual calls by the function they reach)"},
+                "target_index": {"type": "integer", "minimum": 1, "description": "Which call of 'target' on the line, 1 = the first the program makes (default 1)"},
                 "thread": thread, "wait_ms": wait}, "required": ["session", "kind"]})),
         tool("debug_pause", "Interrupt a running program; returns the stop.",
             json!({"type": "object", "properties": {"session": session}, "required": ["session"]})),
@@ -149,6 +151,20 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
                 "in" => Step::In,
                 "out" => Step::Out,
                 other => return Err(format!("'kind' is over, in or out, not '{other}'")),
+            };
+            let kind = match (kind, a.opt_str("target")?) {
+                (Step::In, Some(name)) => {
+                    let index = a.opt_int("target_index")?.unwrap_or(1);
+                    let index = u32::try_from(index)
+                        .ok()
+                        .filter(|i| *i >= 1)
+                        .ok_or_else(|| format!("'target_index' is 1 or more, not {index}"))?;
+                    Step::Into(name, index)
+                }
+                (_, Some(_)) => {
+                    return Err("'target' steps into a call: 'kind' must be 'in'".into())
+                }
+                (kind, None) => kind,
             };
             let thread = a.opt_int("thread")?.map(|t| i32::try_from(t).unwrap_or(-1));
             let state = host.step(id, kind, thread, a.wait()?).map_err(|e| e.0)?;

@@ -450,6 +450,18 @@ impl DebugSession {
             .step_then(tid, kind, move || shared.on_resumed(by))?)
     }
 
+    /// Steps thread `tid` into a call listed by `engine::Session::step_in_targets`;
+    /// the stop arrives as an event.
+    pub fn step_into(&self, tid: Tid, target: u64, by: ViewId) -> Result<()> {
+        if self.shared.ended.load(Ordering::Acquire) {
+            return Err(Error::Ended);
+        }
+        let shared = self.shared.clone();
+        Ok(self
+            .engine
+            .step_into_then(tid, target, move || shared.on_resumed(by))?)
+    }
+
     /// Stops every thread; the stop arrives as an event (`engine::Error::Running`
     /// inside `Error::Engine` when it is stopped already).
     pub fn pause(&self) -> Result<()> {

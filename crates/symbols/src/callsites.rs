@@ -1,5 +1,6 @@
 //! Call sites (`DW_TAG_call_site`, DWARF 4's `DW_TAG_GNU_call_site`): the values a
-//! caller passed in registers, for `DW_OP_entry_value` in the callee.
+//! caller passed in registers, for `DW_OP_entry_value` in the callee, and whether a
+//! jump is a tail call; and the imported functions a PLT or GOT slot leads to.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,6 +29,9 @@ pub struct CallSite {
     /// The frame base of the function containing the call (for `DW_OP_fbreg` in the
     /// values), when it is a single expression.
     pub frame_base: Option<LocationExpr>,
+    /// The call is a jump that leaves the caller's frame to the callee
+    /// (`DW_AT_call_tail_call` / `DW_AT_GNU_tail_call`).
+    pub tail_call: bool,
 }
 
 /// The call sites of one unit, by return address.
@@ -89,6 +93,29 @@ impl Binary {
             .call_site(return_addr)?
             .map(|s| s.values)
             .unwrap_or_default())
+    }
+
+    /// The function a GOT slot at `slot` is bound to by a dynamic relocation
+    /// (`R_X86_64_JUMP_SLOT` behind a PLT stub, `R_X86_64_GLOB_DAT` behind a `-fno-plt`
+    /// call): the imported symbol's name, as the program's source calls it (`strlen`,
+    /// not the IFUNC variant the dynamic linker bound it to).
+    pub fn import_at(&self, slot: FileAddr) -> Option<String> {
+        self.with_objects(|file, _| {
+            use object::{Object, ObjectSymbol, ObjectSymbolTable};
+            let (_, reloc) = file
+                .dynamic_relocations()?
+                .find(|(offset, _)| *offset == slot.0)?;
+            let object::RelocationTarget::Symbol(index) = reloc.target() else {
+                return None;
+            };
+            let symbol = file.dynamic_symbol_table()?.symbol_by_index(index).ok()?;
+            let name = symbol.name().ok()?;
+            // A versioned name (`puts@GLIBC_2.2.5`) is shown without its version.
+            Some(name.split('@').next().unwrap_or(name).to_string())
+        })
+        .ok()
+        .flatten()
+        .filter(|n| !n.is_empty())
     }
 
     pub(crate) fn unit_call_sites(&self, index: usize) -> Result<Arc<UnitCallSites>> {
@@ -156,6 +183,8 @@ impl Binary {
                             values: Vec::new(),
                             parameters: Vec::new(),
                             frame_base: funcs.last().and_then(|f| f.1.clone()),
+                            tail_call: die.attr_value(gimli::DW_AT_call_tail_call).is_some()
+                                || die.attr_value(gimli::DW_AT_GNU_tail_call).is_some(),
                         };
                         if die.has_children() {
                             current = Some((depth, site));

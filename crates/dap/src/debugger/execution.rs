@@ -61,7 +61,48 @@ impl Debugger {
     }
 
     pub(crate) fn step_in(&mut self, args: StepArguments) -> Result<(), Failure> {
-        self.step(args, StepKind::In)
+        let Some(target) = args.target_id else {
+            return self.step(args, StepKind::In);
+        };
+        let tid = self.thread(args.thread_id)?;
+        let target = u64::try_from(target).map_err(|_| {
+            Failure(format!(
+                "unknown step-in target {target} (targets are valid until the program runs again)"
+            ))
+        })?;
+        let d = self.debuggee()?;
+        d.session.step_into(tid, target, self.view).map_err(fail)?;
+        self.before_run(Some(tid));
+        Ok(())
+    }
+
+    /// The calls the rest of the frame's line makes (see
+    /// `engine::Session::step_in_targets`); only the innermost frame of a thread has any.
+    pub(crate) fn step_in_targets(
+        &mut self,
+        args: StepInTargetsArguments,
+    ) -> Result<StepInTargetsBody, Failure> {
+        let handle = self.frame(args.frame_id)?;
+        let d = self.debuggee()?;
+        let targets = if handle.index == 0 {
+            d.session
+                .engine()
+                .step_in_targets(handle.tid, handle.frame)
+                .map_err(fail)?
+        } else {
+            Vec::new()
+        };
+        Ok(StepInTargetsBody {
+            targets: targets
+                .into_iter()
+                .map(|t| StepInTarget {
+                    id: i64::try_from(t.id).unwrap_or(i64::MAX),
+                    label: t.label,
+                    line: t.line.map(|l| i64::from(l.get())),
+                    column: t.column.map(|c| self.column_out(i64::from(c.get()))),
+                })
+                .collect(),
+        })
     }
 
     pub(crate) fn step_out(&mut self, args: StepArguments) -> Result<(), Failure> {

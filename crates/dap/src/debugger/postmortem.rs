@@ -17,10 +17,11 @@ use super::{Debuggee, Debugger, Target};
 use crate::server::{Adapter, Ending, Flow};
 
 /// Requests that would run or change the program.
-const REFUSED: [&str; 14] = [
+const REFUSED: [&str; 15] = [
     "continue",
     "next",
     "stepIn",
+    "stepInTargets",
     "stepOut",
     "stepBack",
     "reverseContinue",

@@ -27,6 +27,11 @@ pub(super) struct StepPlan {
     pub(super) steps: u32,
     /// Stepping out: a pc in the function being left, to type its return value.
     pub(super) out_of: Option<u64>,
+    /// Stepping into a chosen call: its instruction, until the line reaches it (calls
+    /// before it are stepped over).
+    pub(super) into_call: Option<(u64, bool)>,
+    /// The instruction just stepped enters a callee by a jump (a chosen tail call).
+    pub(super) enter_jump: bool,
 }
 
 impl Core {
@@ -155,11 +160,28 @@ impl Core {
         };
         plan.steps += 1;
         let mem = TracerMemory(t);
+        if let Some((_, jump)) = plan.into_call.filter(|(call, _)| *call == pc) {
+            // At the chosen call: enter it (a step in from here on).
+            plan.into_call = None;
+            plan.enter_jump = jump;
+            plan.prev_pc = pc;
+            plan.prev_sp = sp;
+            if let Err(e) = t.step(tid) {
+                tracing::warn!("stepping: {e}");
+                self.step = None;
+                self.stopped(tid, StopCause::Step, false, None);
+            }
+            return;
+        }
         // Entered a call: sp went down by the return address, which points just after
-        // the previous instruction.
-        let entered_call = sp == plan.prev_sp.wrapping_sub(8)
-            && read_u64(&mem, sp).is_some_and(|ra| ra > plan.prev_pc && ra <= plan.prev_pc + 16);
-        if entered_call && plan.kind == StepKind::In && plan.tramp_sp.is_none() {
+        // the previous instruction (or the chosen call was a tail-call jump).
+        let entered_call = std::mem::take(&mut plan.enter_jump)
+            || (sp == plan.prev_sp.wrapping_sub(8)
+                && read_u64(&mem, sp)
+                    .is_some_and(|ra| ra > plan.prev_pc && ra <= plan.prev_pc + 16));
+        // Calls before a chosen one are stepped over.
+        let stepping_in = plan.kind == StepKind::In && plan.into_call.is_none();
+        if entered_call && stepping_in && plan.tramp_sp.is_none() {
             let has_body = module.as_ref().and_then(|m| body_start(m, pc)).is_some();
             if !has_body && !is_plain_function(module.as_deref(), pc) {
                 // A PLT stub (or the dynamic linker's resolver behind it): follow its
@@ -221,7 +243,7 @@ impl Core {
             }
         }
         if entered_call {
-            if plan.kind == StepKind::In && plan.tramp_sp.is_none() {
+            if stepping_in && plan.tramp_sp.is_none() {
                 if let Some(target) = module.as_ref().and_then(|m| body_start(m, pc)) {
                     plan.frame_cfa = None;
                     plan.start_line = None;

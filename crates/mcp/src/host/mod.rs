@@ -186,11 +186,14 @@ pub struct OutputReport {
 }
 
 /// A step's kind, as the agent names it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Step {
     Over,
     In,
     Out,
+    /// Into one call of the current line: the function's name and which of its calls
+    /// on the line (1 = the first the program makes).
+    Into(String, u32),
 }
 
 /// A session this host started: it reads the program's output itself.

@@ -85,7 +85,7 @@ impl Host {
         let state = if req.stop_on_entry {
             self.report(&entry, entry.session.state())
         } else {
-            self.run(&entry, None, wait)?
+            self.run(&entry, Start::Resume, wait)?
         };
         Ok((entry.id, reports, state))
     }
@@ -104,7 +104,7 @@ impl Host {
             .map_err(|e| HostError(format!("cannot attach to process {}: {e}", pid.0)))?;
         let entry = self.adopt(session, exe);
         let reports = self.apply_breakpoints(&entry, &req.breakpoints)?;
-        let state = self.run(&entry, None, wait)?;
+        let state = self.run(&entry, Start::Resume, wait)?;
         Ok((entry.id, reports, state))
     }
 
@@ -134,7 +134,7 @@ impl Host {
     /// already running is only waited for.
     pub fn resume(&self, id: u64, wait: Duration) -> Result<RunState> {
         let entry = self.get(id)?;
-        self.run(&entry, None, wait)
+        self.run(&entry, Start::Resume, wait)
     }
 
     /// Steps the thread (default: the one that stopped) and waits up to `wait`.
@@ -148,22 +148,18 @@ impl Host {
         let entry = self.get(id)?;
         let stopped = stopped_thread(&entry)?;
         let tid = thread.map_or(stopped, Tid);
-        let kind = match kind {
-            Step::Over => StepKind::Over,
-            Step::In => StepKind::In,
-            Step::Out => StepKind::Out,
+        let start = match kind {
+            Step::Over => Start::Step(tid, StepKind::Over),
+            Step::In => Start::Step(tid, StepKind::In),
+            Step::Out => Start::Step(tid, StepKind::Out),
+            Step::Into(name, index) => Start::Into(tid, call_target(&entry, tid, &name, index)?),
         };
-        self.run(&entry, Some((tid, kind)), wait)
+        self.run(&entry, start, wait)
     }
 
     /// Resumes or steps through the owner (which tells every view), then waits on this
     /// view's subscription, taken before, so the stop it leads to cannot be missed.
-    fn run(
-        &self,
-        entry: &Entry,
-        step: Option<(Tid, StepKind)>,
-        wait: Duration,
-    ) -> Result<RunState> {
+    fn run(&self, entry: &Entry, start: Start, wait: Duration) -> Result<RunState> {
         let (state, events) = entry.session.subscribe_with_state();
         match state {
             DebugState::Stopped(_) => {}
@@ -172,9 +168,10 @@ impl Host {
             }
             ended @ DebugState::Ended { .. } => return Ok(self.report(entry, ended)),
         }
-        let started = match step {
-            Some((tid, kind)) => entry.session.step(tid, kind, self.view),
-            None => entry.session.resume(self.view),
+        let started = match start {
+            Start::Step(tid, kind) => entry.session.step(tid, kind, self.view),
+            Start::Into(tid, target) => entry.session.step_into(tid, target, self.view),
+            Start::Resume => entry.session.resume(self.view),
         };
         if let Err(e) = started {
             // Another view may have resumed it in between: then this one waits too.
@@ -347,6 +344,52 @@ pub(super) fn parse_location(text: &str) -> Option<Location> {
         return None;
     }
     Some(Location::Function(text.to_string()))
+}
+
+/// How a run starts.
+enum Start {
+    Resume,
+    Step(Tid, StepKind),
+    /// Into a step-in target (`engine::Session::step_in_targets`) of the thread.
+    Into(Tid, u64),
+}
+
+/// The step-in target of thread `tid`'s current line that is the `index`-th call
+/// (1-based, in the order the program makes them) of the function `name`; an error
+/// listing the line's calls when there is none.
+fn call_target(entry: &Entry, tid: Tid, name: &str, index: u32) -> Result<u64> {
+    let engine = entry.session.engine();
+    let frames = engine.stack_trace(tid).map_err(fail)?;
+    let top = frames
+        .first()
+        .ok_or_else(|| fail(format!("thread {} has no frames", tid.0)))?;
+    let targets = engine.step_in_targets(tid, top.id).map_err(fail)?;
+    let matching: Vec<&engine::StepInTarget> = targets
+        .iter()
+        .filter(|t| t.function.as_deref() == Some(name) || t.label == name)
+        .collect();
+    let k = usize::try_from(index.max(1)).unwrap_or(usize::MAX);
+    match matching.get(k - 1) {
+        Some(t) => Ok(t.id),
+        None => {
+            let calls: Vec<&str> = targets.iter().map(|t| t.label.as_str()).collect();
+            Err(fail(if matching.is_empty() {
+                format!(
+                    "the current line makes no call to '{name}' (its calls: {})",
+                    if calls.is_empty() {
+                        "none".to_string()
+                    } else {
+                        calls.join(", ")
+                    }
+                )
+            } else {
+                format!(
+                    "the current line calls '{name}' {} time(s), not {k}",
+                    matching.len()
+                )
+            }))
+        }
+    }
 }
 
 #[cfg(test)]
