@@ -76,7 +76,9 @@ pub mod unwind;
 pub mod values;
 pub mod watch;
 
-pub use breakpoints::{BreakpointStatus, FunctionBreakpoint, HitCondition, SourceBreakpoint};
+pub use breakpoints::{
+    BreakpointStatus, FunctionBreakpoint, HitCondition, InstructionBreakpoint, SourceBreakpoint,
+};
 pub use debuginfo::{missing_debug_info, DebugInfoOptions, Debuginfod};
 pub use disasm::Instruction;
 pub use error::{Error, Result};
