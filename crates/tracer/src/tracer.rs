@@ -404,6 +404,9 @@ pub struct Tracer {
     /// Traps whose breakpoint was removed, and where a thread that still reports one
     /// resumes (the restored instruction; a placed condition's site).
     moribund: HashMap<u64, u64>,
+    /// Placed code of removed patches that some thread may still run or return into,
+    /// with the addresses it leads back to (see `Tracer::activate_patch`).
+    retired: Vec<patch::Retired>,
     /// Inside [`Tracer::edit_text`]: nothing runs, so the stacks are read once.
     editing: bool,
     /// Every thread's pc and stack words, read once during an edit (`None`: not yet).
@@ -526,6 +529,7 @@ impl Tracer {
             patches: BTreeMap::new(),
             regions: Vec::new(),
             moribund: HashMap::new(),
+            retired: Vec::new(),
             editing: false,
             stacks: None,
             _not_send: PhantomData,

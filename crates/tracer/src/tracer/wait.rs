@@ -329,6 +329,7 @@ impl Tracer {
                         self.patches.clear();
                         self.regions.clear();
                         self.moribund.clear();
+                        self.retired.clear();
                         self.watch = DebugRegisters::default();
                         self.deferred.clear();
                         self.refresh_image();
