@@ -23,6 +23,8 @@ use support::dap::{build, DapClient};
 use support::{Peer, Protocol, Rng};
 
 const EDIT_EVERY: Duration = Duration::from_millis(15);
+/// Calls per round of each worker (samples/c/sig_sites.c's CALLS).
+const CALLS: u64 = 64;
 
 /// Built without PIE, so the addresses its line table names are its runtime addresses.
 fn program(opt: &str) -> PathBuf {
@@ -125,6 +127,25 @@ fn chosen_sites(exe: &Path, which: Sites) -> Vec<u64> {
     }
 }
 
+/// The `ret` of hot_add.
+fn hot_add_ret(exe: &Path) -> u64 {
+    let out = Command::new("nm").arg(exe).output().unwrap();
+    let start = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_suffix(" T hot_add")
+                .map(|a| u64::from_str_radix(a, 16).unwrap())
+        })
+        .unwrap();
+    let (_, end) = *hot_ranges(exe).iter().find(|r| r.0 == start).unwrap();
+    row_sites(exe)
+        .into_iter()
+        .filter(|a| (start..end).contains(a))
+        .find(|a| is_ret(exe, *a))
+        .expect("a row names hot_add's ret")
+}
+
 /// Whether the instruction at `addr` is a `ret` (objdump says).
 fn is_ret(exe: &Path, addr: u64) -> bool {
     let out = Command::new("objdump")
@@ -147,10 +168,15 @@ struct Scenario {
     sites: Sites,
     /// Re-send random subsets every EDIT_EVERY.
     live: bool,
+    /// A hit condition `% N` on hot_add's `ret` besides: it must stop exactly once per
+    /// N executions of that instruction, however signals cut its step-overs.
+    every: Option<u64>,
 }
 
 struct Run {
     output: String,
+    /// Stops at the hit-count site.
+    counted: u64,
     exit_code: i64,
     stops: Vec<String>,
     edits: usize,
@@ -158,7 +184,11 @@ struct Run {
 
 fn debugged_run(s: &Scenario) -> Run {
     let exe = program(s.opt);
-    let sites = chosen_sites(&exe, s.sites);
+    let counted_site = s.every.map(|_| hot_add_ret(&exe));
+    let sites: Vec<u64> = chosen_sites(&exe, s.sites)
+        .into_iter()
+        .filter(|a| Some(*a) != counted_site)
+        .collect();
     let secs = seconds();
     let mut rng = rng();
     let mut envs = vec![("TANDEM_LOG", "warn")];
@@ -179,6 +209,9 @@ fn debugged_run(s: &Scenario) -> Run {
                 bps.push(json!({"instructionReference": format!("{a:#x}"), "condition": cond}));
             }
         }
+        if let (Some(a), Some(n)) = (counted_site, s.every) {
+            bps.push(json!({"instructionReference": format!("{a:#x}"), "hitCondition": format!("% {n}")}));
+        }
         bps
     };
     let r = c.ok(
@@ -187,11 +220,10 @@ fn debugged_run(s: &Scenario) -> Run {
     );
     for bp in r["breakpoints"].as_array().unwrap() {
         assert_eq!(bp["verified"], true, "{bp}");
-        eprintln!("breakpoint {bp}");
     }
     c.ok("configurationDone", json!({}));
     let start = Instant::now();
-    let (mut edits, mut stops) = (0, Vec::new());
+    let (mut edits, mut stops, mut counted) = (0, Vec::new(), 0);
     let mut next_edit = Instant::now() + EDIT_EVERY;
     let exit_code = 'run: loop {
         if s.live && start.elapsed().as_secs_f64() < secs && Instant::now() >= next_edit {
@@ -207,6 +239,18 @@ fn debugged_run(s: &Scenario) -> Run {
                 "stopped" => {
                     let thread = e["body"]["threadId"].as_i64().unwrap();
                     let frames = c.frames(thread);
+                    let pc = frames[0]["instructionPointerReference"]
+                        .as_str()
+                        .unwrap_or("");
+                    let pc = u64::from_str_radix(pc.trim_start_matches("0x"), 16).ok();
+                    if e["body"]["reason"] == "instruction breakpoint"
+                        && pc.is_some()
+                        && pc == counted_site
+                    {
+                        counted += 1;
+                        c.ok("continue", json!({"threadId": thread}));
+                        continue;
+                    }
                     let names: Vec<String> = frames
                         .iter()
                         .take(4)
@@ -235,6 +279,7 @@ fn debugged_run(s: &Scenario) -> Run {
     c.finish();
     Run {
         output,
+        counted,
         exit_code,
         stops,
         edits,
@@ -282,11 +327,40 @@ fn check(s: Scenario) {
         "a worker never ran: {rounds}"
     );
     let (expected, code) = plain_run(&program(s.opt), &rounds);
-    // The plain run with fixed rounds sends no signals and says so the same way.
+    // The plain run with fixed rounds sends no signals and says so the same way; how often
+    // the handler ran the hot code depends on timing.
+    let handler_calls: u64 = run
+        .output
+        .lines()
+        .find_map(|l| l.strip_prefix("handler calls "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let timeless = |o: &str| -> String {
+        o.lines()
+            .filter(|l| !l.starts_with("handler calls "))
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
     assert_eq!(
-        run.output, expected,
+        timeless(&run.output),
+        timeless(&expected),
         "the debugged program computed otherwise"
     );
+    if let Some(n) = s.every {
+        let rounds: u64 = rounds
+            .split(',')
+            .map(|r| r.trim().parse::<u64>().unwrap())
+            .sum();
+        let calls = rounds * CALLS + handler_calls;
+        eprintln!("hot_add ran {calls} times, {} stops every {n}", run.counted);
+        assert!(calls / n >= 3, "too few calls ({calls}) to mean anything");
+        assert_eq!(
+            run.counted,
+            calls / n,
+            "hot_add's ret ran {calls} times: one stop per {n}"
+        );
+    }
     assert_eq!(run.exit_code, code, "the debugged program exited otherwise");
     if s.live {
         assert!(
@@ -304,6 +378,7 @@ fn return_sites_o2_in_debuggee() {
         jit: true,
         sites: Sites::Returns,
         live: false,
+        every: None,
     });
 }
 
@@ -314,6 +389,7 @@ fn return_sites_o2_int3_path() {
         jit: false,
         sites: Sites::Returns,
         live: false,
+        every: None,
     });
 }
 
@@ -324,6 +400,7 @@ fn every_line_o0_in_debuggee() {
         jit: true,
         sites: Sites::All,
         live: false,
+        every: None,
     });
 }
 
@@ -334,6 +411,7 @@ fn every_line_o3_int3_path() {
         jit: false,
         sites: Sites::All,
         live: false,
+        every: None,
     });
 }
 
@@ -344,6 +422,7 @@ fn live_edits_o2_in_debuggee() {
         jit: true,
         sites: Sites::All,
         live: true,
+        every: None,
     });
 }
 
@@ -354,5 +433,28 @@ fn live_edits_o2_int3_path() {
         jit: false,
         sites: Sites::All,
         live: true,
+        every: None,
+    });
+}
+
+#[test]
+fn hit_counts_once_per_hit_o2_int3_path() {
+    check(Scenario {
+        opt: "-O2",
+        jit: false,
+        sites: Sites::Returns,
+        live: false,
+        every: Some(300),
+    });
+}
+
+#[test]
+fn hit_counts_once_per_hit_o2_in_debuggee() {
+    check(Scenario {
+        opt: "-O2",
+        jit: true,
+        sites: Sites::All,
+        live: false,
+        every: Some(300),
     });
 }
