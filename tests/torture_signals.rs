@@ -171,6 +171,8 @@ struct Scenario {
     /// A hit condition `% N` on hot_add's `ret` besides: it must stop exactly once per
     /// N executions of that instruction, however signals cut its step-overs.
     every: Option<u64>,
+    /// SIGSTOP then SIGCONT sent to the process from outside every 100 ms.
+    job_control: bool,
 }
 
 struct Run {
@@ -224,6 +226,9 @@ fn debugged_run(s: &Scenario) -> Run {
     c.ok("configurationDone", json!({}));
     let start = Instant::now();
     let (mut edits, mut stops, mut counted) = (0, Vec::new(), 0);
+    let mut pid: Option<i64> = None;
+    let mut job_signals = 0;
+    let mut next_stop = Instant::now() + Duration::from_millis(100);
     let mut next_edit = Instant::now() + EDIT_EVERY;
     let exit_code = 'run: loop {
         if s.live && start.elapsed().as_secs_f64() < secs && Instant::now() >= next_edit {
@@ -234,8 +239,19 @@ fn debugged_run(s: &Scenario) -> Run {
             }
             next_edit = Instant::now() + EDIT_EVERY;
         }
+        if let (true, Some(p)) = (s.job_control, pid) {
+            if start.elapsed().as_secs_f64() < secs && Instant::now() >= next_stop {
+                // SAFETY: kill(2) on the debuggee's own pid, alive until its exited event.
+                unsafe { libc::kill(p as i32, libc::SIGSTOP) };
+                std::thread::sleep(Duration::from_millis(5));
+                unsafe { libc::kill(p as i32, libc::SIGCONT) };
+                job_signals += 1;
+                next_stop = Instant::now() + Duration::from_millis(100);
+            }
+        }
         for e in c.drain_events(Duration::from_millis(1)) {
             match e["event"].as_str().unwrap_or_default() {
+                "process" => pid = e["body"]["systemProcessId"].as_i64(),
                 "stopped" => {
                     let thread = e["body"]["threadId"].as_i64().unwrap();
                     let frames = c.frames(thread);
@@ -277,6 +293,12 @@ fn debugged_run(s: &Scenario) -> Run {
         .map(|(_, text)| text.as_str())
         .collect();
     c.finish();
+    if s.job_control {
+        assert!(
+            job_signals >= 10,
+            "only {job_signals} SIGSTOP/SIGCONT pairs sent"
+        );
+    }
     Run {
         output,
         counted,
@@ -379,6 +401,7 @@ fn return_sites_o2_in_debuggee() {
         sites: Sites::Returns,
         live: false,
         every: None,
+        job_control: false,
     });
 }
 
@@ -390,6 +413,7 @@ fn return_sites_o2_int3_path() {
         sites: Sites::Returns,
         live: false,
         every: None,
+        job_control: false,
     });
 }
 
@@ -401,6 +425,7 @@ fn every_line_o0_in_debuggee() {
         sites: Sites::All,
         live: false,
         every: None,
+        job_control: false,
     });
 }
 
@@ -412,6 +437,7 @@ fn every_line_o3_int3_path() {
         sites: Sites::All,
         live: false,
         every: None,
+        job_control: false,
     });
 }
 
@@ -423,6 +449,7 @@ fn live_edits_o2_in_debuggee() {
         sites: Sites::All,
         live: true,
         every: None,
+        job_control: false,
     });
 }
 
@@ -434,6 +461,7 @@ fn live_edits_o2_int3_path() {
         sites: Sites::All,
         live: true,
         every: None,
+        job_control: false,
     });
 }
 
@@ -445,6 +473,7 @@ fn hit_counts_once_per_hit_o2_int3_path() {
         sites: Sites::Returns,
         live: false,
         every: Some(300),
+        job_control: false,
     });
 }
 
@@ -456,5 +485,18 @@ fn hit_counts_once_per_hit_o2_in_debuggee() {
         sites: Sites::All,
         live: false,
         every: Some(300),
+        job_control: false,
+    });
+}
+
+#[test]
+fn stop_and_continue_from_outside_o2() {
+    check(Scenario {
+        opt: "-O2",
+        jit: true,
+        sites: Sites::All,
+        live: true,
+        every: None,
+        job_control: true,
     });
 }
