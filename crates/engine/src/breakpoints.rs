@@ -35,6 +35,28 @@ pub struct FunctionBreakpoint {
     pub hit_condition: Option<String>,
 }
 
+/// An instruction breakpoint: a runtime address, with an optional condition and hit
+/// condition evaluated in the frame at the address (the DAP `setInstructionBreakpoints`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InstructionBreakpoint {
+    /// The runtime address of the instruction.
+    pub address: u64,
+    /// Stop only when this expression is true.
+    pub condition: Option<String>,
+    /// Stop only when the hit count satisfies this.
+    pub hit_condition: Option<String>,
+}
+
+impl InstructionBreakpoint {
+    /// A breakpoint that always stops at `address`.
+    pub fn at(address: u64) -> InstructionBreakpoint {
+        InstructionBreakpoint {
+            address,
+            ..Default::default()
+        }
+    }
+}
+
 /// What became of a requested breakpoint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BreakpointStatus {

@@ -78,7 +78,8 @@ pub mod values;
 pub mod watch;
 
 pub use breakpoints::{
-    BreakpointStatus, FunctionBreakpoint, HitCondition, LineHits, SourceBreakpoint,
+    BreakpointStatus, FunctionBreakpoint, HitCondition, InstructionBreakpoint, LineHits,
+    SourceBreakpoint,
 };
 pub use debuginfo::{missing_debug_info, DebugInfoOptions, Debuginfod};
 pub use disasm::Instruction;

@@ -14,8 +14,8 @@ use symbols::{Binary, Line, LoadBias, RuntimeAddr, SourceMap};
 use tracer::{Event, Pid, Tid, Tracer, TracerHandle};
 
 use crate::breakpoints::{
-    parse_log, Bp, BpKey, BreakpointStatus, FunctionBreakpoint, HitCondition, HitSite, LineHits,
-    LogPart, SourceBreakpoint,
+    parse_log, Bp, BpKey, BreakpointStatus, FunctionBreakpoint, HitCondition, HitSite,
+    InstructionBreakpoint, LineHits, LogPart, SourceBreakpoint,
 };
 use crate::error::{Error, Result};
 use crate::expr::{self, Enumerators, Env};

@@ -642,7 +642,9 @@ fn instruction_breakpoint_stops_at_its_address() {
         .unwrap();
     let addr = f[0].addresses[0];
     session.set_function_breakpoints(&[]).unwrap();
-    let st = session.set_instruction_breakpoints(&[addr]).unwrap();
+    let st = session
+        .set_instruction_breakpoints(&[engine::InstructionBreakpoint::at(addr)])
+        .unwrap();
     assert_eq!(st[0].line.map(|l| l.get()), Some(23));
     session.resume().unwrap();
     let stop = common::expect_stop(&session);

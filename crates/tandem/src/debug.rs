@@ -179,12 +179,11 @@ pub fn run(args: DebugArgs) -> Result<i32> {
                 condition,
                 hit_condition: None,
             }),
-            Location::Address(addr) => {
-                if condition.is_some() {
-                    bail!("conditions on address breakpoints are not supported: {spec}");
-                }
-                addresses.push(addr)
-            }
+            Location::Address(address) => addresses.push(engine::InstructionBreakpoint {
+                address,
+                condition,
+                hit_condition: None,
+            }),
         }
     }
 

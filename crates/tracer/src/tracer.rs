@@ -30,6 +30,9 @@ pub use patch::{PatchSpec, JUMP_LEN};
 const INT3: u8 = 0xcc;
 const TRAP_BRKPT: i32 = 1;
 const TRAP_HWBKPT: i32 = 4;
+/// The `si_code` of the trap a single-step reports after setting up a signal handler's
+/// frame (the kernel's `ptrace_notify(SIGTRAP)`; the value of TRAP_UNK).
+const TRAP_SIGNAL_DELIVERED: i32 = libc::SIGTRAP;
 /// How many wait results of other tracees of this thread are kept at most.
 const STASH_LIMIT: usize = 4096;
 
@@ -296,6 +299,60 @@ struct Thread {
     at_bp: Option<u64>,
     /// Registers read since the last stop (valid while stopped).
     regs: Option<libc::user_regs_struct>,
+    /// Hits already taken whose step-over a signal cut short (see `SignalReturns`).
+    returns: SignalReturns,
+}
+
+/// Where a thread will trap again on a hit it already reported: its step over the
+/// breakpoint was cut short by a signal before the site's instruction ran (the handler
+/// runs with every breakpoint in, as gdb's step-resume breakpoint at the interrupted pc
+/// has it), or by another stop. When the handler returns (sigreturn restores the pc and
+/// the sp exactly) the thread executes the site's int3 again: a trap at `pc` with the
+/// same `sp` is the same execution, stepped over silently — not a second hit. The same
+/// site run inside the handler has a lower sp and is a hit of its own. At most
+/// `SignalReturns::LEN` nested ones are kept (the oldest is dropped).
+#[derive(Clone, Copy, Default, Debug)]
+struct SignalReturns {
+    /// (pc, sp); pc 0 is a free slot.
+    slots: [(u64, u64); SignalReturns::LEN],
+}
+
+impl SignalReturns {
+    const LEN: usize = 4;
+
+    fn push(&mut self, pc: u64, sp: u64) {
+        if let Some(s) = self.slots.iter_mut().find(|s| s.0 == 0) {
+            *s = (pc, sp);
+            return;
+        }
+        self.slots.rotate_left(1);
+        self.slots[Self::LEN - 1] = (pc, sp);
+    }
+
+    /// Takes the mark of a trap at `pc` with `sp`, if there is one.
+    fn take(&mut self, pc: u64, sp: u64) -> bool {
+        match self.slots.iter_mut().find(|s| s.0 != 0 && **s == (pc, sp)) {
+            Some(s) => {
+                *s = (0, 0);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Forgets the marks at `pc` (its breakpoint is gone: no trap will come).
+    fn forget_pc(&mut self, pc: u64) {
+        for s in self.slots.iter_mut().filter(|s| s.0 == pc) {
+            *s = (0, 0);
+        }
+    }
+
+    /// Forgets the marks of frames a stop at `sp` shows returned from (their site ran).
+    fn forget_below(&mut self, sp: u64) {
+        for s in self.slots.iter_mut().filter(|s| s.0 != 0 && s.1 < sp) {
+            *s = (0, 0);
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -306,6 +363,9 @@ struct Breakpoint {
 
 enum Outcome {
     Absorbed,
+    /// The thread trapped again on a hit it already reported (see `SignalReturns`): it
+    /// is at the site, to be stepped over with the others stopped, reporting nothing.
+    StepOverAgain(Tid),
     Report(Tid, StopReason),
     Info(Event),
     Gone(Event),
@@ -344,6 +404,9 @@ pub struct Tracer {
     /// Traps whose breakpoint was removed, and where a thread that still reports one
     /// resumes (the restored instruction; a placed condition's site).
     moribund: HashMap<u64, u64>,
+    /// Placed code of removed patches that some thread may still run or return into,
+    /// with the addresses it leads back to (see `Tracer::activate_patch`).
+    retired: Vec<patch::Retired>,
     /// Inside [`Tracer::edit_text`]: nothing runs, so the stacks are read once.
     editing: bool,
     /// Every thread's pc and stack words, read once during an edit (`None`: not yet).
@@ -466,6 +529,7 @@ impl Tracer {
             patches: BTreeMap::new(),
             regions: Vec::new(),
             moribund: HashMap::new(),
+            retired: Vec::new(),
             editing: false,
             stacks: None,
             _not_send: PhantomData,

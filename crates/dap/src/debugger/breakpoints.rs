@@ -246,9 +246,16 @@ impl Debugger {
     pub(super) fn apply_instructions(&mut self) -> Result<Vec<Breakpoint>, Failure> {
         let specs = self.instruction_bps.clone();
         let mut addrs = Vec::new();
+        let mut wanted = Vec::new();
         for s in &specs {
             let base = parse_address(&s.instruction_reference)?;
-            addrs.push(base.wrapping_add_signed(s.offset.unwrap_or(0)));
+            let address = base.wrapping_add_signed(s.offset.unwrap_or(0));
+            addrs.push(address);
+            wanted.push(engine::InstructionBreakpoint {
+                address,
+                condition: s.condition.clone(),
+                hit_condition: s.hit_condition.clone(),
+            });
         }
         let Some(d) = self.debuggee.as_ref() else {
             return Ok(addrs
@@ -260,21 +267,14 @@ impl Debugger {
             .session
             .live()?
             .engine()
-            .set_instruction_breakpoints(&addrs)
+            .set_instruction_breakpoints(&wanted)
             .map_err(fail)?;
         Ok(statuses
             .iter()
-            .zip(&specs)
             .zip(&addrs)
-            .map(|((st, spec), addr)| {
+            .map(|(st, addr)| {
                 let mut bp = self.bind_status(st, BreakpointKey::Instruction(*addr));
                 bp.instruction_reference = Some(format!("{addr:#x}"));
-                if spec.condition.is_some() || spec.hit_condition.is_some() {
-                    bp.message = Some(
-                        "conditions on instruction breakpoints are not supported: it always stops"
-                            .into(),
-                    );
-                }
                 bp
             })
             .collect())

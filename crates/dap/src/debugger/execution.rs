@@ -70,8 +70,9 @@ impl Debugger {
                 "unknown step-in target {target} (targets are valid until the program runs again)"
             ))
         })?;
-        let d = self.debuggee()?;
-        d.session.step_into(tid, target, self.view).map_err(fail)?;
+        self.live()?
+            .step_into(tid, target, self.view)
+            .map_err(fail)?;
         self.before_run(Some(tid));
         Ok(())
     }
@@ -86,6 +87,7 @@ impl Debugger {
         let d = self.debuggee()?;
         let targets = if handle.index == 0 {
             d.session
+                .live()?
                 .engine()
                 .step_in_targets(handle.tid, handle.frame)
                 .map_err(fail)?

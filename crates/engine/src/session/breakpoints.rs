@@ -51,12 +51,16 @@ impl Session {
         out
     }
 
-    /// Sets the instruction breakpoints (runtime addresses), replacing the ones set
-    /// before.
-    pub fn set_instruction_breakpoints(&self, addresses: &[u64]) -> Result<Vec<BreakpointStatus>> {
+    /// Sets the instruction breakpoints (runtime addresses, each with an optional
+    /// condition and hit condition), replacing the ones set before.
+    pub fn set_instruction_breakpoints(
+        &self,
+        specs: &[InstructionBreakpoint],
+    ) -> Result<Vec<BreakpointStatus>> {
         let mut wanted = Vec::new();
         let mut statuses = Vec::new();
-        for &a in addresses {
+        for spec in specs {
+            let a = spec.address;
             let (file, line) = {
                 let c = lock(&self.core);
                 c.modules
@@ -67,7 +71,7 @@ impl Session {
                     })
                     .unwrap_or((None, None))
             };
-            statuses.push(BreakpointStatus {
+            let mut status = BreakpointStatus {
                 id: BreakpointId(0),
                 verified: true,
                 message: None,
@@ -75,8 +79,21 @@ impl Session {
                 line,
                 moved: false,
                 addresses: vec![a],
-            });
-            wanted.push((BpKey::Address(a), vec![RuntimeAddr(a)], None, None, None));
+            };
+            let compiled = self.compile(
+                spec.condition.as_deref(),
+                spec.hit_condition.as_deref(),
+                None,
+            );
+            let (condition, hit, log) = match compiled {
+                Ok(c) => c,
+                Err(e) => {
+                    status.message = Some(e.to_string());
+                    (None, None, None)
+                }
+            };
+            statuses.push(status);
+            wanted.push((BpKey::Address(a), vec![RuntimeAddr(a)], condition, hit, log));
         }
         let ids = self.install(wanted, |k| matches!(k, BpKey::Address(_)))?;
         for (s, id) in statuses.iter_mut().zip(ids) {

@@ -160,6 +160,17 @@ impl Core {
         };
         plan.steps += 1;
         let mem = TracerMemory(t);
+        if let Some(back) = entered_signal_handler(&mem, sp, plan.prev_pc, plan.prev_sp) {
+            // The step delivered a signal: the kernel set up the handler's frame and the
+            // step ended at its first instruction. Run the handler as without the
+            // debugger (every thread resumed, its own breakpoints live) to the
+            // interrupted pc at the interrupted sp — gdb's step-resume breakpoint — and
+            // go on stepping from there.
+            plan.temp = Some((back, Some(plan.prev_sp)));
+            let _ = t.insert_breakpoint(RuntimeAddr(back));
+            self.resume(t);
+            return;
+        }
         if let Some((_, jump)) = plan.into_call.filter(|(call, _)| *call == pc) {
             // At the chosen call: enter it (a step in from here on).
             plan.into_call = None;
@@ -309,6 +320,30 @@ impl Core {
             self.stopped(tid, StopCause::Step, false, None);
         }
     }
+}
+
+/// Where a thread whose single-step from `prev_pc` at `prev_sp` ended at `sp` will come
+/// back to when it just entered a signal handler: the x86-64 `rt_sigframe` at `sp` (the
+/// restorer's address, then the `ucontext`) holds the interrupted sp, equal to `prev_sp`,
+/// and the interrupted pc, at or just after `prev_pc` (the step's instruction not run,
+/// or a syscall restarted). `None` for any other step.
+fn entered_signal_handler(
+    mem: &TracerMemory<'_>,
+    sp: u64,
+    prev_pc: u64,
+    prev_sp: u64,
+) -> Option<u64> {
+    /// Offsets in the frame of the saved rsp and rip (`uc_mcontext` after uc_flags,
+    /// uc_link and uc_stack; r8–r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, then rsp, rip).
+    const SAVED_SP: u64 = 8 + 40 + 15 * 8;
+    const SAVED_PC: u64 = SAVED_SP + 8;
+    if sp >= prev_sp {
+        return None;
+    }
+    let saved_sp = read_u64(mem, sp.checked_add(SAVED_SP)?)?;
+    let saved_pc = read_u64(mem, sp.checked_add(SAVED_PC)?)?;
+    (saved_sp == prev_sp && saved_pc >= prev_pc.saturating_sub(2) && saved_pc < prev_pc + 16)
+        .then_some(saved_pc)
 }
 
 /// The line of an is_stmt line-table row starting exactly at `pc`.

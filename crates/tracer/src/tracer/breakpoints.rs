@@ -47,6 +47,10 @@ impl Tracer {
             return Ok(());
         }
         let saved = bp.saved;
+        // No trap comes back there: the marks of hits a signal interrupted go too.
+        for t in self.threads.values_mut() {
+            t.returns.forget_pc(addr.0);
+        }
         self.retire_trap(addr.0, addr.0);
         if let Some(p) = self.patches.get(&addr.0) {
             let active = p.active;

@@ -76,6 +76,7 @@ impl Tracer {
         self.patches.clear();
         self.regions.clear();
         self.moribund.clear();
+        self.retired.clear();
         self.phase = Phase::Exited;
         self.mem = None;
     }

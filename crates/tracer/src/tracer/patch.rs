@@ -128,6 +128,16 @@ impl Patch {
     }
 }
 
+/// The placed code of a removed patch: it stays mapped and unchanged, and a thread that
+/// was in it (or whose signal frame or stack returns into it) runs on from there — back
+/// to the original code at `site` (its trap, as a moribund one) or at `site + len` (the
+/// jump back after the copies).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Retired {
+    code: (u64, u64),
+    lands: [u64; 2],
+}
+
 /// Mapped memory for placed code.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Region {
@@ -222,8 +232,9 @@ impl Tracer {
         }
         let bytes = p.jump_bytes();
         // No thread may come back into the covered bytes: not its pc, not a pc saved in a
-        // signal frame or a return address on its stack.
-        if self.may_return_into(start, end) {
+        // signal frame or a return address on its stack, and not through the placed code
+        // of a removed patch it may still be in, which leads back into them.
+        if self.may_return_into(start, end) || self.retired_code_lands_in(start, end) {
             tracing::debug!(
                 site,
                 "a thread may return into the bytes a jump would cover"
@@ -238,6 +249,31 @@ impl Tracer {
             p.active = true;
         }
         true
+    }
+
+    /// Whether the placed code of a removed patch that some thread may still run (its pc
+    /// or a word of its stack lies in it) leads back strictly inside `start..end`: a
+    /// jump covering those bytes would make that thread land in the middle of it
+    /// (SIGILL, or SIGSEGV at a wild address). Removed patches no thread can reach any
+    /// more are forgotten: nothing jumps into their code.
+    fn retired_code_lands_in(&mut self, start: u64, end: u64) -> bool {
+        let mut i = 0;
+        while i < self.retired.len() {
+            let r = self.retired[i];
+            if !r.lands.iter().any(|a| start < *a && *a < end) {
+                i += 1;
+                continue;
+            }
+            if self.may_return_into(r.code.0.saturating_sub(1), r.code.1) {
+                tracing::debug!(
+                    start,
+                    "a removed patch's placed code a thread may still run leads into a jump's bytes"
+                );
+                return true;
+            }
+            self.retired.swap_remove(i);
+        }
+        false
     }
 
     /// Takes a patch's jump out: the original bytes, and the int3s of every breakpoint
@@ -539,6 +575,11 @@ impl Tracer {
     /// placed code — which stays where it is — and traps there goes back to the site.
     pub(super) fn retire_patch(&mut self, site: u64) {
         if let Some(p) = self.patches.remove(&site) {
+            let start = p.spec.code_addr.0;
+            self.retired.push(Retired {
+                code: (start, start + p.spec.code.len() as u64),
+                lands: [p.site(), p.end()],
+            });
             if let Some(trap) = p.spec.trap {
                 self.retire_trap(trap.0, site);
             }

@@ -54,6 +54,22 @@ impl Tracer {
             let collecting = self.phase == Phase::Stopped;
             match self.handle_status(w, collecting)? {
                 Outcome::Absorbed => {}
+                Outcome::StepOverAgain(tid) if !collecting => {
+                    if self.stop_all()? {
+                        self.phase = Phase::Stopped;
+                        if std::mem::take(&mut self.pause_requested) {
+                            // The interrupts of a pause asked for meanwhile were reaped
+                            // by the all-stop: the pause is this stop.
+                            self.queue.push_back(Event::Stopped {
+                                tid,
+                                reason: StopReason::Paused,
+                            });
+                        } else {
+                            self.continue_all()?;
+                        }
+                    }
+                }
+                Outcome::StepOverAgain(_) => {}
                 Outcome::Info(ev) => return Ok(Some(ev)),
                 Outcome::Gone(ev) => return Ok(Some(ev)),
                 Outcome::Report(tid, reason) if collecting => {
@@ -95,19 +111,69 @@ impl Tracer {
     }
 
     /// A stop other than the step's own ended a step-over: put the breakpoint back.
+    ///
+    /// When the stepping thread has not run the site's instruction yet (a signal or an
+    /// interrupt came first), its next trap there is the same hit: marked so that it is
+    /// stepped over silently (see `SignalReturns`).
     pub(super) fn finish_step_over_early(&mut self, tid: Tid) {
         if let Phase::SteppingOver { tid: t0, addr, .. } = self.phase {
-            if let Some(t) = self.threads.get_mut(&t0) {
-                t.stepping = false;
-            }
             if let Some(a) = addr {
                 if self.breakpoints.contains_key(&a) {
                     let _ = self.write_bp_byte(a, true);
+                    self.mark_unfinished_hit(t0, a);
                 }
+            }
+            if let Some(t) = self.threads.get_mut(&t0) {
+                t.stepping = false;
             }
             let _ = tid;
             self.phase = Phase::Running;
         }
+    }
+
+    /// Marks the hit at `addr` of a stopped thread still at `addr` as unfinished: its
+    /// next trap there with the same sp is not news.
+    fn mark_unfinished_hit(&mut self, tid: Tid, addr: u64) {
+        let Some(t) = self.threads.get(&tid) else {
+            return;
+        };
+        if t.running {
+            return;
+        }
+        let Some(regs) = t.regs.or_else(|| sys::get_regs(tid).ok()) else {
+            return;
+        };
+        if regs.rip != addr {
+            return;
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(regs);
+            t.returns.push(addr, regs.rsp);
+        }
+    }
+
+    /// A signal to be passed silently met the step over a breakpoint before the site's
+    /// instruction ran. Single-stepping into the handler would run it with the site's
+    /// int3 out (a hit missed by every thread meanwhile) and end in a trap at the
+    /// handler's first instruction that is nobody's; instead, as gdb does, the int3 goes
+    /// back in, the step-over is given up and the hit marked unfinished, and everything
+    /// resumes with the signal delivered: the handler runs (its own hits are reported as
+    /// usual), sigreturn brings the thread back onto the int3, and that trap starts the
+    /// step-over again.
+    fn signal_cuts_step_over(&mut self, tid: Tid) -> Outcome {
+        let Phase::SteppingOver { addr, then, .. } = self.phase else {
+            return Outcome::Absorbed;
+        };
+        self.finish_step_over_early(tid);
+        if then == After::ContinueAll && self.pause_requested {
+            return Outcome::Report(tid, StopReason::Paused);
+        }
+        let _ = addr;
+        self.phase = Phase::Stopped;
+        if let Err(e) = self.continue_all() {
+            tracing::warn!("resuming after a signal cut a step-over short failed: {e}");
+        }
+        Outcome::Absorbed
     }
 
     /// Interrupts every running thread and reaps until all are stopped. Stops that
@@ -163,7 +229,7 @@ impl Tracer {
     /// stopped: news for later, the thread left stopped. False when the process is gone.
     pub(super) fn collect(&mut self, w: WaitResult) -> Result<bool> {
         match self.handle_status(w, true)? {
-            Outcome::Absorbed => {}
+            Outcome::Absorbed | Outcome::StepOverAgain(_) => {}
             Outcome::Info(ev) => self.queue.push_back(ev),
             Outcome::Report(tid, reason) => self.deferred.push_back((tid, reason)),
             Outcome::Gone(ev) => {
@@ -255,6 +321,7 @@ impl Tracer {
                             t.stepping = false;
                             t.regs = None;
                             t.at_bp = None;
+                            t.returns = SignalReturns::default();
                         }
                         // The old image and its breakpoints are gone; the kernel
                         // cleared the debug registers too.
@@ -262,6 +329,7 @@ impl Tracer {
                         self.patches.clear();
                         self.regions.clear();
                         self.moribund.clear();
+                        self.retired.clear();
                         self.watch = DebugRegisters::default();
                         self.deferred.clear();
                         self.refresh_image();
@@ -331,7 +399,11 @@ impl Tracer {
                 Err(_) => return Ok(Outcome::Absorbed),
             };
             let stepping = self.threads.get(&tid).is_some_and(|t| t.stepping);
-            if code == libc::TRAP_TRACE || (stepping && code == TRAP_BRKPT) {
+            // A single-step that delivered a signal ends at the handler's first
+            // instruction with the kernel's ptrace_notify trap (si_code SIGTRAP).
+            if code == libc::TRAP_TRACE
+                || (stepping && (code == TRAP_BRKPT || code == TRAP_SIGNAL_DELIVERED))
+            {
                 // A single-stepped instruction that also met a watchpoint's condition
                 // traps once, as a single-step: DR6 tells.
                 if !self.watch.is_empty() {
@@ -352,10 +424,19 @@ impl Tracer {
                     regs.rip = addr;
                     sys::set_regs(tid, &regs)
                         .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                    let mut again = false;
                     if let Some(t) = self.threads.get_mut(&tid) {
                         t.regs = Some(regs);
                         t.at_bp = Some(addr);
                         t.stepping = false;
+                        again = t.returns.take(addr, regs.rsp);
+                        if !again {
+                            t.returns.forget_below(regs.rsp);
+                        }
+                    }
+                    if again {
+                        tracing::debug!(tid = tid.0, addr, "back on a hit a signal interrupted");
+                        return Ok(Outcome::StepOverAgain(tid));
                     }
                     return Ok(Outcome::Report(
                         tid,
@@ -432,8 +513,18 @@ impl Tracer {
             return Outcome::Report(tid, StopReason::Signal { signo: sig, code });
         }
         if !collecting {
-            // Passing a signal while stepping enters the handler; the step then
-            // ends at its first instruction and the step-over goes on from there.
+            if let Phase::SteppingOver {
+                tid: t0,
+                addr: Some(_),
+                then: After::ContinueAll,
+            } = self.phase
+            {
+                if t0 == tid && sig != 0 && policy.pass {
+                    return self.signal_cuts_step_over(tid);
+                }
+            }
+            // Passing a signal while a step someone asked for runs enters the handler;
+            // the step ends at its first instruction (reported as the step's end).
             self.resume_thread(tid);
         }
         Outcome::Absorbed
