@@ -93,6 +93,8 @@ pub struct Binary {
     pub(crate) globals_cache: crate::vars::GlobalsCache,
     pub(crate) index: OnceLock<Arc<SymbolIndex>>,
     pub(crate) cfi: crate::unwind::Cfi,
+    /// Parsing done for requests, apart from the background index's.
+    pub(crate) counters: crate::stats::RequestCounters,
 }
 
 impl std::fmt::Debug for Binary {
@@ -230,6 +232,7 @@ impl Binary {
             globals_cache: Default::default(),
             index: OnceLock::new(),
             cfi,
+            counters: Default::default(),
         })
     }
 
@@ -246,6 +249,15 @@ impl Binary {
     /// Number of compilation units (for progress reporting while indexing).
     pub fn unit_count(&self) -> usize {
         self.units().len()
+    }
+
+    /// Bytes of unit headers and DIEs (`.debug_info` and `.debug_types`, as the unit
+    /// headers count them): how long walking every unit takes, roughly.
+    pub fn debug_info_bytes(&self) -> u64 {
+        self.units()
+            .iter()
+            .map(|u| u.header.length_including_self() as u64)
+            .sum()
     }
 
     /// The DWARF sections (decompressed on first use).

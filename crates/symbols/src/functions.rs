@@ -183,6 +183,8 @@ impl Binary {
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot.funcs.get_or_init(|| {
             let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+            self.counters
+                .die_walk(&self.path, index, self.units().len());
             self.walk_unit(index, &unit).map(Arc::new)
         });
         result.clone().map_err(Error::from)

@@ -13,6 +13,7 @@ mod callsites;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;
+mod stats;
 mod units;
 
 pub use units::CacheStats;
