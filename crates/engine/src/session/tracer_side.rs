@@ -496,8 +496,8 @@ pub(super) fn resolve_from(
 
 /// From this much DWARF on, a function breakpoint set before the main executable's
 /// background index is done is found through the ELF symbol table and completed when
-/// the index is (see `index.rs`); below it, waiting for the index costs less than a
-/// tenth of a second and the answer is whole at once.
+/// the index is (see `index.rs`); below it, building the index takes a fraction of a
+/// second and the answer is whole at once (every inlined copy in the response).
 const QUICK_LOOKUP_BYTES: u64 = 8 << 20;
 
 /// Resolves a breakpoint's request in `modules`.
