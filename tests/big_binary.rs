@@ -23,12 +23,11 @@ const UNITS: usize = 162;
 fn program() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("big-cpp-ci");
+        // Built where the script caches it (target/big-cpp/ci), shared with the benches.
         let script = testsupport::repo().join("scripts/gen-big-cpp");
         let run = Command::new("python3")
             .arg(script)
-            .args(["--size", "ci", "--out"])
-            .arg(&out)
+            .args(["--size", "ci"])
             .output()
             .expect("running scripts/gen-big-cpp");
         assert!(
@@ -287,4 +286,94 @@ fn inlined_copies_join_a_function_breakpoint_when_the_background_index_is_done()
         gdb_frames,
         "the first hit (inlined in big::u0::work) against gdb's"
     );
+}
+
+/// The generated program with a `.gdb_index` added by gdb-add-index (a copy).
+fn indexed_program() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let copy = program().with_file_name("big-gdb-index");
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if modified(&copy) < modified(program()) {
+            let tmp = copy.with_extension("tmp");
+            std::fs::copy(program(), &tmp).unwrap();
+            let run = Command::new("gdb-add-index").arg(&tmp).output().unwrap();
+            assert!(
+                run.status.success(),
+                "gdb-add-index failed: {}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            std::fs::rename(&tmp, &copy).unwrap();
+        }
+        copy
+    })
+}
+
+/// Sets a function breakpoint on `name` in `binary`, runs to it and returns: the units
+/// of `binary` whose DIEs setting it walked, whether it was answered before the
+/// background index was done, and the stop's frames.
+fn break_on(binary: &Path, name: &str) -> (Vec<usize>, bool, Vec<(String, i64)>) {
+    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[]));
+    c.initialize();
+    c.ok("launch", json!({"program": binary}));
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": name}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    let name_of = binary.display().to_string();
+    let walked: Vec<usize> = plain(&c.peer.stderr())
+        .lines()
+        .filter(|l| l.contains("a request walked a unit's DIEs"))
+        .filter(|l| l.contains(&format!("path={name_of} ")))
+        .map(|l| {
+            l.split(" unit=")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = source_frames(&c.frames(tid));
+    let log = plain(&finish(c));
+    let answered = log.find("handled command=setFunctionBreakpoints").unwrap();
+    let indexed = log
+        .find(&format!("background index built path={name_of} "))
+        .unwrap_or(usize::MAX);
+    (walked, answered < indexed, frames)
+}
+
+#[test]
+fn a_gdb_index_names_the_one_unit_of_a_function_no_elf_symbol_has() {
+    // big::u93::local_step93 is only inlined: .symtab does not have it. Without an index
+    // section the answer waits for the full index (every unit's DIEs); with
+    // gdb-add-index's .gdb_index, it walks only the unit the index names (or none, if the
+    // background index walked that unit first).
+    let name = "big::u93::local_step93";
+    let (_, plain_early, plain_frames) = break_on(program(), name);
+    let (indexed_walks, indexed_early, indexed_frames) = break_on(indexed_program(), name);
+    assert!(
+        !plain_early,
+        "without .gdb_index, the answer waits for the full index"
+    );
+    assert!(
+        indexed_early,
+        "with .gdb_index, the answer does not wait for it"
+    );
+    assert!(
+        indexed_walks.len() <= 1,
+        "with .gdb_index, finding it walked units {indexed_walks:?}"
+    );
+    assert_eq!(
+        indexed_frames, plain_frames,
+        "the stop equals the plain build's"
+    );
+    let (gdb_frames, _) = gdb_at(name, &[]);
+    assert_eq!(indexed_frames, gdb_frames, "frames against gdb's");
 }

@@ -95,6 +95,8 @@ pub struct Binary {
     pub(crate) cfi: crate::unwind::Cfi,
     /// Parsing done for requests, apart from the background index's.
     pub(crate) counters: crate::stats::RequestCounters,
+    /// `.gdb_index`, when the DWARF file has a valid one (read on first use).
+    pub(crate) gdb_index: OnceLock<Option<crate::gdbindex::GdbIndex>>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -233,6 +235,7 @@ impl Binary {
             index: OnceLock::new(),
             cfi,
             counters: Default::default(),
+            gdb_index: OnceLock::new(),
         })
     }
 
@@ -343,6 +346,24 @@ impl Binary {
         })
         .ok()
         .flatten()
+    }
+
+    /// The `.gdb_index` of the file holding the DWARF, if it has a valid one.
+    pub(crate) fn gdb_index(&self) -> Option<&crate::gdbindex::GdbIndex> {
+        self.gdb_index
+            .get_or_init(|| {
+                self.with_objects(|file, debug| {
+                    let (f, map) = match (debug, &self.debug_map) {
+                        (Some(d), Some(m)) => (d, m),
+                        _ => (file, &self.map),
+                    };
+                    section_bytes(map, f, ".gdb_index").ok().flatten()
+                })
+                .ok()
+                .flatten()
+                .and_then(crate::gdbindex::GdbIndex::parse)
+            })
+            .as_ref()
     }
 
     /// All ELF symbols (`.symtab` of the binary and its debug file, then `.dynsym`),

@@ -71,6 +71,26 @@ fn func_symbol(f: &FuncEntry) -> SymbolEntry {
 }
 
 impl SymbolIndex {
+    /// An index of some units only (those `.gdb_index` names for a query), without ELF
+    /// symbols.
+    pub(crate) fn of_units(units: Vec<Arc<UnitSymbols>>) -> SymbolIndex {
+        let mut inlined: HashMap<DieId, Vec<u64>> = HashMap::new();
+        for u in &units {
+            for &(key, addr) in &u.inlined {
+                inlined.entry(key).or_default().push(addr);
+            }
+        }
+        for v in inlined.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        SymbolIndex {
+            units,
+            elf_only: Vec::new(),
+            inlined,
+        }
+    }
+
     /// Every entry: DWARF functions, globals and types, then ELF-only symbols.
     pub fn entries(&self) -> impl Iterator<Item = SymbolEntry> + '_ {
         self.units

@@ -10,6 +10,7 @@
 mod binary;
 mod blocks;
 mod callsites;
+mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;

@@ -547,7 +547,14 @@ pub(super) fn resolve_in_with(
                 // background: until it is, find the function the same way (its inlined
                 // copies are added when the index is done, see `index.rs`), and wait
                 // for the index only for a name no ELF symbol has.
-                let found = if !m.main && is_system(&m.path) {
+                // A `.gdb_index` names the units that define the function: walking
+                // those gives the whole answer (inlined copies too) at once.
+                let indexed = (m.main && b.built_index().is_none())
+                    .then(|| b.functions_by_index_section(name))
+                    .flatten();
+                let found = if let Some(found) = indexed {
+                    Ok(found)
+                } else if !m.main && is_system(&m.path) {
                     b.functions_by_symbol_name(name)
                 } else if m.main
                     && b.built_index().is_none()
