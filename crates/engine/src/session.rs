@@ -43,6 +43,8 @@ mod exceptions;
 /// Which signals stop, and what the last one was.
 mod signals;
 pub use exceptions::{ExceptionInfo, ExceptionStop};
+/// The background index and what waits for it.
+mod index;
 /// What runs on the tracer thread: the state that decides about stops, and the handling of
 /// each tracer event.
 mod route;
@@ -171,6 +173,15 @@ pub enum SessionEvent {
         /// The signal.
         signo: i32,
     },
+    /// The program's full symbol index is being built in the background: `done` of
+    /// `total` units (`done == total` once, at the end). No request waits for it;
+    /// function breakpoints gain their inlined copies when it ends.
+    Indexing {
+        /// Units indexed so far.
+        done: usize,
+        /// Units in the program.
+        total: usize,
+    },
 }
 
 /// Adds to `map` the rules guessed for the sources of `executable` when the map has a
@@ -274,7 +285,9 @@ struct Tables {
 /// One debugged process. Methods are called from any one thread (the front-end's);
 /// events arrive on [`Session::events`].
 pub struct Session {
-    handle: TracerHandle,
+    /// Shared only with the background index thread, which holds it weakly: dropping
+    /// the session still ends it.
+    handle: Arc<TracerHandle>,
     core: Arc<Mutex<Core>>,
     events: Receiver<SessionEvent>,
     route: route::EventTx,
@@ -451,6 +464,7 @@ impl Session {
                 tracing::warn!("cannot watch library loads at {hook:#x}");
             }
         }
+        let handle = Arc::new(handle);
         let session = Session {
             handle,
             core,
@@ -483,6 +497,12 @@ impl Session {
         for note in notes {
             let _ = notes_tx.send(SessionEvent::Output(note));
         }
+        index::start(
+            session.main.clone(),
+            Arc::downgrade(&session.handle),
+            Arc::downgrade(&session.core),
+            notes_tx,
+        );
         Ok(session)
     }
 

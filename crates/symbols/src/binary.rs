@@ -93,6 +93,10 @@ pub struct Binary {
     pub(crate) globals_cache: crate::vars::GlobalsCache,
     pub(crate) index: OnceLock<Arc<SymbolIndex>>,
     pub(crate) cfi: crate::unwind::Cfi,
+    /// Parsing done for requests, apart from the background index's.
+    pub(crate) counters: crate::stats::RequestCounters,
+    /// `.gdb_index`, when the DWARF file has a valid one (read on first use).
+    pub(crate) gdb_index: OnceLock<Option<crate::gdbindex::GdbIndex>>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -230,6 +234,8 @@ impl Binary {
             globals_cache: Default::default(),
             index: OnceLock::new(),
             cfi,
+            counters: Default::default(),
+            gdb_index: OnceLock::new(),
         })
     }
 
@@ -246,6 +252,15 @@ impl Binary {
     /// Number of compilation units (for progress reporting while indexing).
     pub fn unit_count(&self) -> usize {
         self.units().len()
+    }
+
+    /// Bytes of unit headers and DIEs (`.debug_info` and `.debug_types`, as the unit
+    /// headers count them): how long walking every unit takes, roughly.
+    pub fn debug_info_bytes(&self) -> u64 {
+        self.units()
+            .iter()
+            .map(|u| u.header.length_including_self() as u64)
+            .sum()
     }
 
     /// The DWARF sections (decompressed on first use).
@@ -331,6 +346,24 @@ impl Binary {
         })
         .ok()
         .flatten()
+    }
+
+    /// The `.gdb_index` of the file holding the DWARF, if it has a valid one.
+    pub(crate) fn gdb_index(&self) -> Option<&crate::gdbindex::GdbIndex> {
+        self.gdb_index
+            .get_or_init(|| {
+                self.with_objects(|file, debug| {
+                    let (f, map) = match (debug, &self.debug_map) {
+                        (Some(d), Some(m)) => (d, m),
+                        _ => (file, &self.map),
+                    };
+                    section_bytes(map, f, ".gdb_index").ok().flatten()
+                })
+                .ok()
+                .flatten()
+                .and_then(crate::gdbindex::GdbIndex::parse)
+            })
+            .as_ref()
     }
 
     /// All ELF symbols (`.symtab` of the binary and its debug file, then `.dynsym`),

@@ -125,6 +125,8 @@ impl Binary {
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot.call_sites.get_or_init(|| {
             let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+            self.counters
+                .die_walk(&self.path, index, self.units().len());
             self.walk_call_sites(index, &unit).map(Arc::new)
         });
         result.clone().map_err(Error::from)

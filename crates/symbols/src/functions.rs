@@ -183,6 +183,8 @@ impl Binary {
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot.funcs.get_or_init(|| {
             let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+            self.counters
+                .die_walk(&self.path, index, self.units().len());
             self.walk_unit(index, &unit).map(Arc::new)
         });
         result.clone().map_err(Error::from)
@@ -492,6 +494,38 @@ impl Binary {
     /// for code without DWARF.
     pub fn functions_by_name(&self, query: &str) -> Result<Vec<Function>> {
         let index = self.symbol_index();
+        self.functions_in(&index, query)
+    }
+
+    /// Finds functions by name through the binary's `.gdb_index`, walking only the units
+    /// it names for `query`: the same answer as [`Binary::functions_by_name`] (inlined
+    /// copies included) without the full index, for a fully qualified query the index
+    /// has (`ns::Class::method`, `main`). `None` without a `.gdb_index`, or when it does
+    /// not have the name.
+    pub fn functions_by_index_section(&self, query: &str) -> Option<Vec<Function>> {
+        let query = names::normalize(query);
+        let offsets = self.gdb_index()?.units_defining(&query)?;
+        let mut units: Vec<usize> = offsets
+            .iter()
+            .filter_map(|&o| self.unit_index_for_offset(o))
+            .collect();
+        units.sort_unstable();
+        units.dedup();
+        let syms = units
+            .iter()
+            .filter_map(|&u| self.unit_functions(u).ok())
+            .collect();
+        let found = self
+            .functions_in(&crate::index::SymbolIndex::of_units(syms), &query)
+            .ok()?;
+        (!found.is_empty()).then_some(found)
+    }
+
+    fn functions_in(
+        &self,
+        index: &crate::index::SymbolIndex,
+        query: &str,
+    ) -> Result<Vec<Function>> {
         let mut out: Vec<Function> = Vec::new();
         let mut seen_keys: Vec<DieId> = Vec::new();
         for (key, entries) in index.functions_matching(query) {

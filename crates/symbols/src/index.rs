@@ -71,6 +71,26 @@ fn func_symbol(f: &FuncEntry) -> SymbolEntry {
 }
 
 impl SymbolIndex {
+    /// An index of some units only (those `.gdb_index` names for a query), without ELF
+    /// symbols.
+    pub(crate) fn of_units(units: Vec<Arc<UnitSymbols>>) -> SymbolIndex {
+        let mut inlined: HashMap<DieId, Vec<u64>> = HashMap::new();
+        for u in &units {
+            for &(key, addr) in &u.inlined {
+                inlined.entry(key).or_default().push(addr);
+            }
+        }
+        for v in inlined.values_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        SymbolIndex {
+            units,
+            elf_only: Vec::new(),
+            inlined,
+        }
+    }
+
     /// Every entry: DWARF functions, globals and types, then ELF-only symbols.
     pub fn entries(&self) -> impl Iterator<Item = SymbolEntry> + '_ {
         self.units
@@ -171,6 +191,25 @@ impl Binary {
             .clone()
     }
 
+    /// Builds the index as [`Binary::symbol_index_with_progress`] does, on behalf of no
+    /// request: the parsing is counted as the background's ([`crate::CacheStats`]).
+    /// For the thread a session starts to index its program.
+    pub fn index_in_background(
+        &self,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Arc<SymbolIndex> {
+        let was = crate::stats::in_background();
+        crate::stats::set_background(true);
+        let index = self.symbol_index_with_progress(progress);
+        crate::stats::set_background(was);
+        index
+    }
+
+    /// The index, if it has been built (by anyone): never builds it.
+    pub fn built_index(&self) -> Option<Arc<SymbolIndex>> {
+        self.index.get().cloned()
+    }
+
     fn build_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> SymbolIndex {
         let n = self.units().len();
         let threads = std::thread::available_parallelism()
@@ -178,9 +217,13 @@ impl Binary {
             .clamp(1, 8);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let done = std::sync::atomic::AtomicUsize::new(0);
+        // The workers' parsing is a request's when the build is (a name lookup that
+        // needs the whole index), the background's when started from there.
+        let background = crate::stats::in_background();
         std::thread::scope(|s| {
             for _ in 0..threads.min(n.max(1)) {
                 s.spawn(|| loop {
+                    crate::stats::set_background(background);
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if i >= n {
                         break;

@@ -10,9 +10,11 @@
 mod binary;
 mod blocks;
 mod callsites;
+mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;
+mod stats;
 mod units;
 
 pub use units::CacheStats;

@@ -75,6 +75,12 @@ pub struct CacheStats {
     pub die_walks: usize,
     /// Whether the full symbol index was built.
     pub index_built: bool,
+    /// Of `parsed_units`, those parsed for a request rather than by the background
+    /// index.
+    pub request_parsed_units: usize,
+    /// DIE tree walks (functions, call sites) done for a request rather than by the
+    /// background index.
+    pub request_die_walks: usize,
 }
 
 impl Binary {
@@ -103,6 +109,8 @@ impl Binary {
                 .filter(|u| u.funcs.get().is_some())
                 .count(),
             index_built: self.index.get().is_some(),
+            request_parsed_units: self.counters.units(),
+            request_die_walks: self.counters.walks(),
         }
     }
 
@@ -112,9 +120,10 @@ impl Binary {
             .units()
             .get(index)
             .ok_or(Error::BadReference(index as u64))?;
-        let result = slot
-            .unit
-            .get_or_init(|| self.dwarf().unit(slot.header.clone()).map(Arc::new));
+        let result = slot.unit.get_or_init(|| {
+            self.counters.unit_parsed();
+            self.dwarf().unit(slot.header.clone()).map(Arc::new)
+        });
         result.clone().map_err(Error::from)
     }
 

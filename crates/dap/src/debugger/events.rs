@@ -102,7 +102,34 @@ impl Debugger {
             }
             SessionEvent::Exited { code } => self.on_exit(code, None, output_rx),
             SessionEvent::Signaled { signo } => self.on_exit(128 + signo, Some(signo), output_rx),
+            SessionEvent::Indexing { done, total } => self.on_indexing(done, total),
             other => tracing::debug!(?other, "debuggee event ignored"),
+        }
+    }
+
+    /// The background index's progress as `progressStart` / `progressUpdate` /
+    /// `progressEnd` (for a client that asked for progress). Nothing waits on it, so it
+    /// is not cancellable.
+    fn on_indexing(&mut self, done: usize, total: usize) {
+        if self.indexing.is_none() && done < total {
+            self.indexing = self.progress_start("Indexing debug information", &units(0, total));
+        }
+        let Some(id) = self.indexing.clone() else {
+            return;
+        };
+        if done < total {
+            let percentage = (done * 100).checked_div(total).unwrap_or(0);
+            self.out.event(
+                "progressUpdate",
+                Some(json!({"progressId": id, "message": units(done, total),
+                            "percentage": percentage})),
+            );
+        } else {
+            self.out.event(
+                "progressEnd",
+                Some(json!({"progressId": id, "message": units(done, total)})),
+            );
+            self.indexing = None;
         }
     }
 
@@ -247,4 +274,8 @@ impl Debugger {
             self.after("module", e);
         }
     }
+}
+
+fn units(done: usize, total: usize) -> String {
+    format!("{done} of {total} units")
 }

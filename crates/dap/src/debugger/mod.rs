@@ -153,6 +153,8 @@ pub struct Debugger {
     signal_filters: Option<Vec<String>>,
     launch_args: Option<LaunchArguments>,
     progress: u64,
+    /// The progress shown while the program's symbol index builds in the background.
+    indexing: Option<String>,
     /// The `runInTerminal` request in flight, and how to give up on its terminal.
     terminal_request: Option<(i64, Arc<std::sync::atomic::AtomicBool>)>,
     /// A launch waiting for its program's debug information (debuginfod).
@@ -188,6 +190,7 @@ impl Debugger {
             signal_filters: None,
             launch_args: None,
             progress: 0,
+            indexing: None,
             terminal_request: None,
             fetcher: debuginfo::Fetcher::default(),
         }

@@ -286,6 +286,7 @@ pub(super) fn install_now(
     wanted: Vec<Wanted>,
     replaces: impl Fn(&BpKey) -> bool,
 ) -> Vec<BreakpointId> {
+    let functions = wanted.iter().any(|w| matches!(w.0, BpKey::Function(_)));
     let mut c = lock(core);
     // Old breakpoints of this group, by key (to keep their ids and hit counts).
     let old_ids: Vec<BreakpointId> = c
@@ -338,6 +339,11 @@ pub(super) fn install_now(
             },
         );
         ids.push(id);
+    }
+    // A function breakpoint resolved without the index, which was finished before it
+    // got here, would miss the completion that came with the index: complete it now.
+    if functions {
+        index::complete_function_breakpoints(t, &mut c);
     }
     let mut by_addr: HashMap<RuntimeAddr, Vec<BreakpointId>> = HashMap::new();
     for bp in c.bps.values() {

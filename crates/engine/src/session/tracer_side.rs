@@ -494,6 +494,12 @@ pub(super) fn resolve_from(
     Some(r)
 }
 
+/// From this much DWARF on, a function breakpoint set before the main executable's
+/// background index is done is found through the ELF symbol table and completed when
+/// the index is (see `index.rs`); below it, building the index takes a fraction of a
+/// second and the answer is whole at once (every inlined copy in the response).
+const QUICK_LOOKUP_BYTES: u64 = 8 << 20;
+
 /// Resolves a breakpoint's request in `modules`.
 pub(super) fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resolution {
     resolve_in_with(modules, key, map, None)
@@ -537,8 +543,27 @@ pub(super) fn resolve_in_with(
             BpKey::Function(name) => {
                 // A system library's DWARF (libc's separate debug file) is large: find
                 // its functions by ELF symbol, reading only the units that match.
-                let found = if !m.main && is_system(&m.path) {
+                // The main executable's full index may still be building in the
+                // background: until it is, find the function the same way (its inlined
+                // copies are added when the index is done, see `index.rs`), and wait
+                // for the index only for a name no ELF symbol has.
+                // A `.gdb_index` names the units that define the function: walking
+                // those gives the whole answer (inlined copies too) at once.
+                let indexed = (m.main && b.built_index().is_none())
+                    .then(|| b.functions_by_index_section(name))
+                    .flatten();
+                let found = if let Some(found) = indexed {
+                    Ok(found)
+                } else if !m.main && is_system(&m.path) {
                     b.functions_by_symbol_name(name)
+                } else if m.main
+                    && b.built_index().is_none()
+                    && b.debug_info_bytes() >= QUICK_LOOKUP_BYTES
+                {
+                    match b.functions_by_symbol_name(name) {
+                        Ok(quick) if !quick.is_empty() => Ok(quick),
+                        _ => b.functions_by_name(name),
+                    }
                 } else {
                     b.functions_by_name(name)
                 };

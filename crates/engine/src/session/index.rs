@@ -1,0 +1,126 @@
+//! The program's full symbol index, built on a background thread once the session has
+//! started, with progress events; when it is done, function breakpoints resolved before
+//! it through the ELF symbol table get their inlined copies too.
+//!
+//! Why: the full index walks every unit's DIEs (seconds on a large C++ program), and the
+//! first stop needs none of it — a function breakpoint by name is found through
+//! `.symtab` and the one unit holding the function ([`super::tracer_side::resolve_in`]),
+//! a line through line-program headers. Only inlined copies of a function need every
+//! unit, so they are added when the index is ready, as a `BreakpointResolved` event,
+//! the way a library load adds the breakpoint's locations in the library.
+
+use std::sync::{Mutex, Weak};
+
+use super::*;
+
+/// Progress is reported at most this many times per build (and at the end).
+const PROGRESS_STEPS: usize = 20;
+
+/// Starts the thread that builds `main`'s index; it reports through `events` and,
+/// when done, completes the function breakpoints on the tracer thread of `handle` (if
+/// the session still exists).
+pub(super) fn start(
+    main: Arc<Binary>,
+    handle: Weak<TracerHandle>,
+    core: Weak<Mutex<Core>>,
+    events: route::EventTx,
+) {
+    if !main.info().has_dwarf || main.built_index().is_some() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("tandem-index".into())
+        .spawn(move || {
+            let total = main.unit_count();
+            let started = Instant::now();
+            let _ = events.send(SessionEvent::Indexing { done: 0, total });
+            let step = total.div_ceil(PROGRESS_STEPS).max(1);
+            let reported = std::sync::atomic::AtomicUsize::new(0);
+            main.index_in_background(&|done, total| {
+                let bucket = done / step;
+                if done < total
+                    && reported.fetch_max(bucket, std::sync::atomic::Ordering::Relaxed) < bucket
+                {
+                    let _ = events.send(SessionEvent::Indexing { done, total });
+                }
+            });
+            tracing::debug!(
+                path = %main.path().display(),
+                units = total,
+                elapsed = ?started.elapsed(),
+                "background index built"
+            );
+            let _ = events.send(SessionEvent::Indexing { done: total, total });
+            let (Some(handle), Some(core)) = (handle.upgrade(), core.upgrade()) else {
+                return;
+            };
+            let result = handle.call(move |t: &mut Tracer| {
+                t.edit_text(|t| complete_function_breakpoints(t, &mut lock(&core)))
+            });
+            if let Err(e) = result {
+                tracing::debug!("function breakpoints not completed: {e}");
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the background index: {e}");
+    }
+}
+
+/// Adds to every function breakpoint the locations the full index finds in the main
+/// executable beyond those it has (inlined copies), once that index is built; reports
+/// each breakpoint that changed. Runs on the tracer thread.
+pub(super) fn complete_function_breakpoints(t: &mut Tracer, c: &mut Core) {
+    let main: Vec<Arc<Module>> = c
+        .modules
+        .all()
+        .iter()
+        .filter(|m| m.main && m.binary().is_some_and(|b| b.built_index().is_some()))
+        .cloned()
+        .collect();
+    if main.is_empty() {
+        return;
+    }
+    let Core {
+        bps,
+        by_addr,
+        source_map,
+        events,
+        jit_pending,
+        ..
+    } = c;
+    for bp in bps.values_mut() {
+        if !matches!(bp.key, BpKey::Function(_)) {
+            continue;
+        }
+        let found = tracer_side::resolve_in(&main, &bp.key, source_map);
+        let mut added = false;
+        for a in &found.addrs {
+            if bp.addrs.contains(a) {
+                continue;
+            }
+            match t.insert_breakpoint(*a) {
+                Ok(()) => {
+                    bp.addrs.push(*a);
+                    by_addr.entry(*a).or_default().push(bp.id);
+                    added = true;
+                }
+                Err(e) => tracing::warn!("planting a breakpoint at {a}: {e}"),
+            }
+        }
+        if !added {
+            continue;
+        }
+        bp.addrs.sort_unstable();
+        bp.jit_tried = false;
+        *jit_pending = true;
+        let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
+            id: bp.id,
+            verified: true,
+            message: None,
+            file: found.file,
+            line: found.line,
+            moved: found.moved,
+            addresses: bp.addrs.iter().map(|a| a.0).collect(),
+        }));
+    }
+}

@@ -1,0 +1,379 @@
+//! Big programs (issue #27): on the C++ program `scripts/gen-big-cpp --size ci` generates
+//! (160 units, ~20 MB of DWARF), the first stop reads only the units it needs. Each test
+//! drives the real `tandem dap`, reads how many units' DIE trees requests walked from
+//! its debug log (`tandem::parse`, "a request walked a unit's DIEs": the background
+//! index's own walks are not counted there), and compares frames and values with gdb's.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::dap::{line_of, value, var, DapClient};
+use support::{Peer, Protocol};
+
+/// Units in the generated program (its `--size ci`), plus main.cpp and common.cpp.
+const UNITS: usize = 162;
+
+/// The generated program, built once per test run (cached across runs by the script).
+fn program() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        // Built where the script caches it (target/big-cpp/ci), shared with the benches.
+        let script = testsupport::repo().join("scripts/gen-big-cpp");
+        let run = Command::new("python3")
+            .arg(script)
+            .args(["--size", "ci"])
+            .output()
+            .expect("running scripts/gen-big-cpp");
+        assert!(
+            run.status.success(),
+            "gen-big-cpp failed: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let path = String::from_utf8(run.stdout).unwrap();
+        PathBuf::from(path.lines().last().unwrap().trim())
+    })
+}
+
+fn unit_source(n: usize) -> PathBuf {
+    program()
+        .parent()
+        .unwrap()
+        .join(format!("src/unit{n:05}.cpp"))
+}
+
+/// Text without ANSI colour sequences (the log is coloured).
+fn plain(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// From tandem's debug log: the units of the generated program whose DIEs requests
+/// walked, and the program's unit count as tandem saw it.
+fn request_walks(log: &str) -> (Vec<usize>, usize) {
+    let name = program().display().to_string();
+    let mut walked = Vec::new();
+    let mut units = 0;
+    for line in plain(log).lines() {
+        if !line.contains("a request walked a unit's DIEs") || !line.contains(&name) {
+            continue;
+        }
+        let field = |key: &str| -> usize {
+            let at = line.find(&format!(" {key}=")).unwrap() + key.len() + 2;
+            line[at..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        walked.push(field("unit"));
+        units = field("units");
+    }
+    (walked, units)
+}
+
+/// gdb's answers after `break WHERE` and `run`: the frames with a source line (name,
+/// line) and each expression's `output`.
+fn gdb_at(location: &str, exprs: &[&str]) -> (Vec<(String, i64)>, Vec<String>) {
+    let mut cmd = Command::new("gdb");
+    cmd.args([
+        "-batch",
+        "-nx",
+        "-ex",
+        "set pagination off",
+        "-ex",
+        "set width 0",
+    ]);
+    cmd.args(["-ex", &format!("break {location}"), "-ex", "run"]);
+    cmd.args(["-ex", "echo BT\\n", "-ex", "bt"]);
+    for e in exprs {
+        cmd.args(["-ex", "echo EXPR\\n", "-ex", &format!("output {e}")]);
+        cmd.args(["-ex", "echo \\n"]);
+    }
+    let out = cmd.arg(program()).output().expect("running gdb");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (_, after) = text.split_once("BT\n").expect("gdb stopped");
+    let mut frames = Vec::new();
+    let mut values = Vec::new();
+    for line in after.lines() {
+        if let Some(frame) = line.strip_prefix('#') {
+            // `#1  0x… in main (argc=1, …) at /…/main.cpp:12` or `#0  f (…) at …:3`.
+            let rest = frame.split_once(' ').unwrap().1.trim_start();
+            let rest = rest.split_once(" in ").map_or(rest, |(_, r)| r);
+            let Some((_, at)) = rest.rsplit_once(" at ") else {
+                continue;
+            };
+            let name = rest.split(" (").next().unwrap().to_string();
+            let line_no = at.rsplit(':').next().unwrap().trim().parse().unwrap();
+            frames.push((name, line_no));
+        }
+    }
+    for part in after.split("EXPR\n").skip(1) {
+        values.push(part.lines().next().unwrap_or_default().to_string());
+    }
+    (frames, values)
+}
+
+/// tandem's frames with a source line, as (name, line).
+fn source_frames(frames: &[Value]) -> Vec<(String, i64)> {
+    frames
+        .iter()
+        .filter(|f| f["source"]["path"].is_string() && f["line"].as_i64().unwrap_or(0) > 0)
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["line"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn client() -> DapClient {
+    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[]));
+    c.initialize_with(json!({"supportsProgressReporting": true}));
+    c.ok("launch", json!({"program": program()}));
+    c
+}
+
+/// Disconnects and returns tandem's log.
+fn finish(mut c: DapClient) -> String {
+    let r = c.request("disconnect", json!({}));
+    assert_eq!(r["success"], true, "{r}");
+    c.peer.wait_exit(Duration::from_secs(20));
+    c.peer.stderr()
+}
+
+#[test]
+fn a_function_breakpoint_stops_reading_one_unit_and_matches_gdb() {
+    let mut c = client();
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "big::u93::work"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    let frame = frames[0]["id"].as_i64().unwrap();
+    let args = c.scope_vars(frame, "Arguments");
+    let locals = c.scope_vars(frame, "Locals");
+    let log = finish(c);
+
+    let (gdb_frames, gdb_values) = gdb_at("big::u93::work", &["seed"]);
+    assert_eq!(source_frames(&frames), gdb_frames, "frames against gdb's");
+    assert_eq!(
+        value(var(&args, "seed")),
+        gdb_values[0],
+        "seed against gdb's"
+    );
+    assert!(locals.iter().any(|v| v["name"] == "total"), "{locals:?}");
+    let (walked, units) = request_walks(&log);
+    assert_eq!(units, UNITS, "the program's units, as tandem counts them");
+    // The unit of big::u93::work (the stop's scopes and values) and main's (its
+    // caller's frame); not every unit, as a full index would.
+    assert!(
+        !walked.is_empty() && walked.len() <= 3,
+        "requests walked the DIEs of units {walked:?} of {units}"
+    );
+}
+
+#[test]
+fn a_line_breakpoint_reads_line_headers_not_dies_and_values_match_gdb() {
+    let source = unit_source(121);
+    let line = line_of(&source, "the end of work");
+    let mut c = client();
+    let body = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source}, "breakpoints": [{"line": line}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    let (walked_at_set, _) = request_walks(&c.peer.stderr());
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    let frame = frames[0]["id"].as_i64().unwrap();
+    let locals = c.scope_vars(frame, "Locals");
+    let exprs = [
+        "total",
+        "box.value",
+        "box.tag",
+        "dbox.value",
+        "rec.id",
+        "rec.weight",
+    ];
+    let values: Vec<String> = exprs
+        .iter()
+        .map(|e| {
+            let r = c.evaluate(frame, e);
+            r["result"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let log = finish(c);
+
+    let file = source.file_name().unwrap().to_string_lossy().into_owned();
+    let (gdb_frames, gdb_values) = gdb_at(&format!("{file}:{line}"), &exprs);
+    assert_eq!(source_frames(&frames), gdb_frames, "frames against gdb's");
+    assert_eq!(values, gdb_values, "{exprs:?} against gdb's");
+    assert_eq!(value(var(&locals, "total")), gdb_values[0]);
+    assert!(
+        walked_at_set.len() <= 1,
+        "resolving the line walked the DIEs of units {walked_at_set:?}"
+    );
+    let (walked, units) = request_walks(&log);
+    assert_eq!(units, UNITS);
+    assert!(
+        !walked.is_empty() && walked.len() <= 3,
+        "requests walked the DIEs of units {walked:?} of {units}"
+    );
+}
+
+#[test]
+fn inlined_copies_join_a_function_breakpoint_when_the_background_index_is_done() {
+    let mut c = client();
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "mix_inline"}]}),
+    );
+    // Found at once through .symtab: the one out-of-line copy, which nothing calls.
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    let id = body["breakpoints"][0]["id"].clone();
+    let (walked, _) = request_walks(&c.peer.stderr());
+    assert!(walked.len() <= 1, "setting it walked units {walked:?}");
+    // The index, built in the background with progress, adds a location per unit.
+    let start = loop {
+        let start = c.event("progressStart");
+        if start["body"]["title"] == "Indexing debug information" {
+            break start;
+        }
+    };
+    let end = loop {
+        let end = c.event("progressEnd");
+        if end["body"]["progressId"] == start["body"]["progressId"] {
+            break end;
+        }
+    };
+    assert_eq!(end["body"]["message"], format!("{UNITS} of {UNITS} units"));
+    let changed = c.event("breakpoint");
+    assert_eq!(changed["body"]["breakpoint"]["id"], id, "{changed}");
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    finish(c);
+    let (gdb_frames, _) = gdb_at("mix_inline", &[]);
+    assert_eq!(
+        source_frames(&frames),
+        gdb_frames,
+        "the first hit (inlined in big::u0::work) against gdb's"
+    );
+}
+
+/// The generated program with a `.gdb_index` added by gdb-add-index (a copy).
+fn indexed_program() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let copy = program().with_file_name("big-gdb-index");
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        if modified(&copy) < modified(program()) {
+            let tmp = copy.with_extension("tmp");
+            std::fs::copy(program(), &tmp).unwrap();
+            let run = Command::new("gdb-add-index").arg(&tmp).output().unwrap();
+            assert!(
+                run.status.success(),
+                "gdb-add-index failed: {}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            std::fs::rename(&tmp, &copy).unwrap();
+        }
+        copy
+    })
+}
+
+/// Sets a function breakpoint on `name` in `binary`, runs to it and returns: the units
+/// of `binary` whose DIEs setting it walked, whether it was answered before the
+/// background index was done, and the stop's frames.
+fn break_on(binary: &Path, name: &str) -> (Vec<usize>, bool, Vec<(String, i64)>) {
+    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[]));
+    c.initialize();
+    c.ok("launch", json!({"program": binary}));
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": name}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    let name_of = binary.display().to_string();
+    let walked: Vec<usize> = plain(&c.peer.stderr())
+        .lines()
+        .filter(|l| l.contains("a request walked a unit's DIEs"))
+        .filter(|l| l.contains(&format!("path={name_of} ")))
+        .map(|l| {
+            l.split(" unit=")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = source_frames(&c.frames(tid));
+    let log = plain(&finish(c));
+    let answered = log.find("handled command=setFunctionBreakpoints").unwrap();
+    let indexed = log
+        .find(&format!("background index built path={name_of} "))
+        .unwrap_or(usize::MAX);
+    (walked, answered < indexed, frames)
+}
+
+#[test]
+fn a_gdb_index_names_the_one_unit_of_a_function_no_elf_symbol_has() {
+    // big::u93::local_step93 is only inlined: .symtab does not have it. Without an index
+    // section the answer waits for the full index (every unit's DIEs); with
+    // gdb-add-index's .gdb_index, it walks only the unit the index names (or none, if the
+    // background index walked that unit first).
+    let name = "big::u93::local_step93";
+    let (_, plain_early, plain_frames) = break_on(program(), name);
+    let (indexed_walks, indexed_early, indexed_frames) = break_on(indexed_program(), name);
+    assert!(
+        !plain_early,
+        "without .gdb_index, the answer waits for the full index"
+    );
+    assert!(
+        indexed_early,
+        "with .gdb_index, the answer does not wait for it"
+    );
+    assert!(
+        indexed_walks.len() <= 1,
+        "with .gdb_index, finding it walked units {indexed_walks:?}"
+    );
+    assert_eq!(
+        indexed_frames, plain_frames,
+        "the stop equals the plain build's"
+    );
+    let (gdb_frames, _) = gdb_at(name, &[]);
+    assert_eq!(indexed_frames, gdb_frames, "frames against gdb's");
+}
