@@ -48,6 +48,7 @@ fn initialize_advertises_server_info_and_sync() {
             "definitionProvider",
             "documentSymbolProvider",
             "executeCommandProvider",
+            "experimental",
             "hoverProvider",
             "inlineValueProvider",
             "positionEncoding",
@@ -55,6 +56,11 @@ fn initialize_advertises_server_info_and_sync() {
             "textDocumentSync",
             "workspaceSymbolProvider"
         ]
+    );
+    // `experimental.tandem.features` says which mode runs (docs/editors.md).
+    assert_eq!(
+        result["capabilities"]["experimental"]["tandem"]["features"], "full",
+        "{result}"
     );
     assert!(peer.validated > 0 || support::lsp_model().is_none());
 }

@@ -25,7 +25,12 @@ pub(super) fn start(
     core: Weak<Mutex<Core>>,
     events: route::EventTx,
 ) {
-    if !main.info().has_dwarf || main.built_index().is_some() {
+    // Below the quick-lookup size every lookup builds the index at once (it takes
+    // milliseconds), so there is nothing to build in the background nor to report.
+    if !main.info().has_dwarf
+        || main.built_index().is_some()
+        || main.debug_info_bytes() < super::tracer_side::QUICK_LOOKUP_BYTES
+    {
         return;
     }
     let spawned = std::thread::Builder::new()

@@ -498,7 +498,7 @@ pub(super) fn resolve_from(
 /// background index is done is found through the ELF symbol table and completed when
 /// the index is (see `index.rs`); below it, building the index takes a fraction of a
 /// second and the answer is whole at once (every inlined copy in the response).
-const QUICK_LOOKUP_BYTES: u64 = 8 << 20;
+pub(super) const QUICK_LOOKUP_BYTES: u64 = 8 << 20;
 
 /// Resolves a breakpoint's request in `modules`.
 pub(super) fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resolution {
