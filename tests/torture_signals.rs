@@ -352,8 +352,11 @@ fn check(s: Scenario) {
         .unwrap_or_else(|| panic!("no rounds line: {:?}", run.output))
         .to_string();
     assert!(
-        rounds.split(',').all(|r| r.trim() != "0"),
-        "a worker never ran: {rounds}"
+        // Every hit on the int3 path costs a trip through the tracer, so on a loaded
+        // machine one worker may finish no round in the time given; the comparison with
+        // the plain run below holds for whatever rounds each did.
+        rounds.split(',').any(|r| r.trim() != "0"),
+        "no worker ran: {rounds}"
     );
     let (expected, code) = plain_run(&program(s.opt), &rounds);
     // The plain run with fixed rounds sends no signals and says so the same way; how often
