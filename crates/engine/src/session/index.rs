@@ -98,34 +98,6 @@ pub(super) fn complete_function_breakpoints(t: &mut Tracer, c: &mut Core) {
             continue;
         }
         let found = tracer_side::resolve_in(&main, &bp.key, source_map);
-        let mut added = false;
-        for a in &found.addrs {
-            if bp.addrs.contains(a) {
-                continue;
-            }
-            match t.insert_breakpoint(*a) {
-                Ok(()) => {
-                    bp.addrs.push(*a);
-                    by_addr.entry(*a).or_default().push(bp.id);
-                    added = true;
-                }
-                Err(e) => tracing::warn!("planting a breakpoint at {a}: {e}"),
-            }
-        }
-        if !added {
-            continue;
-        }
-        bp.addrs.sort_unstable();
-        bp.jit_tried = false;
-        *jit_pending = true;
-        let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
-            id: bp.id,
-            verified: true,
-            message: None,
-            file: found.file,
-            line: found.line,
-            moved: found.moved,
-            addresses: bp.addrs.iter().map(|a| a.0).collect(),
-        }));
+        tracer_side::plant_resolved(t, bp, found, by_addr, jit_pending, events);
     }
 }

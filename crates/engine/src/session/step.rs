@@ -146,11 +146,29 @@ impl Core {
         true
     }
 
+    /// Ends a line step where it is, as a step stop.
+    fn end_step(&mut self, tid: Tid) {
+        self.step = None;
+        self.stopped(tid, StopCause::Step, false, None);
+    }
+
+    /// Single-steps the stepping thread from `pc`/`sp` (remembered for the next
+    /// decision); a step that cannot be made ends the line step there.
+    fn step_from(&mut self, t: &mut Tracer, tid: Tid, pc: u64, sp: u64) {
+        if let Some(plan) = self.step.as_mut() {
+            plan.prev_pc = pc;
+            plan.prev_sp = sp;
+        }
+        if let Err(e) = t.step(tid) {
+            tracing::warn!("stepping: {e}");
+            self.end_step(tid);
+        }
+    }
+
     /// One decision of a line step, after a single-step or a temporary breakpoint.
     pub(super) fn continue_step(&mut self, t: &mut Tracer, tid: Tid) {
         let Ok(regs) = t.regs(tid) else {
-            self.step = None;
-            self.stopped(tid, StopCause::Step, false, None);
+            self.end_step(tid);
             return;
         };
         let (pc, sp) = (regs.pc(), regs.sp());
@@ -175,13 +193,7 @@ impl Core {
             // At the chosen call: enter it (a step in from here on).
             plan.into_call = None;
             plan.enter_jump = jump;
-            plan.prev_pc = pc;
-            plan.prev_sp = sp;
-            if let Err(e) = t.step(tid) {
-                tracing::warn!("stepping: {e}");
-                self.step = None;
-                self.stopped(tid, StopCause::Step, false, None);
-            }
+            self.step_from(t, tid, pc, sp);
             return;
         }
         // Entered a call: sp went down by the return address, which points just after
@@ -198,13 +210,7 @@ impl Core {
                 // A PLT stub (or the dynamic linker's resolver behind it): follow its
                 // jumps at this stack depth to the function it leads to.
                 plan.tramp_sp = Some(sp);
-                plan.prev_pc = pc;
-                plan.prev_sp = sp;
-                if let Err(e) = t.step(tid) {
-                    tracing::warn!("stepping: {e}");
-                    self.step = None;
-                    self.stopped(tid, StopCause::Step, false, None);
-                }
+                self.step_from(t, tid, pc, sp);
                 return;
             }
         }
@@ -220,8 +226,7 @@ impl Core {
                         plan.frame_cfa = None;
                         plan.start_line = None;
                         if target == pc {
-                            self.step = None;
-                            self.stopped(tid, StopCause::Step, false, None);
+                            self.end_step(tid);
                             return;
                         }
                         plan.temp = Some((target, None));
@@ -239,17 +244,10 @@ impl Core {
                     }
                 }
                 if plan.steps > MAX_STEPS {
-                    self.step = None;
-                    self.stopped(tid, StopCause::Step, false, None);
+                    self.end_step(tid);
                     return;
                 }
-                plan.prev_pc = pc;
-                plan.prev_sp = sp;
-                if let Err(e) = t.step(tid) {
-                    tracing::warn!("stepping: {e}");
-                    self.step = None;
-                    self.stopped(tid, StopCause::Step, false, None);
-                }
+                self.step_from(t, tid, pc, sp);
                 return;
             }
         }
@@ -259,8 +257,7 @@ impl Core {
                     plan.frame_cfa = None;
                     plan.start_line = None;
                     if target == pc {
-                        self.step = None;
-                        self.stopped(tid, StopCause::Step, false, None);
+                        self.end_step(tid);
                         return;
                     }
                     plan.temp = Some((target, None));
@@ -294,8 +291,7 @@ impl Core {
             match here {
                 Some(line) => plan.start_line = Some(line),
                 None => {
-                    self.step = None;
-                    self.stopped(tid, StopCause::Step, false, None);
+                    self.end_step(tid);
                     return;
                 }
             }
@@ -312,13 +308,7 @@ impl Core {
             }
             return;
         }
-        plan.prev_pc = pc;
-        plan.prev_sp = sp;
-        if let Err(e) = t.step(tid) {
-            tracing::warn!("stepping: {e}");
-            self.step = None;
-            self.stopped(tid, StopCause::Step, false, None);
-        }
+        self.step_from(t, tid, pc, sp);
     }
 }
 

@@ -375,28 +375,7 @@ impl Core {
         } = self;
         for bp in bps.values_mut().filter(|b| b.addrs.is_empty()) {
             let found = resolve_in(new, &bp.key, source_map);
-            for a in &found.addrs {
-                match t.insert_breakpoint(*a) {
-                    Ok(()) => {
-                        bp.addrs.push(*a);
-                        by_addr.entry(*a).or_default().push(bp.id);
-                    }
-                    Err(e) => tracing::warn!("planting a breakpoint at {a}: {e}"),
-                }
-            }
-            if !bp.addrs.is_empty() {
-                bp.jit_tried = false;
-                *jit_pending = true;
-                let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
-                    id: bp.id,
-                    verified: true,
-                    message: None,
-                    file: found.file,
-                    line: found.line,
-                    moved: found.moved,
-                    addresses: bp.addrs.iter().map(|a| a.0).collect(),
-                }));
-            }
+            plant_resolved(t, bp, found, by_addr, jit_pending, events);
         }
     }
 
@@ -466,6 +445,48 @@ pub(super) struct LineMemo {
     pub(super) other_modules: Vec<Arc<Module>>,
     pub(super) main: FileLines,
     pub(super) others: FileLines,
+}
+
+/// Plants the addresses of `found` that `bp` does not have yet and, when any was
+/// planted, reports the breakpoint's new status (its conditions move into the debuggee
+/// at the next false hit). Runs on the tracer thread.
+pub(super) fn plant_resolved(
+    t: &mut Tracer,
+    bp: &mut Bp,
+    found: Resolution,
+    by_addr: &mut HashMap<RuntimeAddr, Vec<BreakpointId>>,
+    jit_pending: &mut bool,
+    events: &route::EventTx,
+) {
+    let mut added = false;
+    for a in &found.addrs {
+        if bp.addrs.contains(a) {
+            continue;
+        }
+        match t.insert_breakpoint(*a) {
+            Ok(()) => {
+                bp.addrs.push(*a);
+                by_addr.entry(*a).or_default().push(bp.id);
+                added = true;
+            }
+            Err(e) => tracing::warn!("planting a breakpoint at {a}: {e}"),
+        }
+    }
+    if !added {
+        return;
+    }
+    bp.addrs.sort_unstable();
+    bp.jit_tried = false;
+    *jit_pending = true;
+    let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
+        id: bp.id,
+        verified: true,
+        message: None,
+        file: found.file,
+        line: found.line,
+        moved: found.moved,
+        addresses: bp.addrs.iter().map(|a| a.0).collect(),
+    }));
 }
 
 /// Where a breakpoint resolved in some modules.
