@@ -9,227 +9,62 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::bridged::{at, Lsp, Workspace};
 use support::dap::{line_of, DapClient};
-use support::{Peer, Protocol, PATIENCE};
+use support::{Protocol, PATIENCE};
 
 const SAMPLE: &str = "live_values.c";
 
-/// A private workspace (the sample and its binary) and a private runtime directory, so
-/// tests never meet each other's sockets or a real editor's.
-struct Fixture {
-    root: PathBuf,
-    runtime: PathBuf,
+fn workspace(tag: &str) -> Workspace {
+    Workspace::new(tag, SAMPLE, "live", &["src/deep"])
 }
 
-impl Fixture {
-    fn new(tag: &str) -> Fixture {
-        let base = std::env::temp_dir().join(format!("tandem-live-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let root = base.join("ws");
-        let runtime = base.join("run");
-        std::fs::create_dir_all(root.join("src/deep")).unwrap();
-        std::fs::create_dir_all(&runtime).unwrap();
-        let root = root.canonicalize().unwrap();
-        let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../samples/c")
-            .join(SAMPLE);
-        std::fs::copy(sample, root.join(SAMPLE)).unwrap();
-        let status = Command::new("gcc")
-            .args(["-g", "-O0", "-o", "live", SAMPLE])
-            .current_dir(&root)
-            .status()
-            .unwrap();
-        assert!(status.success(), "gcc failed");
-        Fixture { root, runtime }
-    }
-
-    fn source(&self) -> PathBuf {
-        self.root.join(SAMPLE)
-    }
-
-    fn uri(&self) -> String {
-        format!("file://{}", self.source().display())
-    }
-
-    fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("XDG_RUNTIME_DIR", self.runtime.display().to_string()),
-            ("TANDEM_TEST_HOOKS", "1".to_owned()),
-        ]
-    }
-
-    fn spawn(&self, protocol: Protocol, args: &[&str], cwd: &Path) -> Peer {
-        let env = self.env();
-        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        Peer::spawn_in(protocol, args, &env, Some(cwd))
-    }
-
-    /// The sockets in the private runtime directory.
-    fn sockets(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.runtime.join("tandem"))
-            .map(|d| {
-                d.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "sock"))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
+/// The language server, initialized with inline values on and the sample open.
+fn start_lsp(fx: &Workspace) -> Lsp {
+    let caps = json!({"textDocument": {"inlineValue": {"dynamicRegistration": false}}});
+    let (mut lsp, init) = Lsp::initialize(fx, caps, Value::Null);
+    assert_eq!(
+        init["result"]["capabilities"]["inlineValueProvider"], true,
+        "{init}"
+    );
+    lsp.open(fx);
+    lsp
 }
 
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if let Some(base) = self.root.parent() {
-            let _ = std::fs::remove_dir_all(base);
-        }
-    }
+fn inline_refreshes(lsp: &Lsp) -> usize {
+    lsp.count("workspace/inlineValue/refresh")
 }
 
-/// An LSP client that answers the server's requests and keeps what the server sent.
-struct Lsp {
-    peer: Peer,
-    next_id: i64,
-    /// Server requests received (method), in order.
-    server_requests: Vec<String>,
-    /// publishDiagnostics params received, in order.
-    diagnostics: Vec<Value>,
+fn inline_values(
+    lsp: &mut Lsp,
+    uri: &str,
+    first: u32,
+    last: u32,
+    stopped: Option<u32>,
+) -> Vec<Value> {
+    let mut params = json!({
+        "textDocument": {"uri": uri},
+        "range": {"start": {"line": first, "character": 0}, "end": {"line": last, "character": 0}},
+        "context": {"frameId": 1},
+    });
+    if let Some(line) = stopped {
+        params["context"]["stoppedLocation"] =
+            json!({"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}});
+    }
+    let resp = lsp.request("textDocument/inlineValue", params);
+    assert!(resp.get("error").is_none(), "{resp}");
+    resp["result"].as_array().cloned().unwrap_or_default()
 }
 
-impl Lsp {
-    fn start(fx: &Fixture) -> Lsp {
-        let mut lsp = Lsp {
-            peer: fx.spawn(Protocol::Lsp, &[], &fx.root),
-            next_id: 1,
-            server_requests: Vec::new(),
-            diagnostics: Vec::new(),
-        };
-        let root_uri = format!("file://{}", fx.root.display());
-        let init = lsp.request(
-            "initialize",
-            json!({
-                "processId": null,
-                "rootUri": root_uri,
-                "workspaceFolders": [{"uri": root_uri, "name": "ws"}],
-                "capabilities": {
-                    "general": {"positionEncodings": ["utf-16"]},
-                    "workspace": {"inlineValue": {"refreshSupport": true}},
-                    "textDocument": {"inlineValue": {"dynamicRegistration": false}},
-                },
-            }),
-        );
-        assert_eq!(
-            init["result"]["capabilities"]["inlineValueProvider"], true,
-            "{init}"
-        );
-        lsp.peer.lsp_notify("initialized", json!({}));
-        let text = std::fs::read_to_string(fx.source()).unwrap();
-        lsp.peer.lsp_notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": fx.uri(), "languageId": "c", "version": 1, "text": text}}),
-        );
-        lsp
-    }
-
-    /// Handles one message that is not the response awaited.
-    fn note(&mut self, msg: Value) {
-        match (msg.get("id"), msg["method"].as_str()) {
-            (Some(id), Some(method)) => {
-                self.server_requests.push(method.to_owned());
-                let id = id.clone();
-                self.peer
-                    .send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
-            }
-            (None, Some("textDocument/publishDiagnostics")) => {
-                self.diagnostics.push(msg["params"].clone());
-            }
-            _ => {}
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.peer
-            .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let msg = self.peer.recv();
-            if msg.get("method").is_none() && msg["id"] == json!(id) {
-                return msg;
-            }
-            self.note(msg);
-        }
-    }
-
-    /// Reads (and handles) messages until `done` holds, or fails after PATIENCE.
-    fn wait_until(&mut self, what: &str, mut done: impl FnMut(&Lsp) -> bool) {
-        let deadline = Instant::now() + PATIENCE;
-        while !done(self) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "timed out waiting for {what}");
-            if let Some(msg) = self.peer.try_recv(left.min(Duration::from_millis(200))) {
-                self.note(msg);
-            }
-        }
-    }
-
-    fn refreshes(&self) -> usize {
-        self.server_requests
-            .iter()
-            .filter(|m| *m == "workspace/inlineValue/refresh")
-            .count()
-    }
-
-    fn inline_values(
-        &mut self,
-        uri: &str,
-        first: u32,
-        last: u32,
-        stopped: Option<u32>,
-    ) -> Vec<Value> {
-        let mut params = json!({
-            "textDocument": {"uri": uri},
-            "range": {"start": {"line": first, "character": 0}, "end": {"line": last, "character": 0}},
-            "context": {"frameId": 1},
-        });
-        if let Some(line) = stopped {
-            params["context"]["stoppedLocation"] = json!({"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}});
-        }
-        let resp = self.request("textDocument/inlineValue", params);
-        assert!(resp.get("error").is_none(), "{resp}");
-        resp["result"].as_array().cloned().unwrap_or_default()
-    }
-
-    fn hover(&mut self, uri: &str, line: u32, character: u32) -> String {
-        let resp = self.request(
-            "textDocument/hover",
-            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
-        );
-        assert!(resp.get("error").is_none(), "{resp}");
-        resp["result"]["contents"]["value"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
-
-    fn finish(mut self) {
-        let r = self.request("shutdown", Value::Null);
-        assert!(r.get("error").is_none(), "{r}");
-        self.peer.lsp_notify("exit", json!(null));
-        let status = self.peer.wait_exit(PATIENCE);
-        assert_eq!(status.code(), Some(0), "{}", self.peer.stderr());
-    }
-}
-
-/// The 0-based line of a marker and the column of `word` on it (UTF-16 = bytes here).
-fn at(file: &Path, marker: &str, word: &str) -> (u32, u32) {
-    let line = line_of(file, marker) as u32 - 1;
-    let text = std::fs::read_to_string(file).unwrap();
-    let col = text.lines().nth(line as usize).unwrap().find(word).unwrap() as u32;
-    (line, col)
+/// The hover's text at a position ("" when there is none).
+fn hover_text(lsp: &mut Lsp, uri: &str, line: u32, character: u32) -> String {
+    lsp.hover(uri, (line, character))["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
 /// "name = value" for each variable DAP shows in the frame's Arguments and Locals.
@@ -260,10 +95,10 @@ fn parent_pid(pid: i64) -> i64 {
 
 #[test]
 fn inline_values_and_hovers_follow_the_bridged_debugger() {
-    let fx = Fixture::new("e2e");
+    let fx = workspace("e2e");
     let src = fx.source();
     let uri = fx.uri();
-    let mut lsp = Lsp::start(&fx);
+    let mut lsp = start_lsp(&fx);
     assert_eq!(
         fx.sockets().len(),
         1,
@@ -294,7 +129,7 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
     assert_eq!(ranged["result"]["lines"], json!([sum_line - 1]), "{ranged}");
 
     // Nothing is paused: no inline values.
-    assert!(lsp.inline_values(&uri, 0, 40, None).is_empty());
+    assert!(inline_values(&mut lsp, &uri, 0, 40, None).is_empty());
 
     // `tandem dap` on stdio, started in a subdirectory of the workspace, bridges to the
     // language server: the program is relative to its working directory.
@@ -328,11 +163,13 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
                 })
         })
     });
-    lsp.wait_until("a refresh after the first stop", |l| l.refreshes() >= 1);
+    lsp.wait_until("a refresh after the first stop", |l| {
+        inline_refreshes(l) >= 1
+    });
 
     // Continue to LINE_TOTAL: every local is assigned there.
     let tid = stop["body"]["threadId"].as_i64().unwrap();
-    let before = lsp.refreshes();
+    let before = inline_refreshes(&lsp);
     dap.ok("continue", json!({"threadId": tid}));
     let stop = dap.event("stopped");
     let tid = stop["body"]["threadId"].as_i64().unwrap();
@@ -344,12 +181,18 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
         assert!(shown.contains(name), "{shown:?}");
     }
     lsp.wait_until("refreshes for the continue and the stop", |l| {
-        l.refreshes() >= before + 2
+        inline_refreshes(l) >= before + 2
     });
 
     // Inline values over the function: the same strings DAP shows.
     let (scale_line, _) = at(&src, "int scale(", "scale");
-    let values = lsp.inline_values(&uri, scale_line, scale_line + 10, Some(total_line - 1));
+    let values = inline_values(
+        &mut lsp,
+        &uri,
+        scale_line,
+        scale_line + 10,
+        Some(total_line - 1),
+    );
     let texts: BTreeSet<String> = values
         .iter()
         .map(|v| v["text"].as_str().unwrap().to_owned())
@@ -381,12 +224,12 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
 
     // Hover on a local and on a member: the same values.
     let (line, col) = at(&src, "LINE_TOTAL", "sum");
-    let hover = lsp.hover(&uri, line, col);
+    let hover = hover_text(&mut lsp, &uri, line, col);
     let sum_value = shown.iter().find(|s| s.starts_with("sum = ")).unwrap();
     assert!(hover.contains("local variable"), "{hover}");
     assert!(hover.contains(sum_value.as_str()), "{hover}");
     let (line, col) = at(&src, "int sx = p.x", "x *");
-    let hover = lsp.hover(&uri, line, col);
+    let hover = hover_text(&mut lsp, &uri, line, col);
     let px = dap.evaluate(frame, "p.x");
     assert!(
         hover.contains(&format!("p.x = {}", px["result"].as_str().unwrap())),
@@ -394,7 +237,7 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
     );
 
     let (line, col) = at(&src, "LINE_TOTAL", "total");
-    let hover = lsp.hover(&uri, line, col);
+    let hover = hover_text(&mut lsp, &uri, line, col);
     let total = dap.evaluate(frame, "total");
     assert!(hover.contains("global variable"), "{hover}");
     assert!(
@@ -403,7 +246,7 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
     );
 
     // Continue to the end: values vanish, and the client is told to refresh.
-    let before = lsp.refreshes();
+    let before = inline_refreshes(&lsp);
     dap.ok(
         "setBreakpoints",
         json!({"source": {"path": src}, "breakpoints": []}),
@@ -413,13 +256,11 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
     assert_eq!(exited["body"]["exitCode"], 0);
     dap.event("terminated");
     lsp.wait_until("refreshes for the continue and the end", |l| {
-        l.refreshes() >= before + 2
+        inline_refreshes(l) >= before + 2
     });
-    assert!(lsp
-        .inline_values(&uri, scale_line, scale_line + 10, None)
-        .is_empty());
+    assert!(inline_values(&mut lsp, &uri, scale_line, scale_line + 10, None).is_empty());
     let (line, col) = at(&src, "LINE_TOTAL", "sum");
-    let hover = lsp.hover(&uri, line, col);
+    let hover = hover_text(&mut lsp, &uri, line, col);
     assert!(hover.contains("local variable"), "{hover}");
     assert!(!hover.contains("live value"), "{hover}");
     // The hints went with the session.
@@ -439,7 +280,7 @@ fn inline_values_and_hovers_follow_the_bridged_debugger() {
 
 #[test]
 fn without_a_language_server_dap_runs_standalone_and_connect_is_explicit() {
-    let fx = Fixture::new("alone");
+    let fx = workspace("alone");
     // No `tandem lsp`: the adapter serves the session itself.
     let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
     dap.initialize();
@@ -473,7 +314,7 @@ fn without_a_language_server_dap_runs_standalone_and_connect_is_explicit() {
     assert!(said, "{}", peer.stderr());
 
     // With a language server, `--connect SOCKET` reaches it from anywhere.
-    let lsp = Lsp::start(&fx);
+    let lsp = start_lsp(&fx);
     let socket = fx.sockets().pop().expect("a socket");
     let mode =
         std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&socket).unwrap().permissions());
@@ -517,7 +358,7 @@ fn without_a_language_server_dap_runs_standalone_and_connect_is_explicit() {
 /// they vanish when the adapter lets the core go.
 #[test]
 fn a_core_file_opened_by_the_adapter_shows_its_values_in_the_editor() {
-    let fx = Fixture::new("core");
+    let fx = workspace("core");
     let src = fx.source();
     let uri = fx.uri();
     let total_line = line_of(&src, "LINE_TOTAL") as u32;
@@ -538,10 +379,10 @@ fn a_core_file_opened_by_the_adapter_shows_its_values_in_the_editor() {
         String::from_utf8_lossy(&gdb.stdout)
     );
 
-    let mut lsp = Lsp::start(&fx);
+    let mut lsp = start_lsp(&fx);
     let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
     dap.initialize();
-    let refreshes = lsp.refreshes();
+    let refreshes = inline_refreshes(&lsp);
     dap.ok("attach", json!({"program": program, "coreFile": core}));
     let stop = dap.event("stopped");
     let tid = stop["body"]["threadId"].as_i64().unwrap();
@@ -553,22 +394,28 @@ fn a_core_file_opened_by_the_adapter_shows_its_values_in_the_editor() {
         assert!(shown.contains(name), "{shown:?}");
     }
     lsp.wait_until("a refresh when the core opens", |l| {
-        l.refreshes() > refreshes
+        inline_refreshes(l) > refreshes
     });
 
     let (scale_line, _) = at(&src, "int scale(", "scale");
-    let values = lsp.inline_values(&uri, scale_line, scale_line + 10, Some(total_line - 1));
+    let values = inline_values(
+        &mut lsp,
+        &uri,
+        scale_line,
+        scale_line + 10,
+        Some(total_line - 1),
+    );
     let texts: BTreeSet<String> = values
         .iter()
         .map(|v| v["text"].as_str().unwrap().to_owned())
         .collect();
     assert_eq!(texts, shown, "{values:#?}");
     let (line, col) = at(&src, "LINE_TOTAL", "sum");
-    let hover = lsp.hover(&uri, line, col);
+    let hover = hover_text(&mut lsp, &uri, line, col);
     assert!(hover.contains("live value"), "{hover}");
     assert!(hover.contains("sum = 35"), "{hover}");
     let (line, col) = at(&src, "LINE_TOTAL", "total");
-    let hover = lsp.hover(&uri, line, col);
+    let hover = hover_text(&mut lsp, &uri, line, col);
     let total = dap.evaluate(frame, "total");
     assert!(
         hover.contains(&format!("total = {}", total["result"].as_str().unwrap())),
@@ -576,16 +423,14 @@ fn a_core_file_opened_by_the_adapter_shows_its_values_in_the_editor() {
     );
 
     // The adapter lets the core go: the editor is told, and no value is left.
-    let refreshes = lsp.refreshes();
+    let refreshes = inline_refreshes(&lsp);
     dap.finish();
     lsp.wait_until("a refresh when the core closes", |l| {
-        l.refreshes() > refreshes
+        inline_refreshes(l) > refreshes
     });
-    assert!(lsp
-        .inline_values(&uri, scale_line, scale_line + 10, None)
-        .is_empty());
+    assert!(inline_values(&mut lsp, &uri, scale_line, scale_line + 10, None).is_empty());
     let (line, col) = at(&src, "LINE_TOTAL", "sum");
-    let hover = lsp.hover(&uri, line, col);
+    let hover = hover_text(&mut lsp, &uri, line, col);
     assert!(!hover.contains("live value"), "{hover}");
     lsp.finish();
 }

@@ -13,225 +13,50 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
+use support::bridged::{at, Lsp, Workspace};
 use support::dap::{line_of, DapClient};
-use support::{Peer, Protocol, PATIENCE};
+use support::{Protocol, PATIENCE};
 
 const SAMPLE: &str = "companion.c";
 
-/// A private workspace (the sample and its binary) and runtime directory.
-struct Fixture {
-    root: PathBuf,
-    runtime: PathBuf,
+fn workspace(tag: &str) -> Workspace {
+    Workspace::new(tag, SAMPLE, "companion", &[])
 }
 
-impl Fixture {
-    fn new(tag: &str) -> Fixture {
-        let base =
-            std::env::temp_dir().join(format!("tandem-companion-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&base);
-        let root = base.join("ws");
-        let runtime = base.join("run");
-        std::fs::create_dir_all(&root).unwrap();
-        std::fs::create_dir_all(&runtime).unwrap();
-        let root = root.canonicalize().unwrap();
-        let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../samples/c")
-            .join(SAMPLE);
-        std::fs::copy(sample, root.join(SAMPLE)).unwrap();
-        let status = Command::new("gcc")
-            .args(["-g", "-O0", "-o", "companion", SAMPLE])
-            .current_dir(&root)
-            .status()
-            .unwrap();
-        assert!(status.success(), "gcc failed");
-        Fixture { root, runtime }
-    }
-
-    fn source(&self) -> PathBuf {
-        self.root.join(SAMPLE)
-    }
-
-    fn uri(&self) -> String {
-        format!("file://{}", self.source().display())
-    }
-
-    fn spawn(&self, protocol: Protocol) -> Peer {
-        let runtime = self.runtime.display().to_string();
-        Peer::spawn_in(
-            protocol,
-            &[],
-            &[("XDG_RUNTIME_DIR", runtime.as_str())],
-            Some(&self.root),
-        )
-    }
+fn lens_refreshes(lsp: &Lsp) -> usize {
+    lsp.count("workspace/codeLens/refresh")
 }
 
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if let Some(base) = self.root.parent() {
-            let _ = std::fs::remove_dir_all(base);
-        }
-    }
+/// Reads messages until at least `n` code lens refreshes arrived.
+fn wait_lens_refreshes(lsp: &mut Lsp, n: usize) {
+    lsp.wait_until(&format!("{n} codeLens refreshes"), |l| {
+        lens_refreshes(l) >= n
+    });
 }
 
-/// An LSP client that answers the server's requests and counts them.
-struct Lsp {
-    peer: Peer,
-    next_id: i64,
-    server_requests: Vec<String>,
-    /// publishDiagnostics params received, in order.
-    diagnostics: Vec<Value>,
-}
-
-impl Lsp {
-    fn start(fx: &Fixture, options: Value) -> (Lsp, Value) {
-        let mut lsp = Lsp {
-            peer: fx.spawn(Protocol::Lsp),
-            next_id: 1,
-            server_requests: Vec::new(),
-            diagnostics: Vec::new(),
-        };
-        let root_uri = format!("file://{}", fx.root.display());
-        let init = lsp.request(
-            "initialize",
-            json!({
-                "processId": null,
-                "rootUri": root_uri,
-                "workspaceFolders": [{"uri": root_uri, "name": "ws"}],
-                "initializationOptions": options,
-                "capabilities": {
-                    "general": {"positionEncodings": ["utf-16"]},
-                    "workspace": {
-                        "inlineValue": {"refreshSupport": true},
-                        "codeLens": {"refreshSupport": true},
-                    },
-                },
-            }),
-        );
-        (lsp, init)
-    }
-
-    fn open(&mut self, fx: &Fixture) {
-        self.peer.lsp_notify("initialized", json!({}));
-        let text = std::fs::read_to_string(fx.source()).unwrap();
-        self.peer.lsp_notify(
-            "textDocument/didOpen",
-            json!({"textDocument": {"uri": fx.uri(), "languageId": "c", "version": 1, "text": text}}),
-        );
-    }
-
-    fn note(&mut self, msg: Value) {
-        if msg["method"] == "textDocument/publishDiagnostics" {
-            self.diagnostics.push(msg["params"].clone());
-        }
-        if let (Some(id), Some(method)) = (msg.get("id"), msg["method"].as_str()) {
-            self.server_requests.push(method.to_owned());
-            let id = id.clone();
-            self.peer
-                .send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
-        }
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.peer
-            .send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let msg = self.peer.recv();
-            if msg.get("method").is_none() && msg["id"] == json!(id) {
-                return msg;
-            }
-            self.note(msg);
-        }
-    }
-
-    fn lens_refreshes(&self) -> usize {
-        self.server_requests
-            .iter()
-            .filter(|m| *m == "workspace/codeLens/refresh")
-            .count()
-    }
-
-    /// Reads messages until at least `n` code lens refreshes arrived.
-    fn wait_lens_refreshes(&mut self, n: usize) {
-        let deadline = Instant::now() + PATIENCE;
-        while self.lens_refreshes() < n {
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(
-                !left.is_zero(),
-                "timed out waiting for {n} codeLens refreshes"
-            );
-            if let Some(msg) = self.peer.try_recv(left.min(Duration::from_millis(200))) {
-                self.note(msg);
-            }
-        }
-    }
-
-    /// Reads (and handles) messages for `wait`, or until `done` holds; whether it held.
-    fn read_until(&mut self, wait: Duration, mut done: impl FnMut(&Lsp) -> bool) -> bool {
-        let deadline = Instant::now() + wait;
-        while !done(self) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            if let Some(msg) = self.peer.try_recv(left.min(Duration::from_millis(100))) {
-                self.note(msg);
-            }
-        }
-        true
-    }
-
-    /// (0-based line, title) of every code lens of the document.
-    fn lenses(&mut self, uri: &str) -> Vec<(u64, String)> {
-        let r = self.request(
-            "textDocument/codeLens",
-            json!({"textDocument": {"uri": uri}}),
-        );
-        assert!(r.get("error").is_none(), "{r}");
-        r["result"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| {
-                (
-                    l["range"]["start"]["line"].as_u64().unwrap(),
-                    l["command"]["title"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect()
-    }
-
-    fn hover(&mut self, uri: &str, (line, character): (u32, u32)) -> Value {
-        let r = self.request(
-            "textDocument/hover",
-            json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}),
-        );
-        assert!(r.get("error").is_none(), "{r}");
-        r["result"].clone()
-    }
-
-    fn finish(mut self) {
-        let r = self.request("shutdown", Value::Null);
-        assert!(r.get("error").is_none(), "{r}");
-        self.peer.lsp_notify("exit", json!(null));
-        let status = self.peer.wait_exit(PATIENCE);
-        assert_eq!(status.code(), Some(0), "{}", self.peer.stderr());
-    }
-}
-
-/// The 0-based line of a marker and the column of `word` on it.
-fn at(file: &Path, marker: &str, word: &str) -> (u32, u32) {
-    let line = line_of(file, marker) as u32 - 1;
-    let text = std::fs::read_to_string(file).unwrap();
-    let col = text.lines().nth(line as usize).unwrap().find(word).unwrap() as u32;
-    (line, col)
+/// (0-based line, title) of every code lens of the document.
+fn code_lenses(lsp: &mut Lsp, uri: &str) -> Vec<(u64, String)> {
+    let r = lsp.request(
+        "textDocument/codeLens",
+        json!({"textDocument": {"uri": uri}}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    r["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["range"]["start"]["line"].as_u64().unwrap(),
+                l["command"]["title"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
 }
 
 /// What gdb says after a breakpoint on `line` is hit `stops` times: the hit count it
@@ -283,8 +108,8 @@ fn hit_title(hits: u64) -> String {
 
 /// Launches the sample in a bridged adapter with a breakpoint on `line`, stopped after
 /// `stops` hits; returns the client and the stopped thread.
-fn debug_to_hit(fx: &Fixture, line: i64, stops: usize) -> (DapClient, i64) {
-    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap));
+fn debug_to_hit(fx: &Workspace, line: i64, stops: usize) -> (DapClient, i64) {
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
     dap.initialize();
     dap.ok("launch", json!({"program": "companion"}));
     dap.ok(
@@ -303,11 +128,15 @@ fn debug_to_hit(fx: &Fixture, line: i64, stops: usize) -> (DapClient, i64) {
 
 #[test]
 fn companion_mode_serves_only_what_the_debugger_knows() {
-    let fx = Fixture::new("e2e");
+    let fx = workspace("e2e");
     let src = fx.source();
     let uri = fx.uri();
     let program = fx.root.join("companion");
-    let (mut lsp, init) = Lsp::start(&fx, json!({"tandem": {"features": "companion"}}));
+    let (mut lsp, init) = Lsp::initialize(
+        &fx,
+        Value::Null,
+        json!({"tandem": {"features": "companion"}}),
+    );
     let caps = &init["result"]["capabilities"];
     for absent in [
         "documentSymbolProvider",
@@ -340,14 +169,14 @@ fn companion_mode_serves_only_what_the_debugger_knows() {
     let v_at = at(&src, "LINE_SQ", "v *");
     assert_eq!(lsp.hover(&uri, v_at), Value::Null);
     // C keeps its Run/Debug lenses (clangd has none).
-    let lenses = lsp.lenses(&uri);
+    let lenses = code_lenses(&mut lsp, &uri);
     assert!(lenses.iter().any(|(_, t)| t == "▶ Run"), "{lenses:?}");
 
     // Session A: stopped at the third hit of LINE_SQ.
     let (hits_a, returned_a) = gdb_hits_and_finish(&program, &src, sq_line, 3);
     let (mut a, tid_a) = debug_to_hit(&fx, sq_line, 3);
-    lsp.wait_lens_refreshes(1);
-    let lenses = lsp.lenses(&uri);
+    wait_lens_refreshes(&mut lsp, 1);
+    let lenses = code_lenses(&mut lsp, &uri);
     let want = (sq_line as u64 - 1, hit_title(hits_a));
     assert!(lenses.contains(&want), "want {want:?} in {lenses:?}");
     println!(
@@ -370,14 +199,14 @@ fn companion_mode_serves_only_what_the_debugger_knows() {
     );
 
     // Step out: the call site shows what `square` returned, as gdb's `finish` says.
-    let before = lsp.lens_refreshes();
+    let before = lens_refreshes(&lsp);
     a.ok("stepOut", json!({"threadId": tid_a}));
     a.event("stopped");
     let frames = a.frames(tid_a);
     assert_eq!(frames[0]["line"], call_line, "{frames:#?}");
-    lsp.wait_lens_refreshes(before + 2);
+    wait_lens_refreshes(&mut lsp, before + 2);
     let returned = format!("↩ square returned {returned_a}");
-    let lenses = lsp.lenses(&uri);
+    let lenses = code_lenses(&mut lsp, &uri);
     assert!(
         lenses.contains(&(call_line as u64 - 1, returned.clone())),
         "want {returned:?} on line {call_line} in {lenses:?}"
@@ -405,10 +234,10 @@ fn companion_mode_serves_only_what_the_debugger_knows() {
 
     // Session B stops later, at its first hit: the lenses follow the newest stop…
     let (hits_b, _) = gdb_hits_and_finish(&program, &src, sq_line, 1);
-    let before = lsp.lens_refreshes();
+    let before = lens_refreshes(&lsp);
     let (b, _) = debug_to_hit(&fx, sq_line, 1);
-    lsp.wait_lens_refreshes(before + 1);
-    let lenses = lsp.lenses(&uri);
+    wait_lens_refreshes(&mut lsp, before + 1);
+    let lenses = code_lenses(&mut lsp, &uri);
     assert!(
         lenses.contains(&(sq_line as u64 - 1, hit_title(hits_b))),
         "{lenses:?}"
@@ -421,7 +250,7 @@ fn companion_mode_serves_only_what_the_debugger_knows() {
         json!({"command": "tandem.focusSession", "arguments": [{"pid": pid_a}]}),
     );
     assert_eq!(r["result"]["pid"], pid_a, "{r}");
-    let lenses = lsp.lenses(&uri);
+    let lenses = code_lenses(&mut lsp, &uri);
     assert!(
         lenses.contains(&(sq_line as u64 - 1, hit_title(hits_a))),
         "{lenses:?}"
@@ -432,7 +261,7 @@ fn companion_mode_serves_only_what_the_debugger_knows() {
         json!({"command": "tandem.focusSession", "arguments": [{"pid": null}]}),
     );
     assert_eq!(r["result"]["pid"], Value::Null, "{r}");
-    let lenses = lsp.lenses(&uri);
+    let lenses = code_lenses(&mut lsp, &uri);
     assert!(
         lenses.contains(&(sq_line as u64 - 1, hit_title(hits_b))),
         "{lenses:?}"
@@ -447,7 +276,7 @@ fn companion_mode_serves_only_what_the_debugger_knows() {
     // Both sessions end: no lens of theirs and no hover is left.
     b.finish();
     a.finish();
-    let lenses = lsp.lenses(&uri);
+    let lenses = code_lenses(&mut lsp, &uri);
     assert!(
         !lenses
             .iter()
@@ -460,8 +289,9 @@ fn companion_mode_serves_only_what_the_debugger_knows() {
 
 #[test]
 fn an_unknown_mode_is_refused_at_initialize_naming_the_accepted_values() {
-    let fx = Fixture::new("bad");
-    let (mut lsp, init) = Lsp::start(&fx, json!({"tandem": {"features": "lite"}}));
+    let fx = workspace("bad");
+    let (mut lsp, init) =
+        Lsp::initialize(&fx, Value::Null, json!({"tandem": {"features": "lite"}}));
     assert_eq!(init["error"]["code"], -32602, "{init}");
     let message = init["error"]["message"].as_str().unwrap();
     assert!(
@@ -486,9 +316,13 @@ fn an_unknown_mode_is_refused_at_initialize_naming_the_accepted_values() {
 
 #[test]
 fn companion_mode_keeps_the_stale_binary_warning_and_publishes_no_compiler_errors() {
-    let fx = Fixture::new("stale");
+    let fx = workspace("stale");
     let uri = fx.uri();
-    let (mut lsp, init) = Lsp::start(&fx, json!({"tandem": {"features": "companion"}}));
+    let (mut lsp, init) = Lsp::initialize(
+        &fx,
+        Value::Null,
+        json!({"tandem": {"features": "companion"}}),
+    );
     assert!(init.get("error").is_none(), "{init}");
     lsp.open(&fx);
     // Saved with an error: the binary is now older than its source.

@@ -3,6 +3,7 @@
 //! protocol definitions in ../shared/protocol.
 #![allow(dead_code)]
 
+pub mod bridged;
 pub mod dap;
 pub mod lsp_types_check;
 pub mod lsp_workspace;
