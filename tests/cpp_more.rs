@@ -10,10 +10,27 @@ mod support;
 use std::path::PathBuf;
 
 use support::dap::{
-    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
+    build, child_values, gdb_can_call_functions, gdb_locals_at, line_of, sample_path, value, var,
+    DapClient,
 };
 
 const SAMPLE: &str = "cpp/stl_more.cpp";
+
+/// What the sample gives the expressions gdb answers only by calling a function in the
+/// debuggee (read off the source), for a machine where gdb cannot.
+const KNOWN: &[(&str, &str)] = &[
+    ("*vit", "7"),
+    ("weak.use_count()", "1"),
+    ("expired.use_count()", "0"),
+    ("*lit", "3"),
+    ("*dit", "22"),
+    ("*fit", "31"),
+    ("uit->second", "50"),
+    ("span_dyn[1]", "42"),
+    ("span_dyn.size()", "3"),
+    ("span_fixed[1]", "43"),
+    ("*vit == 7", "true"),
+];
 
 fn program() -> PathBuf {
     build(SAMPLE, "g++", &["-g", "-O0", "-std=c++20"])
@@ -207,13 +224,34 @@ fn the_other_library_types_match_gdb() {
 
     // Expressions against gdb's xmethods.
     assert_eq!(gdb_values.len(), exprs.len(), "{gdb_values:?}");
+    let mut not_compared = Vec::new();
     for (e, gdb) in exprs.iter().zip(&gdb_values) {
+        if gdb.is_empty() && !gdb_can_call_functions() {
+            // Said once by the probe: compared with the value the sample gives it.
+            let want = KNOWN
+                .iter()
+                .find(|(k, _)| k == e)
+                .map(|(_, v)| *v)
+                .unwrap_or_else(|| panic!("gdb could not evaluate {e}, and it has no known value"));
+            let ours = dap.evaluate(frame, e)["result"].clone();
+            assert_eq!(ours, want, "{e}");
+            not_compared.push(*e);
+            continue;
+        }
         assert!(!gdb.is_empty(), "gdb could not evaluate {e}");
         let ours = dap.evaluate(frame, e)["result"]
             .as_str()
             .unwrap()
             .to_string();
         assert_eq!(ours, deref_text(gdb), "{e}");
+    }
+    if !not_compared.is_empty() {
+        eprintln!(
+            "NOT compared with gdb, which cannot call functions in the debuggee here; \
+             compared with the sample's values instead ({} of {}): {not_compared:?}",
+            not_compared.len(),
+            exprs.len()
+        );
     }
     // No xmethod in gdb for a tree iterator's `->`: the entry gdb shows for `mit`.
     assert_eq!(locals["mit"], "{first = 1, second = 2}");

@@ -12,8 +12,25 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use support::dap::{
-    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
+    build, child_values, gdb_can_call_functions, gdb_locals_at, line_of, sample_path, value, var,
+    DapClient,
 };
+
+/// What the sample gives the expressions gdb answers only by calling a function in the
+/// debuggee (read off the source), for a machine where gdb cannot.
+const KNOWN: &[(&str, &str)] = &[
+    ("dq[1]", "20"),
+    ("lst.size()", "3"),
+    ("maybe.has_value()", "true"),
+    ("nothing.has_value()", "false"),
+    ("v.size()", "5"),
+    ("v.empty()", "false"),
+    ("none.empty()", "true"),
+    ("*maybe", "5"),
+    ("dq.size()", "4"),
+    ("v.at(2)", "4"),
+    ("dq.at(3)", "40"),
+];
 
 fn program() -> PathBuf {
     build("cpp/stl_types.cpp", "g++", &["-g", "-O0", "-std=c++17"])
@@ -123,7 +140,20 @@ fn stl_values_and_expressions_match_gdb() {
 
     // Expressions against gdb's answers (`empty()` is a bool: true/false, as gdb says).
     assert_eq!(gdb_values.len(), both.len(), "{gdb_values:?}");
+    let mut not_compared = Vec::new();
     for (e, gdb) in both.iter().zip(&gdb_values) {
+        if gdb.is_empty() && !gdb_can_call_functions() {
+            // Said once by the probe: compared with the value the sample gives it.
+            let want = KNOWN
+                .iter()
+                .find(|(k, _)| k == e)
+                .map(|(_, v)| *v)
+                .unwrap_or_else(|| panic!("gdb could not evaluate {e}, and it has no known value"));
+            let ours = dap.evaluate(frame, e)["result"].clone();
+            assert_eq!(ours, want, "{e}");
+            not_compared.push(*e);
+            continue;
+        }
         assert!(!gdb.is_empty(), "gdb could not evaluate {e}");
         let ours = dap.evaluate(frame, e)["result"]
             .as_str()
@@ -135,6 +165,14 @@ fn stl_values_and_expressions_match_gdb() {
             None => gdb.as_str(),
         };
         assert_eq!(ours, gdb, "{e}");
+    }
+    if !not_compared.is_empty() {
+        eprintln!(
+            "NOT compared with gdb, which cannot call functions in the debuggee here; \
+             compared with the sample's values instead ({} of {}): {not_compared:?}",
+            not_compared.len(),
+            both.len()
+        );
     }
     // No xmethod in gdb for these: the value gdb's printer shows for that entry.
     assert!(locals["ages"].contains("[\"bob\"] = 42"), "{locals:?}");
