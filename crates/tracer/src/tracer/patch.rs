@@ -183,6 +183,18 @@ impl Tracer {
         Ok(RuntimeAddr(start))
     }
 
+    /// Whether a placed patch covers any of the `len` bytes from `site`. Placed patches
+    /// never overlap one another (this check keeps it so), so only the last one that
+    /// starts before `site` and the first one from it can: two lookups instead of a
+    /// walk over every patch (a `setBreakpoints` of ten thousand conditional lines
+    /// placed them in quadratic time).
+    fn patch_overlaps(&self, site: u64, len: usize) -> bool {
+        let end = site + len as u64;
+        let before = self.patches.range(..site).next_back();
+        let from = self.patches.range(site..end).next();
+        before.into_iter().chain(from).any(|(_, p)| p.overlaps(site, end))
+    }
+
     /// Places a patch's code and, when nothing stands in the way, its jump. Returns
     /// whether the jump is in place (otherwise the site keeps its int3).
     pub fn install_patch(&mut self, spec: PatchSpec) -> Result<bool> {
@@ -191,12 +203,7 @@ impl Tracer {
         if !self.breakpoints.contains_key(&site) {
             return Err(Error::NoBreakpoint(spec.site));
         }
-        if (spec.trap.is_some() && spec.len < JUMP_LEN)
-            || self
-                .patches
-                .values()
-                .any(|p| p.overlaps(site, site + spec.len as u64))
-        {
+        if (spec.trap.is_some() && spec.len < JUMP_LEN) || self.patch_overlaps(site, spec.len) {
             return Ok(false);
         }
         let mut saved = vec![0u8; spec.len];
@@ -354,10 +361,13 @@ impl Tracer {
     /// Shows original bytes under active patches.
     pub(super) fn overlay_patches(&self, addr: u64, buf: &mut [u8]) {
         let end = addr + buf.len() as u64;
-        for p in self
-            .patches
-            .values()
-            .filter(|p| p.active && p.overlaps(addr, end))
+        // Patches never overlap: the last one starting before `addr`, then those
+        // starting inside the range (a read must not walk every patch).
+        let before = self.patches.range(..addr).next_back();
+        for (_, p) in before
+            .into_iter()
+            .chain(self.patches.range(addr..end))
+            .filter(|(_, p)| p.active && p.overlaps(addr, end))
         {
             for (i, b) in p.saved.iter().enumerate() {
                 let a = p.site() + i as u64;
