@@ -4,9 +4,8 @@
 //! signals arrive; breakpoints with never-true conditions sit on the lines of those
 //! functions, including `return v;` — at -O2 the `ret` itself, a row that is not a
 //! statement start. The debugged run must print exactly what a plain run of the same
-//! rounds prints, exit the same way, and never stop (whether every queued signal was
-//! delivered once is reported, not yet asserted: docs/reliability.md):
-//! a step over a breakpoint that meets a pending signal used to stop with a fake
+//! rounds prints, exit the same way, never stop, and see every queued signal exactly
+//! once (the program counts them with an atomic counter). A step over a breakpoint that meets a pending signal used to stop with a fake
 //! "exception SIGTRAP" at the handler's first instruction.
 //!
 //! Each scenario runs `TANDEM_TORTURE_SECS` seconds (default 3); `TANDEM_TORTURE_SEED`
@@ -334,17 +333,12 @@ fn check(s: Scenario) {
         run.stops.len(),
         run.stops[0]
     );
-    // Known open bug (#28, docs/reliability.md): now and then a queued real-time signal
-    // is lost or doubled under the debugger. Until it is fixed this is reported, not
-    // asserted, so the rest of the harness keeps guarding what it does hold; the line is
-    // printed so a run shows whether it happened.
-    if !run.output.contains("rt all delivered\n") {
-        eprintln!(
-            "torture_signals: NOT VERIFIED: queued real-time signals were lost or doubled \
-             (open bug, #28): {:?}",
-            run.output
-        );
-    }
+    // Every queued real-time signal the program sent reached its handler exactly once.
+    assert!(
+        run.output.contains("rt all delivered\n"),
+        "queued real-time signals were lost or doubled: {:?}",
+        run.output
+    );
     let rounds = run
         .output
         .lines()
@@ -368,10 +362,9 @@ fn check(s: Scenario) {
         .unwrap()
         .parse()
         .unwrap();
-    // The `rt` line is reported above, not compared (docs/reliability.md).
     let timeless = |o: &str| -> String {
         o.lines()
-            .filter(|l| !l.starts_with("handler calls ") && !l.starts_with("rt "))
+            .filter(|l| !l.starts_with("handler calls "))
             .map(|l| format!("{l}\n"))
             .collect()
     };
@@ -601,12 +594,11 @@ fn next_under_signals_o0() {
         .unwrap()
         .to_string();
     let (expected, code) = plain_run(&exe, &rounds);
-    // Known open problem (issue 28, docs/reliability.md): now and then a queued real-time
-    // signal is lost or doubled ("rt LOST OR DOUBLED"); until it is found, this compares
-    // the rest.
+    // The `rt` line is compared too: every queued real-time signal delivered once while
+    // the program was stepped through.
     let timeless = |o: &str| -> Vec<String> {
         o.lines()
-            .filter(|l| !l.starts_with("handler calls ") && !l.starts_with("rt "))
+            .filter(|l| !l.starts_with("handler calls "))
             .map(String::from)
             .collect()
     };
