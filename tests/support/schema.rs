@@ -348,9 +348,17 @@ impl DapInner {
         };
         let mut leaves = Vec::new();
         self.leaves(def, &mut leaves, 0);
-        leaves
-            .iter()
-            .any(|leaf| leaf.get("title").and_then(Value::as_str) == Some("Reverse Requests"))
+        // The schema titles `runInTerminal` "Reverse Requests" but not `startDebugging`,
+        // whose description says it all the same.
+        leaves.iter().any(|leaf| {
+            leaf.get("title").and_then(Value::as_str) == Some("Reverse Requests")
+                || leaf
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| {
+                        d.starts_with("This request is sent from the debug adapter to the client")
+                    })
+        })
     }
 
     /// Resolves `#/definitions/Name`.

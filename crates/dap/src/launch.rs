@@ -73,6 +73,8 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
             roots: debug_roots,
             debuginfod: engine::Debuginfod::CacheOnly,
         },
+        // Decided with the client's capabilities (debugger/children.rs).
+        follow_children: false,
     })
 }
 

@@ -86,6 +86,8 @@ enum Event {
     Output(Chunk),
     /// A report of a debuginfod download a `launch` waits for.
     Fetch(crate::debugger::debuginfo::FetchEvent),
+    /// A child's `startDebugging` went unanswered too long.
+    ChildTimeout,
 }
 
 pub(crate) struct Adapter {
@@ -115,7 +117,13 @@ impl Adapter {
         }
         let events = self.debugger.events();
         let fetches = self.debugger.fetch_events();
+        // A child's `startDebugging` the client has not answered in time.
+        let late = self
+            .debugger
+            .child_deadline()
+            .map_or_else(crossbeam_channel::never, crossbeam_channel::at);
         let ev = crossbeam_channel::select! {
+            recv(late) -> _ => Event::ChildTimeout,
             recv(inbound) -> m => Event::Client(m.ok()?),
             recv(events) -> e => match e {
                 Ok(e) => Event::Debuggee(e),
@@ -196,6 +204,7 @@ impl Adapter {
                 Event::DebuggeeGone => self.debugger.on_debuggee_gone(),
                 Event::Output(chunk) => self.debugger.on_output(chunk),
                 Event::Fetch(report) => self.on_fetch(report),
+                Event::ChildTimeout => self.debugger.on_child_timeouts(),
             }
         }
     }

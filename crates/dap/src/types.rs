@@ -299,6 +299,30 @@ pub enum SourceMapSpec {
     List(Vec<(String, String)>),
 }
 
+impl SourceMapSpec {
+    /// Back to JSON, as the client sent it (for a child's configuration).
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            SourceMapSpec::Map(m) => serde_json::json!(m),
+            SourceMapSpec::List(l) => serde_json::json!(l),
+        }
+    }
+}
+
+impl LaunchArguments {
+    /// The source map as JSON, for the children's configurations.
+    pub fn source_map_json(&self) -> Option<serde_json::Value> {
+        self.source_map.as_ref().map(SourceMapSpec::to_json)
+    }
+}
+
+impl AttachArguments {
+    /// The source map as JSON, for the children's configurations.
+    pub fn source_map_json(&self) -> Option<serde_json::Value> {
+        self.source_map.as_ref().map(SourceMapSpec::to_json)
+    }
+}
+
 // ------------------------------------------------------------------ launch and attach
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -326,6 +350,14 @@ pub struct LaunchArguments {
     /// `debug-file-directory`; relative ones are under `cwd`.
     #[serde(default)]
     pub debug_file_directories: Vec<String>,
+    /// The configuration's `type` (given to the children's sessions).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// What happens to the program's children: `sessions` (default when the client
+    /// supports `startDebugging`) or `detach` (default otherwise).
+    pub follow_children: Option<String>,
+    /// Only children whose command line matches this regex are followed.
+    pub child_filter: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -349,6 +381,27 @@ pub struct AttachArguments {
     #[serde(default)]
     pub stop_on_entry: bool,
     pub source_map: Option<SourceMapSpec>,
+    /// The configuration's `type` (given to the children's sessions).
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    /// As for launch.
+    pub follow_children: Option<String>,
+    /// As for launch.
+    pub child_filter: Option<String>,
+    /// Set by tandem in the configuration of a child's session (`startDebugging`): the
+    /// process is a fork child handed over by its parent's session, waiting to be taken.
+    pub tandem_child: Option<ChildHandover>,
+}
+
+/// A fork child handed over by the parent's session (`tandemChild`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildHandover {
+    /// A vfork child that has not exec'd (its memory is its parent's until then).
+    #[serde(default)]
+    pub vfork: bool,
+    /// The parent's pid, for the record.
+    pub parent: Option<i64>,
 }
 
 /// A pid as a number or a string (`"${command:pickProcess}"` expands to a string).

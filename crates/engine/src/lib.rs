@@ -90,8 +90,9 @@ pub use inspect::Inspect;
 pub use postmortem::CoreSession;
 pub use session::guess_source_map;
 pub use session::{
-    Completion, CompletionKind, ExceptionInfo, ExceptionStop, LaunchOptions, ModuleInfo,
-    ReturnValue, ScopeKind, Session, SessionEvent, StepInTarget, StepKind, Stop, StopCause,
+    AttachOptions, Completion, CompletionKind, ExceptionInfo, ExceptionStop, LaunchOptions,
+    ModuleInfo, ReturnValue, ScopeKind, Session, SessionEvent, StepInTarget, StepKind, Stop,
+    StopCause,
 };
 pub use signals::SignalInfo;
 pub use symbols::{Column, Line, SourceMap};

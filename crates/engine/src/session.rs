@@ -85,6 +85,22 @@ pub struct LaunchOptions {
     pub source_map: SourceMap,
     /// Where the program's separate debug information is looked for.
     pub debug_info: crate::DebugInfoOptions,
+    /// Hand every child the program forks over to a session of its own
+    /// ([`SessionEvent::ChildForked`]) instead of detaching it.
+    pub follow_children: bool,
+}
+
+/// How to attach ([`Session::attach_with`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AttachOptions {
+    /// The process is a fork child another session handed over
+    /// ([`SessionEvent::ChildForked`]): it waits in a job-control stop, ended on attach.
+    pub handed_over: bool,
+    /// It is a vfork child that has not exec'd yet: its memory is its parent's, so its
+    /// breakpoints are planted only once it execs.
+    pub vfork_child: bool,
+    /// Hand the children it forks over too.
+    pub follow_children: bool,
 }
 
 /// Why the debuggee stopped.
@@ -173,6 +189,22 @@ pub enum SessionEvent {
         /// The signal.
         signo: i32,
     },
+    /// The process executed a new program (its symbols are loaded, breakpoints resolved
+    /// again in it); it runs on.
+    Executed {
+        /// The new program.
+        program: PathBuf,
+    },
+    /// The program forked (or vforked) and the child was handed over: freed of every
+    /// breakpoint and patch, untraced, waiting in a job-control stop for a session to
+    /// attach with [`AttachOptions::handed_over`] (or for a SIGCONT that lets it run
+    /// free). Only with [`LaunchOptions::follow_children`] / [`AttachOptions`].
+    ChildForked {
+        /// The new process.
+        pid: Pid,
+        /// Whether it was a vfork (its memory is the parent's until it execs).
+        vfork: bool,
+    },
     /// The program's full symbol index is being built in the background: `done` of
     /// `total` units (`done == total` once, at the end). No request waits for it;
     /// function breakpoints gain their inlined copies when it ends.
@@ -182,6 +214,14 @@ pub enum SessionEvent {
         /// Units in the program.
         total: usize,
     },
+}
+
+fn fork_policy(follow: bool) -> tracer::ForkPolicy {
+    if follow {
+        tracer::ForkPolicy::Follow
+    } else {
+        tracer::ForkPolicy::Detach
+    }
 }
 
 /// Adds to `map` the rules guessed for the sources of `executable` when the map has a
@@ -321,6 +361,7 @@ impl Session {
             stdio: options.stdio,
             disable_aslr: options.disable_aslr,
             stop_at: tracer::StopAt::Entry,
+            fork_policy: fork_policy(options.follow_children),
             ..Default::default()
         };
         let open = program.clone();
@@ -336,6 +377,12 @@ impl Session {
     /// A process in another mount namespace (a container) is read through /proc/PID/exe
     /// and /proc/PID/root: nothing needs to be installed in the container.
     pub fn attach(pid: Pid, source_map: SourceMap) -> Result<Session> {
+        Session::attach_with(pid, source_map, AttachOptions::default())
+    }
+
+    /// [`Session::attach`] with options: taking over a fork child another session handed
+    /// over, following the children of the process.
+    pub fn attach_with(pid: Pid, source_map: SourceMap, options: AttachOptions) -> Result<Session> {
         let program = tracer::procfs::exe_of(pid)
             .ok_or_else(|| Error::NoExecutable(format!("/proc/{pid}/exe")))?;
         let open = crate::modules::main_executable(pid, &program);
@@ -347,7 +394,12 @@ impl Session {
         }
         .open_options();
         Session::start(program, &open, &debug, source_map, move |sink| {
-            let handle = tracer::spawn_attach(pid, tracer::AttachConfig::default(), sink)?;
+            let config = tracer::AttachConfig {
+                fork_policy: fork_policy(options.follow_children),
+                continue_job_stop: options.handed_over,
+                vfork_child: options.vfork_child,
+            };
+            let handle = tracer::spawn_attach(pid, config, sink)?;
             Ok((handle, None))
         })
     }

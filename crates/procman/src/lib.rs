@@ -56,5 +56,7 @@ pub use hooks::{install_panic_hook, install_signal_hook};
 pub use listing::{
     format_table, list_processes, read_process, ContainerEntry, ProcessEntry, ProcessRow,
 };
-pub use manager::{ManagerEvent, Paused, PausedDebuggee, ProcessManager, ShutdownHandle};
+pub use manager::{
+    kill_child, release_child, ManagerEvent, Paused, PausedDebuggee, ProcessManager, ShutdownHandle,
+};
 pub use postmortem::CoreDebug;

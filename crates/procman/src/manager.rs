@@ -275,7 +275,18 @@ impl ProcessManager {
         pid: Pid,
         source_map: engine::SourceMap,
     ) -> Result<Arc<DebugSession>> {
-        let engine = engine::Session::attach(pid, source_map)?;
+        self.attach_debug_with(pid, source_map, engine::AttachOptions::default())
+    }
+
+    /// [`Manager::attach_debug`] with options: taking over a fork child another session
+    /// handed over ([`engine::SessionEvent::ChildForked`]), following its children.
+    pub fn attach_debug_with(
+        &self,
+        pid: Pid,
+        source_map: engine::SourceMap,
+        options: engine::AttachOptions,
+    ) -> Result<Arc<DebugSession>> {
+        let engine = engine::Session::attach_with(pid, source_map, options)?;
         self.adopt(engine, engine::StopCause::Attached)
     }
 
@@ -387,4 +398,17 @@ impl Drop for ProcessManager {
     fn drop(&mut self) {
         self.inner.shutdown();
     }
+}
+
+/// Lets a fork child that was handed over ([`engine::SessionEvent::ChildForked`]) and
+/// that no session takes over run on: it is untraced and free of breakpoints, waiting in
+/// a job-control stop, which SIGCONT ends. A pid that is gone is no error.
+pub fn release_child(pid: Pid) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid.0), nix::sys::signal::SIGCONT);
+}
+
+/// Ends a fork child of a program whose session kills it (SIGKILL: the child's own
+/// session, if any, sees it die). A pid that is gone is no error.
+pub fn kill_child(pid: Pid) {
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid.0), nix::sys::signal::SIGKILL);
 }

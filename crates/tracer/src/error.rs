@@ -15,6 +15,10 @@ pub enum Error {
         /// Why this is likely: ptrace_scope, missing CAP_SYS_PTRACE, already traced.
         hint: String,
     },
+    /// The process is a vfork child that has not exec'd: its memory is its parent's,
+    /// and a breakpoint written there would be the parent's too.
+    #[error("the process shares its memory with its parent until it execs (vfork): no breakpoint can be set yet")]
+    SharedMemory,
     /// The process does not exist (ESRCH).
     #[error("cannot attach to process {pid}: no such process")]
     NoSuchProcess {

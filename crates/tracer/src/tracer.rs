@@ -224,6 +224,10 @@ pub struct AttachConfig {
     /// Send SIGCONT once attached, so a process in a job-control stop (a fork child
     /// handed over by [`ForkPolicy::Follow`]) runs on the next resume.
     pub continue_job_stop: bool,
+    /// The process is a vfork child handed over before its exec: it shares its memory
+    /// with the parent (blocked in vfork until then), so no breakpoint may be written
+    /// into it until it execs ([`Error::SharedMemory`]).
+    pub vfork_child: bool,
 }
 
 /// Whether tandem started the process or attached to it; decides what ending the
@@ -389,6 +393,8 @@ pub struct Tracer {
     /// condition): the pause is still owed, by that thread.
     pause_owed: Option<Tid>,
     vfork_bps_removed: bool,
+    /// A vfork child before its exec: its memory is its parent's (no int3 may go in).
+    shares_parent_memory: bool,
     debugregs_used: bool,
     /// The hardware slots every thread has, also written to threads created later.
     watch: DebugRegisters,
@@ -522,6 +528,7 @@ impl Tracer {
             pause_requested: false,
             pause_owed: None,
             vfork_bps_removed: false,
+            shares_parent_memory: false,
             debugregs_used: false,
             watch: DebugRegisters::default(),
             handed_over: Vec::new(),
@@ -599,6 +606,7 @@ impl Tracer {
             return Err(Error::NoSuchProcess { pid });
         }
         let mut t = Tracer::new(pid, Origin::Attached, config.fork_policy);
+        t.shares_parent_memory = config.vfork_child;
         let options = base_options();
         // Seize every thread; re-read the task list until it stops changing, since
         // threads created before their creator was seized are not auto-attached.

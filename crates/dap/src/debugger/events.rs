@@ -103,6 +103,8 @@ impl Debugger {
             SessionEvent::Exited { code } => self.on_exit(code, None, output_rx),
             SessionEvent::Signaled { signo } => self.on_exit(128 + signo, Some(signo), output_rx),
             SessionEvent::Indexing { done, total } => self.on_indexing(done, total),
+            SessionEvent::ChildForked { pid, vfork } => self.on_child_forked(pid, vfork),
+            SessionEvent::Executed { .. } => self.on_child_exec(),
             other => tracing::debug!(?other, "debuggee event ignored"),
         }
     }

@@ -40,6 +40,14 @@ impl Debugger {
             }
             None => None,
         };
+        options.follow_children = self.children_policy(children::ChildrenArgs {
+            follow: args.follow_children.as_deref(),
+            filter: args.child_filter.as_deref(),
+            kind: args.kind.as_deref(),
+            source_map: args.source_map_json(),
+            cwd: args.cwd.as_deref(),
+            is_child: false,
+        })?;
         let source_map = options.source_map.clone();
         let program = options.program.display().to_string();
         let cwd = options.cwd.clone();
@@ -131,8 +139,23 @@ impl Debugger {
             return Err("a program is already being debugged".into());
         }
         let source_map = launch::attach_source_map(&args, pid);
+        let follow_children = self.children_policy(children::ChildrenArgs {
+            follow: args.follow_children.as_deref(),
+            filter: args.child_filter.as_deref(),
+            kind: args.kind.as_deref(),
+            source_map: args.source_map_json(),
+            cwd: args.cwd.as_deref(),
+            is_child: args.tandem_child.is_some(),
+        })?;
+        let options = engine::AttachOptions {
+            handed_over: args.tandem_child.is_some(),
+            vfork_child: args.tandem_child.as_ref().is_some_and(|c| c.vfork),
+            follow_children,
+        };
         let progress = self.progress_start("Attaching", &format!("process {}", pid.0));
-        let session = self.manager.attach_debug(pid, source_map.clone());
+        let session = self
+            .manager
+            .attach_debug_with(pid, source_map.clone(), options);
         self.progress_end(progress);
         let session = session.map_err(|e| format!("cannot attach to process {}: {e}", pid.0))?;
         self.launch_args = None;
@@ -282,8 +305,14 @@ impl Debugger {
 
     pub(crate) fn disconnect(&mut self, args: Option<DisconnectArguments>) -> Result<(), Failure> {
         let args = args.unwrap_or_default();
+        let Some(launched) = self.debuggee.as_ref().map(|d| d.launched) else {
+            return Ok(());
+        };
+        let terminate = args.terminate_debuggee.unwrap_or(launched);
+        if terminate {
+            self.end_children();
+        }
         if let Some(d) = self.debuggee.take() {
-            let terminate = args.terminate_debuggee.unwrap_or(d.launched);
             let how = if terminate {
                 procman::EndMode::Kill
             } else if args.suspend_debuggee == Some(true) {
@@ -300,6 +329,9 @@ impl Debugger {
     }
 
     pub(crate) fn terminate(&mut self, _: Option<TerminateArguments>) -> Result<(), Failure> {
+        if self.debuggee.as_ref().is_some_and(|d| d.launched) {
+            self.end_children();
+        }
         if let Some(d) = self.debuggee.take() {
             // An attached program is asked to end as the system asks it: detached,
             // then SIGTERM.
@@ -319,6 +351,9 @@ impl Debugger {
 
     pub(crate) fn on_client_response(&mut self, resp: dap::Response) {
         tracing::debug!(command = %resp.command, success = resp.success, "response from the client");
+        if self.on_child_answer(&resp) {
+            return;
+        }
         if let Some((seq, give_up)) = &self.terminal_request {
             if resp.request_seq == *seq {
                 if !resp.success {

@@ -26,6 +26,8 @@ use crate::types::{self, *};
 
 /// setBreakpoints and the other breakpoint requests.
 mod breakpoints;
+/// Fork children in sessions of their own (`startDebugging`).
+mod children;
 /// A stripped program's debug information fetched from debuginfod before launch.
 pub(crate) mod debuginfo;
 /// The owner's events as DAP events.
@@ -54,6 +56,7 @@ struct ClientCaps {
     invalidated: bool,
     lines_start_at0: bool,
     columns_start_at0: bool,
+    start_debugging: bool,
 }
 
 /// What a session shows: a program the process manager runs, or a core file it opened.
@@ -159,6 +162,8 @@ pub struct Debugger {
     terminal_request: Option<(i64, Arc<std::sync::atomic::AtomicBool>)>,
     /// A launch waiting for its program's debug information (debuginfod).
     fetcher: debuginfo::Fetcher,
+    /// What happens to the program's children, and their `startDebugging`s in flight.
+    children: children::Children,
 }
 
 fn fail(e: impl std::fmt::Display) -> Failure {
@@ -193,6 +198,7 @@ impl Debugger {
             indexing: None,
             terminal_request: None,
             fetcher: debuginfo::Fetcher::default(),
+            children: children::Children::default(),
         }
     }
 
@@ -203,6 +209,7 @@ impl Debugger {
             invalidated: args.supports_invalidated_event == Some(true),
             lines_start_at0: args.lines_start_at1 == Some(false),
             columns_start_at0: args.columns_start_at1 == Some(false),
+            start_debugging: args.supports_start_debugging_request == Some(true),
         };
     }
 

@@ -179,6 +179,12 @@ impl Core {
             Event::Stopped { tid, reason } => self.on_stop(t, tid, reason),
             Event::ThreadCreated { tid, .. } => self.send(SessionEvent::ThreadStarted(tid)),
             Event::ThreadExited { tid } => self.send(SessionEvent::ThreadExited(tid)),
+            Event::ForkDetached {
+                child,
+                vfork,
+                stopped: true,
+                ..
+            } => self.send(SessionEvent::ChildForked { pid: child, vfork }),
             Event::Exited { code } => {
                 self.exited = true;
                 self.running = false;
@@ -261,6 +267,9 @@ impl Core {
             self.pid.0,
             exe.display()
         )));
+        self.send(SessionEvent::Executed {
+            program: exe.clone(),
+        });
         let all: Vec<Arc<Module>> = self.modules.all().to_vec();
         self.jit_pending = true;
         let Core {

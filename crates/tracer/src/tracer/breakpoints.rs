@@ -5,6 +5,9 @@ use super::*;
 impl Tracer {
     /// Inserts an int3 at `addr`, or counts one more user of an existing one.
     pub fn insert_breakpoint(&mut self, addr: RuntimeAddr) -> Result<()> {
+        if self.shares_parent_memory {
+            return Err(Error::SharedMemory);
+        }
         if self.is_running() {
             return self.edit_text(|t| t.insert_breakpoint(addr))?;
         }

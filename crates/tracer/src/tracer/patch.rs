@@ -192,7 +192,10 @@ impl Tracer {
         let end = site + len as u64;
         let before = self.patches.range(..site).next_back();
         let from = self.patches.range(site..end).next();
-        before.into_iter().chain(from).any(|(_, p)| p.overlaps(site, end))
+        before
+            .into_iter()
+            .chain(from)
+            .any(|(_, p)| p.overlaps(site, end))
     }
 
     /// Places a patch's code and, when nothing stands in the way, its jump. Returns

@@ -326,6 +326,7 @@ impl Tracer {
                         // The old image and its breakpoints are gone; the kernel
                         // cleared the debug registers too.
                         self.breakpoints.clear();
+                        self.shares_parent_memory = false;
                         self.patches.clear();
                         self.regions.clear();
                         self.moribund.clear();

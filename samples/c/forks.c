@@ -1,0 +1,84 @@
+/* Forking shapes for the child-session tests (tests/dap_children.rs):
+ *   forks prefork    a parent forks 3 workers that each run a deterministic job
+ *   forks exec PROG  fork, then exec PROG (a second program) in the child
+ *   forks spawn N PROG  posix_spawn PROG N times (vfork underneath), one after another
+ *   forks crash      a child dereferences a null pointer
+ * The parent reports every child's exit in order; children print nothing, so the
+ * output is deterministic. */
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+__attribute__((noinline)) static int job(int k)
+{
+    int acc = k * 7 + 1;
+    for (int i = 0; i < 1000; i++)
+        acc = (acc * 31 + i) % 9973;
+    return acc % 50; /* S:job */
+}
+
+__attribute__((noinline)) static void crash(int *p)
+{
+    *p = 42; /* S:crash */
+}
+
+static void report(const char *what, int i, pid_t pid)
+{
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status))
+        printf("%s %d exit %d\n", what, i, WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        printf("%s %d signal %d\n", what, i, WTERMSIG(status));
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "prefork";
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (strcmp(mode, "prefork") == 0) {
+        pid_t pids[3];
+        for (int k = 0; k < 3; k++) {
+            pids[k] = fork();
+            if (pids[k] == 0)
+                _exit(job(k)); /* S:worker */
+        }
+        for (int k = 0; k < 3; k++)
+            report("worker", k, pids[k]);
+    } else if (strcmp(mode, "exec") == 0 && argc > 2) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(argv[2], argv[2], "5", (char *)NULL);
+            _exit(127);
+        }
+        report("exec", 0, pid);
+    } else if (strcmp(mode, "spawn") == 0 && argc > 3) {
+        int n = atoi(argv[2]);
+        for (int i = 0; i < n; i++) {
+            char arg[16];
+            snprintf(arg, sizeof arg, "%d", i);
+            char *child_argv[] = {argv[3], arg, NULL};
+            pid_t pid;
+            if (posix_spawn(&pid, argv[3], NULL, NULL, child_argv, environ) != 0) {
+                printf("spawn %d failed\n", i);
+                continue;
+            }
+            report("spawn", i, pid);
+        }
+    } else if (strcmp(mode, "crash") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            crash(NULL);
+            _exit(0);
+        }
+        report("crash", 0, pid);
+    }
+    printf("parent done\n");
+    return 0;
+}

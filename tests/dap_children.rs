@@ -1,0 +1,420 @@
+//! Programs that fork and exec (issue 31): every child the program forks gets a session of
+//! its own through the reverse request `startDebugging`, driven here as VS Code drives it
+//! (answer the request, start a new `tandem dap`, `initialize`, `attach` with the given
+//! configuration, breakpoints, `configurationDone`). samples/c/forks.c forks workers, execs
+//! and posix_spawns samples/c/exec_target.c, and has a child that crashes. In every case the
+//! parent's output and exit code equal an undebugged run's, each child's exit code too,
+//! the stops carry the values the sample computes, and nothing is left traced or stopped.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::dap::{build, line_of, sample_path, DapClient};
+
+fn forks() -> PathBuf {
+    build("c/forks.c", "gcc", &["-g", "-O0"])
+}
+
+fn target() -> PathBuf {
+    build("c/exec_target.c", "gcc", &["-g", "-O0"])
+}
+
+/// The program alone: its output and exit code.
+fn plain(args: &[&str]) -> (String, i32) {
+    let out = Command::new(forks()).args(args).output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// What the program printed, from the session's output events.
+fn printed(c: &DapClient) -> String {
+    c.output
+        .iter()
+        .filter(|(cat, _)| cat == "stdout")
+        .map(|(_, t)| t.replace("\r\n", "\n"))
+        .collect()
+}
+
+/// The parent's session: launched with `caps` and `extra` launch attributes, no
+/// breakpoints of its own, running.
+fn parent(args: &[&str], caps: Value, extra: Value) -> DapClient {
+    let mut c = DapClient::new();
+    c.initialize_with(caps);
+    let mut launch = json!({"type": "tandem", "program": forks(), "args": args,
+                            "console": "internalConsole", "stdio": "pipes"});
+    for (k, v) in extra.as_object().unwrap() {
+        launch[k] = v.clone();
+    }
+    c.ok("launch", launch);
+    c.ok("configurationDone", json!({}));
+    c
+}
+
+/// The parent's exit: its code, after `terminated`; the output events are all in.
+fn parent_exit(c: &mut DapClient) -> i64 {
+    let exited = c.event("exited");
+    c.event("terminated");
+    exited["body"]["exitCode"].as_i64().unwrap()
+}
+
+/// A child's session as VS Code opens it for a `startDebugging` request: answered, a new
+/// adapter, `initialize`, `attach` with the configuration, the breakpoints, then
+/// `configurationDone`. Returns the session and the `setBreakpoints` answer.
+fn child_session(parent: &mut DapClient, source: &Path, lines: &[i64]) -> (DapClient, Value) {
+    let req = parent.adapter_request("startDebugging");
+    let args = &req["arguments"];
+    assert_eq!(args["request"], "attach", "{req}");
+    let config = args["configuration"].clone();
+    assert_eq!(config["request"], "attach", "{config}");
+    assert_eq!(config["type"], "tandem", "the parent's type: {config}");
+    let pid = config["pid"].as_i64().unwrap();
+    let name = config["name"].as_str().unwrap();
+    assert!(
+        name.contains(&format!("[{pid}]")),
+        "named after the child: {name}"
+    );
+    // The child waits for its session: stopped, not running a single instruction.
+    // (Its SIGSTOP is acted on as it returns from the fork: poll for it.)
+    let waits = support::dap::wait_until(Duration::from_secs(5), || {
+        testsupport::process_state(pid as i32) == Some('T')
+    });
+    assert!(
+        waits,
+        "child {pid} should wait stopped: {:?}",
+        testsupport::process_state(pid as i32)
+    );
+    parent.respond(&req, true, json!({}));
+    let mut c = DapClient::new();
+    c.initialize_with(json!({"supportsStartDebuggingRequest": true}));
+    c.ok("attach", config);
+    let bps: Vec<Value> = lines.iter().map(|l| json!({"line": l})).collect();
+    let set = c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source}, "breakpoints": bps}),
+    );
+    c.ok("configurationDone", json!({}));
+    (c, set)
+}
+
+/// The value of `expr` in the top frame of the stopped thread.
+fn top_value(c: &mut DapClient, stopped: &Value, expr: &str) -> String {
+    let tid = stopped["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    let frame = frames[0]["id"].as_i64().unwrap();
+    c.evaluate(frame, expr)["result"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The child's session to its end: the exit code it reported.
+fn child_exit(mut c: DapClient) -> i64 {
+    let exited = c.event("exited");
+    c.event("terminated");
+    c.ok("disconnect", json!({}));
+    exited["body"]["exitCode"].as_i64().unwrap()
+}
+
+#[test]
+fn prefork_workers_each_in_a_session() {
+    let src = sample_path("c/forks.c");
+    let job = line_of(&src, "S:job");
+    let (expected, code) = plain(&["prefork"]);
+    let mut p = parent(
+        &["prefork"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    let mut codes = Vec::new();
+    for k in 0..3 {
+        let (mut c, set) = child_session(&mut p, &src, &[job]);
+        assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+        let stopped = c.event("stopped");
+        assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+        // Worker k stops in its job with its own k: the child's memory, not the parent's.
+        assert_eq!(top_value(&mut c, &stopped, "k"), k.to_string());
+        let acc = top_value(&mut c, &stopped, "acc");
+        let tid = stopped["body"]["threadId"].as_i64().unwrap();
+        c.ok("continue", json!({"threadId": tid}));
+        let exit = child_exit(c);
+        assert_eq!(exit, acc.parse::<i64>().unwrap() % 50, "worker {k}");
+        codes.push(exit);
+    }
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    for (k, exit) in codes.iter().enumerate() {
+        assert!(
+            expected.contains(&format!("worker {k} exit {exit}\n")),
+            "{expected}"
+        );
+    }
+    p.finish();
+}
+
+#[test]
+fn fork_then_exec_stops_in_the_new_program() {
+    let target = target();
+    let tsrc = sample_path("c/exec_target.c");
+    let line = line_of(&tsrc, "S:target");
+    let t = target.to_str().unwrap();
+    let (expected, code) = plain(&["exec", t]);
+    let mut p = parent(
+        &["exec", t],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    // Before the exec the line is not in the child's program: pending until it is.
+    let (mut c, _) = child_session(&mut p, &tsrc, &[line]);
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+    assert_eq!(top_value(&mut c, &stopped, "n"), "5");
+    let tid = stopped["body"]["threadId"].as_i64().unwrap();
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(child_exit(c), 28);
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    p.finish();
+}
+
+#[test]
+fn posix_spawn_children_each_in_a_session() {
+    let target = target();
+    let tsrc = sample_path("c/exec_target.c");
+    let line = line_of(&tsrc, "S:target");
+    let t = target.to_str().unwrap();
+    let n = 4;
+    let count = n.to_string();
+    let (expected, code) = plain(&["spawn", &count, t]);
+    let mut p = parent(
+        &["spawn", &count, t],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    for i in 0..n {
+        // A vfork child shares its parent's memory until it execs: its breakpoints go in
+        // after the exec, never into the parent.
+        let (mut c, _) = child_session(&mut p, &tsrc, &[line]);
+        let stopped = c.event("stopped");
+        assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+        assert_eq!(top_value(&mut c, &stopped, "n"), i.to_string());
+        let tid = stopped["body"]["threadId"].as_i64().unwrap();
+        c.ok("continue", json!({"threadId": tid}));
+        assert_eq!(child_exit(c), (i * i + 3) % 64);
+    }
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    p.finish();
+}
+
+#[test]
+fn a_crashing_child_stops_in_its_own_session() {
+    let src = sample_path("c/forks.c");
+    let line = line_of(&src, "S:crash");
+    let (expected, code) = plain(&["crash"]);
+    let mut p = parent(
+        &["crash"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    let (mut c, _) = child_session(&mut p, &src, &[]);
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "exception", "{stopped}");
+    let tid = stopped["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    assert_eq!(frames[0]["name"], "crash", "{frames:?}");
+    assert_eq!(frames[0]["line"], line, "{frames:?}");
+    // Going on delivers the SIGSEGV, as without the debugger.
+    c.ok("continue", json!({"threadId": tid}));
+    c.event("terminated");
+    c.ok("disconnect", json!({}));
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    assert!(expected.contains("crash 0 signal 11"), "{expected}");
+    p.finish();
+}
+
+#[test]
+fn refused_sessions_leave_the_children_running_free() {
+    let (expected, code) = plain(&["prefork"]);
+    let mut p = parent(
+        &["prefork"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    for _ in 0..3 {
+        let req = p.adapter_request("startDebugging");
+        p.respond(&req, false, json!({}));
+    }
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    let said = p
+        .output
+        .iter()
+        .filter(|(_, t)| t.contains("did not open a session for child process"))
+        .count();
+    assert_eq!(said, 3, "{:?}", p.output);
+    p.finish();
+}
+
+/// Children no session is opened for: not asked for, and run as without the debugger.
+fn runs_without_child_sessions(caps: Value, extra: Value) {
+    let (expected, code) = plain(&["prefork"]);
+    let mut p = parent(&["prefork"], caps, extra);
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    let asked = p
+        .drain_events(Duration::from_millis(100))
+        .into_iter()
+        .filter(|m| m["type"] == "request")
+        .count();
+    assert_eq!(asked, 0, "no startDebugging expected");
+    p.finish();
+}
+
+#[test]
+fn a_client_without_start_debugging_gets_no_child_sessions() {
+    runs_without_child_sessions(json!({}), json!({}));
+}
+
+#[test]
+fn children_the_filter_rejects_are_detached() {
+    runs_without_child_sessions(
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({"childFilter": "^nothing-matches$"}),
+    );
+}
+
+#[test]
+fn follow_children_detach_opens_no_sessions() {
+    runs_without_child_sessions(
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({"followChildren": "detach"}),
+    );
+}
+
+#[test]
+fn follow_children_same_is_refused_clearly() {
+    let mut c = DapClient::new();
+    c.initialize_with(json!({"supportsStartDebuggingRequest": true}));
+    let msg = c.err(
+        "launch",
+        json!({"program": forks(), "args": ["prefork"], "followChildren": "same"}),
+    );
+    assert!(msg.contains("followChildren"), "{msg}");
+    c.finish();
+}
+
+#[test]
+fn the_filter_is_matched_again_at_exec() {
+    let target = target();
+    let t = target.to_str().unwrap();
+    let (expected, code) = plain(&["exec", t]);
+    // At the fork the child's command line is the parent's (it has "forks"); after the
+    // exec it is exec_target's, which the filter does not match: detached there.
+    let mut p = parent(
+        &["exec", t],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({"childFilter": "forks"}),
+    );
+    let tsrc = sample_path("c/exec_target.c");
+    let (mut c, _) = child_session(&mut p, &tsrc, &[line_of(&tsrc, "S:target")]);
+    c.event("terminated");
+    assert!(
+        c.output
+            .iter()
+            .any(|(_, t)| t.contains("childFilter does not match")),
+        "{:?}",
+        c.output
+    );
+    c.ok("disconnect", json!({}));
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    // The breakpoint on its line was never hit: it ran as without the debugger.
+    assert_eq!(printed(&p), expected);
+    p.finish();
+}
+
+#[test]
+fn a_shell_pipeline_each_command_in_a_session() {
+    let target = target();
+    let tsrc = sample_path("c/exec_target.c");
+    let line = line_of(&tsrc, "S:target");
+    let t = target.display().to_string();
+    let script = format!("{t} 2 | cat; {t} 3; echo status $?");
+    let plain = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let expected = String::from_utf8_lossy(&plain.stdout).into_owned();
+    let mut p = DapClient::new();
+    p.initialize_with(json!({"supportsStartDebuggingRequest": true}));
+    p.ok(
+        "launch",
+        json!({"type": "tandem", "program": "/bin/sh", "args": ["-c", script],
+               "console": "internalConsole", "stdio": "pipes", "childFilter": "exec_target"}),
+    );
+    p.ok("configurationDone", json!({}));
+    // Three children: `exec_target 2`, `cat` (detached at its exec: the filter does not
+    // match it) and `exec_target 3`; each target stops at its line with its argument.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let (mut c, _) = child_session(&mut p, &tsrc, &[line]);
+        match c.event_within("stopped", Duration::from_secs(5)) {
+            Some(stopped) => {
+                assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+                let n: i64 = top_value(&mut c, &stopped, "n").parse().unwrap();
+                let tid = stopped["body"]["threadId"].as_i64().unwrap();
+                c.ok("continue", json!({"threadId": tid}));
+                assert_eq!(child_exit(c), (n * n + 3) % 64);
+                seen.push(n);
+            }
+            None => {
+                c.event("terminated");
+                c.ok("disconnect", json!({}));
+                seen.push(0);
+            }
+        }
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, [0, 2, 3], "cat detached, both targets stopped");
+    assert_eq!(parent_exit(&mut p), 0);
+    assert_eq!(printed(&p), expected);
+    p.finish();
+}
+
+#[test]
+fn ending_the_parent_ends_its_children() {
+    let src = sample_path("c/forks.c");
+    let job = line_of(&src, "S:job");
+    let mut p = parent(
+        &["prefork"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    let parent_pid = p.debuggee_pid.unwrap();
+    // One worker stopped in its session, the two others still waiting for theirs.
+    let (mut c, _) = child_session(&mut p, &src, &[job]);
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+    let tid = stopped["body"]["threadId"].as_i64().unwrap();
+    let waiting: Vec<i64> = (0..2)
+        .map(|_| {
+            let req = p.adapter_request("startDebugging");
+            req["arguments"]["configuration"]["pid"].as_i64().unwrap()
+        })
+        .collect();
+    // The launched program's session ends (terminateDebuggee by default): all of it.
+    p.ok("disconnect", json!({}));
+    c.event("terminated");
+    c.ok("disconnect", json!({}));
+    for pid in waiting.iter().copied().chain([tid, parent_pid]) {
+        assert!(
+            support::dap::wait_until(Duration::from_secs(10), || !support::dap::alive(pid)),
+            "process {pid} outlived its session"
+        );
+    }
+    drop(p);
+}
