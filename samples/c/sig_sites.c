@@ -64,10 +64,17 @@ static void on_alarm(int sig)
     ticks = ticks + 1;
 }
 
-static void on_rt(int sig)
+/* A queued signal arrives as it was sent: SI_QUEUE from this process, with the value
+ * the sender gave (the pair number, even). A debugger that re-sends it loses that. */
+static long rt_bad_info;
+
+static void on_rt(int sig, siginfo_t *info, void *uc)
 {
     (void)sig;
+    (void)uc;
     __atomic_fetch_add(&rt_seen, 1, __ATOMIC_RELAXED);
+    if (info->si_code != SI_QUEUE || info->si_pid != getpid() || (info->si_value.sival_int & 1))
+        __atomic_fetch_add(&rt_bad_info, 1, __ATOMIC_RELAXED);
 }
 
 struct worker {
@@ -125,8 +132,8 @@ int main(int argc, char **argv)
     sa.sa_handler = on_alarm;
     sa.sa_flags = SA_ONSTACK;
     sigaction(SIGALRM, &sa, NULL);
-    sa.sa_handler = on_rt;
-    sa.sa_flags = SA_RESTART;
+    sa.sa_sigaction = on_rt;
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
     sigaction(SIGRTMIN + 2, &sa, NULL);
     sigset_t blocked;
     sigemptyset(&blocked);
@@ -153,7 +160,7 @@ int main(int argc, char **argv)
             nanosleep(&nap, NULL);
             /* Queued real-time signals, two at a time to one worker. */
             pthread_t to = w[rt_sent % THREADS].th;
-            union sigval val = {.sival_int = (int)rt_sent};
+            union sigval val = {.sival_int = (int)(rt_sent & ~1L)};
             /* Only a signal the kernel queued counts as sent. */
             rt_sent += pthread_sigqueue(to, SIGRTMIN + 2, val) == 0;
             rt_sent += pthread_sigqueue(to, SIGRTMIN + 2, val) == 0;
@@ -173,7 +180,10 @@ int main(int argc, char **argv)
     printf("total %08x\n", total);
     /* Every queued signal was delivered once (the workers are joined, so all landed). */
     long seen = __atomic_load_n(&rt_seen, __ATOMIC_RELAXED);
-    if (fixed || seen == rt_sent)
+    long bad = __atomic_load_n(&rt_bad_info, __ATOMIC_RELAXED);
+    if (bad)
+        printf("rt %ld with a wrong siginfo\n", bad);
+    else if (fixed || seen == rt_sent)
         printf("rt all delivered\n");
     else
         printf("rt %s %ld of %ld\n", seen < rt_sent ? "LOST" : "DOUBLED",

@@ -74,6 +74,42 @@ pub(crate) fn siginfo(tid: Tid) -> SysResult<libc::siginfo_t> {
     Ok(unsafe { info.assume_init() })
 }
 
+/// Replaces the siginfo of the thread's current stop: a signal injected on the next
+/// resume is delivered with it (the kernel keeps it when the numbers match), instead of
+/// as an SI_USER signal from the tracer.
+pub(crate) fn set_siginfo(tid: Tid, info: &libc::siginfo_t) -> SysResult<()> {
+    ptrace(
+        libc::PTRACE_SETSIGINFO,
+        tid,
+        0,
+        info as *const libc::siginfo_t as usize,
+    )?;
+    Ok(())
+}
+
+/// Queues a signal to a thread again with the siginfo it first came with, where the
+/// kernel allows it from another process (si_code < 0 and not SI_TKILL: sigqueue, timers,
+/// message queues, aio); else as a plain tgkill (the number only).
+pub(crate) fn requeue_signal(pid: i32, tid: i32, info: &libc::siginfo_t) -> SysResult<()> {
+    if info.si_code < 0 && info.si_code != libc::SI_TKILL {
+        let mut copy = *info;
+        // SAFETY: plain system call on a valid siginfo the kernel only reads.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_rt_tgsigqueueinfo,
+                pid,
+                tid,
+                info.si_signo,
+                &mut copy as *mut libc::siginfo_t,
+            )
+        };
+        if check(ret).is_ok() {
+            return Ok(());
+        }
+    }
+    tgkill(pid, tid, info.si_signo)
+}
+
 pub(crate) fn get_regs(tid: Tid) -> SysResult<libc::user_regs_struct> {
     let mut regs = MaybeUninit::<libc::user_regs_struct>::zeroed();
     ptrace(libc::PTRACE_GETREGS, tid, 0, regs.as_mut_ptr() as usize)?;

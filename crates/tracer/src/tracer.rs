@@ -299,6 +299,9 @@ struct Thread {
     listening: bool,
     /// Signal to deliver on the next resume.
     deliver: i32,
+    /// Its siginfo as the kernel queued it, read at its signal-delivery-stop: restored
+    /// before the resume that delivers it, so the program sees the signal it was sent.
+    deliver_info: Option<libc::siginfo_t>,
     /// The pc was moved back to this breakpoint after a hit.
     at_bp: Option<u64>,
     /// Registers read since the last stop (valid while stopped).
@@ -398,6 +401,10 @@ pub struct Tracer {
     debugregs_used: bool,
     /// The hardware slots every thread has, also written to threads created later.
     watch: DebugRegisters,
+    /// Signals that arrived for a thread while another was already waiting to be
+    /// delivered to it (during the tracer's own steps), with their siginfo: queued to it
+    /// again when it resumes, so each is delivered once.
+    kept_signals: HashMap<Tid, Vec<libc::siginfo_t>>,
     /// Fork children left stopped for another tracer (ForkPolicy::Follow).
     handed_over: Vec<Pid>,
     /// /proc/PID/task/PID/stat kept open: stop_all checks the main thread's state
@@ -455,6 +462,15 @@ fn leader_is_zombie(stat: &Option<File>) -> bool {
 /// delivering its pending signal.
 fn resume_one(tid: Tid, t: &mut Thread) {
     let sig = std::mem::take(&mut t.deliver);
+    if let Some(info) = t
+        .deliver_info
+        .take()
+        .filter(|i| sig != 0 && i.si_signo == sig)
+    {
+        if let Err(e) = sys::set_siginfo(tid, &info) {
+            tracing::debug!(tid = tid.0, "restoring a signal's siginfo: {e}");
+        }
+    }
     let res = if t.stepping {
         sys::singlestep(tid, sig)
     } else if t.group_stop {
@@ -532,6 +548,7 @@ impl Tracer {
             debugregs_used: false,
             watch: DebugRegisters::default(),
             handed_over: Vec::new(),
+            kept_signals: HashMap::new(),
             leader_stat: File::open(format!("/proc/{}/task/{}/stat", pid.0, pid.0)).ok(),
             patches: BTreeMap::new(),
             regions: Vec::new(),

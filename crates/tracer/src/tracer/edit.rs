@@ -22,6 +22,15 @@
 
 use super::*;
 
+/// A siginfo that says only which signal (for one whose own siginfo was unreadable).
+fn plain_siginfo(sig: i32) -> libc::siginfo_t {
+    // SAFETY: siginfo_t is plain data; all zeroes is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    info.si_signo = sig;
+    info.si_code = libc::SI_TKILL;
+    info
+}
+
 /// How much of one thread's stack is searched for pcs that could return into a patch.
 const MAX_STACK_SCAN: u64 = 1 << 20;
 
@@ -117,13 +126,42 @@ impl Tracer {
     /// the thread resumes. One signal can be delivered per resume: when another already
     /// waits, this one is sent to the thread again, so none is lost.
     pub(super) fn keep_signal(&mut self, tid: Tid, sig: i32) {
+        // Read now: this is the signal's own delivery stop.
+        let info = sys::siginfo(tid).ok().filter(|i| i.si_signo == sig);
         let Some(t) = self.threads.get_mut(&tid) else {
             return;
         };
-        if t.deliver == 0 {
-            t.deliver = sig;
-        } else if t.deliver != sig {
-            let _ = sys::tgkill(self.pid.0, tid.0, sig);
+        // The newest is delivered on the resume; one already waiting (even of the same
+        // number: real-time signals queue) is queued again then, never dropped.
+        let older = (t.deliver != 0).then(|| (t.deliver, t.deliver_info));
+        t.deliver = sig;
+        t.deliver_info = info;
+        if let Some((older, older_info)) = older {
+            let info = older_info.unwrap_or_else(|| plain_siginfo(older));
+            self.kept_signals.entry(tid).or_default().push(info);
+        }
+    }
+
+    /// Queues again the signals kept for `tid` (every thread: `None`), each with its own
+    /// siginfo where the kernel allows it, before the thread resumes.
+    pub(super) fn requeue_kept(&mut self, tid: Option<Tid>) {
+        let tids: Vec<Tid> = match tid {
+            Some(t) => vec![t],
+            None => self.kept_signals.keys().copied().collect(),
+        };
+        for tid in tids {
+            if self.threads.get(&tid).is_some_and(|t| t.running) {
+                continue;
+            }
+            for info in self.kept_signals.remove(&tid).unwrap_or_default() {
+                if let Err(e) = sys::requeue_signal(self.pid.0, tid.0, &info) {
+                    tracing::warn!(
+                        tid = tid.0,
+                        sig = info.si_signo,
+                        "queuing a kept signal again: {e}"
+                    );
+                }
+            }
         }
     }
 

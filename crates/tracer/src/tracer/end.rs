@@ -127,8 +127,17 @@ impl Tracer {
                 self.clear_trap_flag(tid);
             }
         }
+        self.requeue_kept(None);
         for &tid in &tids {
             let sig = self.threads.get(&tid).map(|t| t.deliver).unwrap_or(0);
+            if let Some(info) = self
+                .threads
+                .get(&tid)
+                .and_then(|t| t.deliver_info)
+                .filter(|i| sig != 0 && i.si_signo == sig)
+            {
+                let _ = sys::set_siginfo(tid, &info);
+            }
             if let Err(e) = sys::detach(tid, sig) {
                 tracing::debug!(tid = tid.0, "PTRACE_DETACH: {e}");
             }
@@ -168,9 +177,7 @@ impl Tracer {
                 }
                 Status::Stopped(sig, 0) => {
                     // Another signal came first: keep it for the detach.
-                    if let Some(t) = self.threads.get_mut(&tid) {
-                        t.deliver = sig;
-                    }
+                    self.keep_signal(tid, sig);
                     return;
                 }
                 Status::Stopped(..) => continue,

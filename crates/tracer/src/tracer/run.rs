@@ -121,6 +121,9 @@ impl Tracer {
             }
             return self.continue_all();
         }
+        if !self.kept_signals.is_empty() {
+            self.requeue_kept(None);
+        }
         // No allocation on this path: it runs on every breakpoint hit.
         for (tid, t) in self.threads.iter_mut() {
             if !t.running {
@@ -133,6 +136,9 @@ impl Tracer {
 
     /// Restarts one stopped thread the way its state asks for.
     pub(super) fn resume_thread(&mut self, tid: Tid) {
+        if self.kept_signals.contains_key(&tid) {
+            self.requeue_kept(Some(tid));
+        }
         if let Some(t) = self.threads.get_mut(&tid) {
             resume_one(tid, t);
         }

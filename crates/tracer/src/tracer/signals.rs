@@ -57,6 +57,9 @@ impl Tracer {
             .get_mut(&tid)
             .ok_or(Error::UnknownThread(tid))?;
         t.deliver = signo.unwrap_or(0);
+        if t.deliver_info.is_some_and(|i| Some(i.si_signo) != signo) {
+            t.deliver_info = None;
+        }
         Ok(())
     }
 }

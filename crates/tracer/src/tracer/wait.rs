@@ -504,8 +504,10 @@ impl Tracer {
         collecting: bool,
     ) -> Outcome {
         let policy = self.signal_policy(sig);
-        if let Some(t) = self.threads.get_mut(&tid) {
-            t.deliver = if policy.pass { sig } else { 0 };
+        if policy.pass {
+            // Delivered from this very stop, with its siginfo; one already waiting is
+            // kept for later, never overwritten.
+            self.keep_signal(tid, sig);
         }
         if policy.stop {
             if let Some(t) = self.threads.get_mut(&tid) {
