@@ -16,6 +16,13 @@
 //! - **A jump goes in only where no thread can return into the bytes it covers**: no
 //!   thread's pc and no word on any thread's stack (a signal frame's saved pc, a return
 //!   address) lies strictly inside them.
+//! - **A step of the tracer's own ends with its trap taken**, even when a job-control stop
+//!   or an interrupt is reported first (the instruction ran, its SIGTRAP is still
+//!   pending): otherwise it surfaces later as a step nobody asked for. A single-step trap
+//!   on a thread nobody steps, without the trap flag or inside placed code, is such a
+//!   leftover and passes silently.
+//! - **No thread resumes inside the bytes of an active jump**, whether all threads resume
+//!   or one alone: it is moved to the copy of the instruction it is at first.
 //! - **Placed code is never freed while the process lives**: a signal frame may hold a pc
 //!   inside it and return there at any later time. Removing a patch restores the site's
 //!   bytes only; at detach, a region some stack still points into stays mapped.

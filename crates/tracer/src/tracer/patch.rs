@@ -24,7 +24,7 @@ const SYS_MUNMAP: u64 = 11;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 const PUSHFQ: u8 = 0x9c;
 /// EFLAGS.TF.
-const TRAP_FLAG: u64 = 1 << 8;
+pub(super) const TRAP_FLAG: u64 = 1 << 8;
 
 /// Single-steps one thread (the others stay stopped), delivering `sig` (0: none), and
 /// waits for its next stop. The tracer's own steps deliver nothing: a signal that
@@ -97,7 +97,7 @@ impl Patch {
         b
     }
 
-    fn in_code(&self, pc: u64) -> bool {
+    pub(super) fn in_code(&self, pc: u64) -> bool {
         let start = self.spec.code_addr.0;
         start <= pc && pc < start + self.spec.code.len() as u64
     }
@@ -134,7 +134,7 @@ impl Patch {
 /// jump back after the copies).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Retired {
-    code: (u64, u64),
+    pub(super) code: (u64, u64),
     lands: [u64; 2],
 }
 
@@ -391,32 +391,39 @@ impl Tracer {
         }
         let tids: Vec<Tid> = self.threads.keys().copied().collect();
         for tid in tids {
-            let Some(t) = self.threads.get(&tid) else {
-                continue;
-            };
-            if t.running || t.new {
-                continue;
-            }
-            let Some(mut regs) = t.regs.or_else(|| sys::get_regs(tid).ok()) else {
-                continue;
-            };
-            let pc = regs.rip;
-            // At a site after its hit, jump in place or int3, the copy runs the site's
-            // instructions (unless a write made it stale).
-            let target = match self.patches.get(&pc) {
-                Some(p) if !p.stale && t.at_bp == Some(pc) => p.copy_of(pc),
-                _ => self
-                    .active_patch_inside(pc)
-                    .and_then(|s| self.patches.get(&s))
-                    .and_then(|p| p.copy_of(pc)),
-            };
-            let Some(target) = target else { continue };
-            regs.rip = target;
-            if sys::set_regs(tid, &regs).is_ok() {
-                if let Some(t) = self.threads.get_mut(&tid) {
-                    t.regs = Some(regs);
-                    t.at_bp = None;
-                }
+            self.leave_patch_site(tid, true);
+        }
+    }
+
+    /// [`Tracer::leave_patch_sites`] for one thread; without `at_hits`, only a thread
+    /// strictly inside the bytes of an active jump moves (before a thread is resumed
+    /// alone: none may run from there).
+    pub(super) fn leave_patch_site(&mut self, tid: Tid, at_hits: bool) {
+        let Some(t) = self.threads.get(&tid) else {
+            return;
+        };
+        if t.running || t.new {
+            return;
+        }
+        let Some(mut regs) = t.regs.or_else(|| sys::get_regs(tid).ok()) else {
+            return;
+        };
+        let pc = regs.rip;
+        // At a site after its hit, jump in place or int3, the copy runs the site's
+        // instructions (unless a write made it stale).
+        let target = match self.patches.get(&pc) {
+            Some(p) if at_hits && !p.stale && t.at_bp == Some(pc) => p.copy_of(pc),
+            _ => self
+                .active_patch_inside(pc)
+                .and_then(|s| self.patches.get(&s))
+                .and_then(|p| p.copy_of(pc)),
+        };
+        let Some(target) = target else { return };
+        regs.rip = target;
+        if sys::set_regs(tid, &regs).is_ok() {
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.regs = Some(regs);
+                t.at_bp = None;
             }
         }
     }
@@ -511,31 +518,45 @@ impl Tracer {
             let pushes_flags = self.read_raw(pc, &mut op).is_ok() && op[0] == PUSHFQ;
             let w = step_and_wait(tid, 0)?;
             match sys::decode(w.status) {
-                Status::Stopped(libc::SIGTRAP, _) => {
-                    // pushfq under single-step saved the trap flag the step set: the
-                    // popfq after the condition would leave the thread stepping for
-                    // good. Clear it in the saved image.
-                    let after =
-                        sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
-                    if pushes_flags && after.rip == pc + 1 {
-                        let mut saved = [0u8; 8];
-                        if self.read_raw(after.rsp, &mut saved).is_ok() {
-                            let flags = u64::from_le_bytes(saved) & !TRAP_FLAG;
-                            self.write_raw(after.rsp, &flags.to_le_bytes())?;
+                // The step's trap, or a signal that came first: it is delivered when the
+                // thread resumes, never overwriting one already waiting.
+                Status::Stopped(libc::SIGTRAP, 0) => {}
+                Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
+                Status::Stopped(..) | Status::Other => {
+                    // An event stop (a job-control stop, an interrupt) can be reported
+                    // before the step's own trap: the instruction ran and its SIGTRAP is
+                    // still pending. Take it now (a step dequeues it before running
+                    // anything), or it would surface later as a step nobody asked for.
+                    if procfs::thread_has_pending_sigtrap(self.pid, tid) {
+                        let w = step_and_wait(tid, 0)?;
+                        match sys::decode(w.status) {
+                            Status::Stopped(libc::SIGTRAP, 0) => {}
+                            Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
+                            Status::Exited(_) | Status::Signaled(..) => {
+                                stash_push(w);
+                                return Ok(());
+                            }
+                            Status::Stopped(..) | Status::Other => {}
                         }
                     }
                 }
-                // A signal arrived first: it is delivered when the thread resumes, never
-                // overwriting one already waiting (the signal the thread stopped with
-                // stays in `deliver` too: a step with no signal only postpones it).
-                Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
-                Status::Stopped(..) | Status::Other => {}
                 Status::Exited(_) | Status::Signaled(..) => {
                     stash_push(w);
                     return Ok(());
                 }
             }
-            regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+            let after = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+            // pushfq under single-step saved the trap flag the step set: the popfq after
+            // the condition would leave the thread stepping for good. Clear it in the
+            // saved image, whichever stop followed the step.
+            if pushes_flags && after.rip == pc + 1 {
+                let mut saved = [0u8; 8];
+                if self.read_raw(after.rsp, &mut saved).is_ok() {
+                    let flags = u64::from_le_bytes(saved) & !TRAP_FLAG;
+                    self.write_raw(after.rsp, &flags.to_le_bytes())?;
+                }
+            }
+            regs = after;
         }
         Err(Error::Placement(
             "a thread did not leave placed code".into(),

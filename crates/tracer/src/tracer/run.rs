@@ -139,6 +139,9 @@ impl Tracer {
         if self.kept_signals.contains_key(&tid) {
             self.requeue_kept(Some(tid));
         }
+        if !self.patches.is_empty() {
+            self.leave_patch_site(tid, false);
+        }
         if let Some(t) = self.threads.get_mut(&tid) {
             resume_one(tid, t);
         }

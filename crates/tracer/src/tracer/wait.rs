@@ -414,6 +414,11 @@ impl Tracer {
                         return Ok(self.watch_stop(tid, dr6 | DR6_SINGLE_STEP));
                     }
                 }
+                if !stepping && code == libc::TRAP_TRACE {
+                    if let Some(outcome) = self.stale_step_trap(tid, collecting) {
+                        return Ok(outcome);
+                    }
+                }
                 return Ok(self.step_done(tid));
             }
             if code == libc::SI_KERNEL {
@@ -563,6 +568,39 @@ impl Tracer {
             }
         }
         Outcome::Report(tid, StopReason::Watchpoint { dr6 })
+    }
+
+    /// A single-step trap for a thread nobody is stepping. Either the trap of a step of
+    /// the tracer's own that was reported late (a job-control stop came first and the
+    /// step's loop had moved on): the trap flag is not set, nothing is news; or the trap
+    /// flag leaked into the program's flags inside placed code (a pushfq under a step):
+    /// it is cleared. Both pass silently. The program's own trap flag elsewhere is its
+    /// business (`None`: handled as before).
+    fn stale_step_trap(&mut self, tid: Tid, collecting: bool) -> Option<Outcome> {
+        if matches!(self.phase, Phase::SteppingOver { tid: t0, .. } if t0 == tid) {
+            return None;
+        }
+        let regs = sys::get_regs(tid).ok()?;
+        let flag = regs.eflags & patch::TRAP_FLAG != 0;
+        let pc = regs.rip;
+        let placed = self.patches.values().any(|p| p.in_code(pc))
+            || self.retired.iter().any(|r| r.code.0 <= pc && pc < r.code.1);
+        if flag && !placed {
+            return None;
+        }
+        tracing::debug!(
+            tid = tid.0,
+            pc = regs.rip,
+            flag,
+            "a late trap of the tracer's own step"
+        );
+        if flag {
+            self.clear_trap_flag(tid);
+        }
+        if !collecting {
+            self.resume_thread(tid);
+        }
+        Some(Outcome::Absorbed)
     }
 
     pub(super) fn step_done(&mut self, tid: Tid) -> Outcome {
