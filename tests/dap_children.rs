@@ -418,3 +418,54 @@ fn ending_the_parent_ends_its_children() {
     }
     drop(p);
 }
+
+/// `tandem debug --follow-children --json`: every worker's stop and exit come with its
+/// pid, the values are each worker's own, and the program's output is unchanged.
+#[test]
+fn the_cli_follows_children_too() {
+    let src = sample_path("c/forks.c");
+    let job = line_of(&src, "S:job");
+    let (expected, code) = plain(&["prefork"]);
+    let out = Command::new(support::tandem_bin())
+        .args(["debug", "--follow-children", "--json", "-p", "k", "-b"])
+        .arg(format!("{}:{job}", src.display()))
+        .arg(forks())
+        .arg("prefork")
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(out.status.code(), Some(code), "{lines:?}");
+    let printed: String = lines
+        .iter()
+        .filter(|l| l["event"] == "output")
+        .map(|l| l["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(printed, expected);
+    let mut ks: Vec<(i64, String)> = lines
+        .iter()
+        .filter(|l| l["event"] == "stopped")
+        .map(|l| {
+            (
+                l["pid"].as_i64().unwrap(),
+                l["values"][0]["value"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    ks.sort_by(|a, b| a.1.cmp(&b.1));
+    let values: Vec<&str> = ks.iter().map(|(_, v)| v.as_str()).collect();
+    assert_eq!(values, ["0", "1", "2"], "{lines:?}");
+    for (pid, k) in &ks {
+        let exit = lines
+            .iter()
+            .find(|l| l["event"] == "exited" && l["pid"] == json!(pid))
+            .unwrap_or_else(|| panic!("no exit of worker {pid}: {lines:?}"));
+        let reported = exit["code"].as_i64().unwrap();
+        assert!(
+            expected.contains(&format!("worker {k} exit {reported}\n")),
+            "{expected} vs {exit}"
+        );
+    }
+}

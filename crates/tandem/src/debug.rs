@@ -41,6 +41,11 @@ pub struct DebugArgs {
     #[arg(long, default_value_t = 32)]
     max_frames: usize,
 
+    /// Debug every process the program forks too, each with the same breakpoints; every
+    /// stop and exit is printed with its process (`pid` in JSON).
+    #[arg(long)]
+    follow_children: bool,
+
     /// Open this core file of PROGRAM instead of running it: print every thread's stack
     /// and the `--print` values (in the thread that got the fatal signal), then exit 0.
     #[arg(long, value_name = "CORE")]
@@ -105,9 +110,26 @@ fn parse_location(spec: &str) -> Result<(Location, Option<String>)> {
 struct Out {
     json: bool,
     lock: Arc<Mutex<()>>,
+    /// With `--follow-children`: the process every report names.
+    process: Option<i32>,
 }
 
 impl Out {
+    /// The same output, for reports of another process.
+    fn for_process(&self, pid: i32) -> Out {
+        Out {
+            process: Some(pid),
+            ..self.clone()
+        }
+    }
+
+    /// What starts a text report: the process, when several are debugged.
+    fn tag(&self) -> String {
+        self.process
+            .map(|p| format!("[process {p}] "))
+            .unwrap_or_default()
+    }
+
     fn text(&self, text: &str) {
         let _guard = self.lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = std::io::stdout().lock();
@@ -116,7 +138,14 @@ impl Out {
     }
 
     fn json(&self, value: &Json) {
-        self.text(&format!("{value}\n"));
+        match (self.process, value) {
+            (Some(pid), Json::Object(map)) => {
+                let mut map = map.clone();
+                map.insert("pid".into(), json!(pid));
+                self.text(&format!("{}\n", Json::Object(map)));
+            }
+            _ => self.text(&format!("{value}\n")),
+        }
     }
 
     /// Forwards one of the program's streams: as it is in text mode, as output objects in
@@ -151,6 +180,7 @@ pub fn run(args: DebugArgs) -> Result<i32> {
     let out = Out {
         json: args.json,
         lock: Arc::new(Mutex::new(())),
+        process: None,
     };
     if let Some(core) = &args.core {
         if !args.breaks.is_empty() || !args.args.is_empty() {
@@ -197,9 +227,15 @@ pub fn run(args: DebugArgs) -> Result<i32> {
         .launch_debug(LaunchOptions {
             program: args.program.clone(),
             args: args.args.clone(),
+            follow_children: args.follow_children,
             ..LaunchOptions::default()
         })
         .with_context(|| format!("cannot debug {}", args.program.display()))?;
+    let out = if args.follow_children {
+        out.for_process(session.pid().0)
+    } else {
+        out
+    };
     let events = session.subscribe();
     let me = ViewId::new();
     let mut forwarders = Vec::new();
@@ -210,7 +246,6 @@ pub fn run(args: DebugArgs) -> Result<i32> {
         forwarders.extend(stdio.stderr.map(|f| out.forward(f, "stderr")));
     }
 
-    let mut statuses = Vec::new();
     let mut by_file: Vec<(PathBuf, Vec<SourceBreakpoint>)> = Vec::new();
     for (file, bp) in lines {
         match by_file.iter_mut().find(|(f, _)| *f == file) {
@@ -218,74 +253,214 @@ pub fn run(args: DebugArgs) -> Result<i32> {
             None => by_file.push((file, vec![bp])),
         }
     }
-    for (file, list) in &by_file {
-        statuses.extend(session.set_line_breakpoints(file, list)?);
-    }
-    if !functions.is_empty() {
-        statuses.extend(session.engine().set_function_breakpoints(&functions)?);
-    }
-    if !addresses.is_empty() {
-        statuses.extend(session.engine().set_instruction_breakpoints(&addresses)?);
-    }
+    let plan = Plan {
+        by_file,
+        functions,
+        addresses,
+    };
+    let statuses = plan.plant(&session)?;
     for (spec, status) in args.breaks.iter().zip(&statuses) {
         report_breakpoint(&out, spec, status);
     }
 
     session.resume(me)?;
-    let mut stops = 0u64;
-    let code = loop {
-        let event = events
-            .recv()
-            .context("the debug session ended unexpectedly")?;
-        let DebugEvent::Engine(event) = event else {
-            if event == DebugEvent::Ended {
-                bail!("the debug session ended unexpectedly");
-            }
-            continue;
-        };
-        match event {
-            SessionEvent::Stopped(stop) => {
-                stops += 1;
-                report_stop(&out, &session, &stop, stops, &args)?;
-                session.resume(me)?;
-            }
-            SessionEvent::Output(text) => {
-                if out.json {
-                    out.json(&json!({"event": "log", "text": text}));
-                } else {
-                    out.text(&format!("{}\n", text.trim_end()));
-                }
-            }
-            SessionEvent::BreakpointResolved(status) => {
-                if out.json {
-                    out.json(&json!({"event": "breakpoint", "id": status.id.0, "verified": status.verified,
-                        "file": status.file.as_ref().map(|f| f.display().to_string()),
-                        "line": status.line.map(|l| l.get())}));
-                } else {
-                    out.text(&format!("breakpoint {} resolved\n", status.id.0));
-                }
-            }
-            SessionEvent::Exited { code } => break code,
-            SessionEvent::Signaled { signo } => {
-                if !out.json {
-                    eprintln!("tandem: the program was killed by signal {signo}");
-                }
-                break 128 + signo;
-            }
-            _ => {}
+    // Followed children are driven on threads of their own, all joined before the end.
+    let (code, stops) = std::thread::scope(|scope| {
+        Run {
+            out: out.clone(),
+            args: &args,
+            plan: &plan,
+            manager: &manager,
+            scope,
         }
-    };
+        .drive(&session, &events, me)
+    })?;
     for f in forwarders {
         let _ = f.join();
     }
+
     if out.json {
         out.json(&json!({"event": "exited", "code": code, "stops": stops}));
     } else {
         out.text(&format!(
-            "[exited with code {code} after {stops} stop(s)]\n"
+            "{}[exited with code {code} after {stops} stop(s)]\n",
+            out.tag()
         ));
     }
     Ok(code)
+}
+
+/// The breakpoints asked for, planted in the program and in each child followed.
+struct Plan {
+    by_file: Vec<(PathBuf, Vec<SourceBreakpoint>)>,
+    functions: Vec<FunctionBreakpoint>,
+    addresses: Vec<engine::InstructionBreakpoint>,
+}
+
+impl Plan {
+    fn plant(&self, session: &DebugSession) -> Result<Vec<BreakpointStatus>> {
+        let mut statuses = Vec::new();
+        for (file, list) in &self.by_file {
+            statuses.extend(session.set_line_breakpoints(file, list)?);
+        }
+        if !self.functions.is_empty() {
+            statuses.extend(session.engine().set_function_breakpoints(&self.functions)?);
+        }
+        if !self.addresses.is_empty() {
+            statuses.extend(
+                session
+                    .engine()
+                    .set_instruction_breakpoints(&self.addresses)?,
+            );
+        }
+        Ok(statuses)
+    }
+}
+
+/// One process's session driven to its end: stops reported, children followed.
+struct Run<'scope, 'env> {
+    out: Out,
+    args: &'env DebugArgs,
+    plan: &'env Plan,
+    manager: &'env ProcessManager,
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+}
+
+impl<'scope, 'env> Run<'scope, 'env> {
+    /// Reports every stop and resumes, until the process ends: its exit code (128 +
+    /// the signal when killed) and the number of stops.
+    fn drive(
+        &self,
+        session: &DebugSession,
+        events: &crossbeam_channel::Receiver<DebugEvent>,
+        me: ViewId,
+    ) -> Result<(i32, u64)> {
+        let out = &self.out;
+        let mut stops = 0u64;
+        let code = loop {
+            let event = events
+                .recv()
+                .context("the debug session ended unexpectedly")?;
+            let DebugEvent::Engine(event) = event else {
+                if event == DebugEvent::Ended {
+                    bail!("the debug session ended unexpectedly");
+                }
+                continue;
+            };
+            match event {
+                SessionEvent::Stopped(stop) => {
+                    stops += 1;
+                    report_stop(out, session, &stop, stops, self.args)?;
+                    session.resume(me)?;
+                }
+                SessionEvent::Output(text) => {
+                    if out.json {
+                        out.json(&json!({"event": "log", "text": text}));
+                    } else {
+                        out.text(&format!("{}{}\n", out.tag(), text.trim_end()));
+                    }
+                }
+                SessionEvent::BreakpointResolved(status) => {
+                    if out.json {
+                        out.json(&json!({"event": "breakpoint", "id": status.id.0, "verified": status.verified,
+                            "file": status.file.as_ref().map(|f| f.display().to_string()),
+                            "line": status.line.map(|l| l.get())}));
+                    } else {
+                        out.text(&format!(
+                            "{}breakpoint {} resolved\n",
+                            out.tag(),
+                            status.id.0
+                        ));
+                    }
+                }
+                SessionEvent::ChildForked { pid, vfork } => self.follow(pid, vfork),
+                SessionEvent::Exited { code } => break code,
+                SessionEvent::Signaled { signo } => {
+                    if !out.json {
+                        eprintln!(
+                            "tandem: {}the program was killed by signal {signo}",
+                            out.tag()
+                        );
+                    }
+                    break 128 + signo;
+                }
+                _ => {}
+            }
+        };
+        Ok((code, stops))
+    }
+
+    /// Takes over a child the program forked (handed over, waiting stopped): its own
+    /// session, the same breakpoints, driven on a thread of its own. A child that cannot
+    /// be taken over is let go, running without the debugger.
+    fn follow(&self, pid: procman::tracer::Pid, vfork: bool) {
+        let child = Run {
+            out: self.out.for_process(pid.0),
+            args: self.args,
+            plan: self.plan,
+            manager: self.manager,
+            scope: self.scope,
+        };
+        let parent = self.out.process;
+        self.scope
+            .spawn(move || child.take_over(pid, vfork, parent));
+    }
+
+    /// [`Run::follow`], on the child's own thread.
+    fn take_over(self, pid: procman::tracer::Pid, vfork: bool, parent: Option<i32>) {
+        let options = engine::AttachOptions {
+            handed_over: true,
+            vfork_child: vfork,
+            follow_children: true,
+        };
+        let out = self.out.clone();
+        let session =
+            match self
+                .manager
+                .attach_debug_with(pid, engine::SourceMap::default(), options)
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    procman::release_child(pid);
+                    out.text(&format!("{}not followed: {e}\n", out.tag()));
+                    return;
+                }
+            };
+        if out.json {
+            out.json(&json!({"event": "process", "parent": parent}));
+        } else {
+            out.text(&format!(
+                "{}forked{}\n",
+                out.tag(),
+                parent
+                    .map(|p| format!(" by process {p}"))
+                    .unwrap_or_default()
+            ));
+        }
+        let events = session.subscribe();
+        let me = ViewId::new();
+        // Breakpoints that cannot go in yet (a vfork child before its exec) resolve there.
+        if let Err(e) = self.plan.plant(&session) {
+            out.text(&format!("{}breakpoints: {e}\n", out.tag()));
+        }
+        if let Err(e) = session.resume(me) {
+            out.text(&format!("{}cannot run: {e}\n", out.tag()));
+            return;
+        }
+        match self.drive(&session, &events, me) {
+            Ok((code, stops)) => {
+                if out.json {
+                    out.json(&json!({"event": "exited", "code": code, "stops": stops}));
+                } else {
+                    out.text(&format!(
+                        "{}[exited with code {code} after {stops} stop(s)]\n",
+                        out.tag()
+                    ));
+                }
+            }
+            Err(e) => out.text(&format!("{}{e}\n", out.tag())),
+        }
+    }
 }
 
 fn report_breakpoint(out: &Out, spec: &str, status: &BreakpointStatus) {
@@ -343,7 +518,8 @@ fn report_stop(
     let frames = session.stop_frames()?;
     let mut frame_json = Vec::new();
     let mut text = format!(
-        "\nstop {n}: {} in thread {}\n",
+        "\n{}stop {n}: {} in thread {}\n",
+        out.tag(),
         cause_text(&stop.cause),
         stop.tid.0
     );
