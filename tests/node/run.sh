@@ -34,5 +34,5 @@ if [[ -n "${TANDEM_BIN:-}" ]]; then
     export TANDEM_BIN
 fi
 
-exec node --test dap.test.js session.test.js adapters.test.js vscode_flow.test.js \
+exec node --test dap.test.js session.test.js adapters.test.js vscode_flow.test.js children.test.js \
     extension.test.js vscode_package.test.js
