@@ -265,3 +265,66 @@ async def test_the_agent_reads_and_drives_the_editors_session(shared):
               "editor continued + stopped there; the editor's breakpoint survived; debug_end let go")
     finally:
         dap.stop()
+
+
+async def test_child_sessions_are_listed_with_their_parent(shared):
+    """The editor debugs a forking program with a session per child (startDebugging
+    answered as VS Code does, the child's `tandem dap` relaying to the same language
+    server): debug_sessions lists the child's session with the parent's as its parent."""
+    root, env, lsp = shared
+    forks = pathlib.Path(SAMPLE).parent / "forks.c"
+    shutil.copy(forks, root / "forks.c")
+    subprocess.run(["gcc", "-g", "-O0", "-o", str(root / "forks"), str(root / "forks.c")], check=True)
+    job = next(n for n, l in enumerate((root / "forks.c").read_text().splitlines(), 1) if "S:job" in l)
+    caps = {"adapterID": "tandem", "linesStartAt1": True, "columnsStartAt1": True,
+            "pathFormat": "path", "supportsStartDebuggingRequest": True}
+    dap = Dap(["dap"], root, env)
+    children: list[Dap] = []
+    try:
+        dap.request("initialize", caps)
+        dap.request("launch", {"type": "tandem", "program": str(root / "forks"), "args": ["prefork"],
+                               "stdio": "pipes"})
+        dap.request("configurationDone")
+        parent_pid = dap.event("process")["body"]["systemProcessId"]
+        ask = dap.next("startDebugging", lambda m: m.get("type") == "request"
+                       and m.get("command") == "startDebugging")
+        dap.send({"seq": 0, "type": "response", "request_seq": ask["seq"], "command": "startDebugging",
+                  "success": True, "body": {}})
+        config = ask["arguments"]["configuration"]
+        child = Dap(["dap"], root, env)
+        children.append(child)
+        child.request("initialize", caps)
+        child.request("attach", config)
+        child.request("setBreakpoints", {"source": {"path": str(root / "forks.c")},
+                                         "breakpoints": [{"line": job}]})
+        child.request("configurationDone")
+        stop = child.event("stopped")
+        assert stop["body"]["reason"] == "breakpoint", stop
+
+        mcp_env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "XDG_RUNTIME_DIR")}
+        params = StdioServerParameters(command=TANDEM, args=["mcp"], cwd=str(root), env=mcp_env)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as s:
+                await s.initialize()
+                listed = (await call(s, "debug_sessions"))["sessions"]
+        by_pid = {x["pid"]: x for x in listed}
+        assert parent_pid in by_pid and config["pid"] in by_pid, listed
+        assert by_pid[config["pid"]]["parent"] == by_pid[parent_pid]["session"], listed
+        assert by_pid[parent_pid]["parent"] is None, listed
+        assert by_pid[config["pid"]]["state"] == "stopped", listed
+
+        # The rest runs without sessions: the other two children are refused.
+        child.request("continue", {"threadId": stop["body"]["threadId"]})
+        child.event("exited")
+        for _ in range(2):
+            ask = dap.next("startDebugging", lambda m: m.get("type") == "request"
+                           and m.get("command") == "startDebugging")
+            dap.send({"seq": 0, "type": "response", "request_seq": ask["seq"],
+                      "command": "startDebugging", "success": False, "message": "refused"})
+        assert dap.event("exited")["body"]["exitCode"] == 0
+        print(f"[shared] child session of pid {config['pid']} listed with parent session "
+              f"{by_pid[parent_pid]['session']} (pid {parent_pid})")
+    finally:
+        for c in children:
+            c.stop()
+        dap.stop()

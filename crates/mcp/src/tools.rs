@@ -86,7 +86,7 @@ pub fn list() -> Value {
             json!({"type": "object", "properties": {"session": session}, "required": ["session"]})),
         tool("debug_end", "End a session: a launched program is killed, an attached one detached and left running. A session another view (an editor) started is only let go of.",
             json!({"type": "object", "properties": {"session": session}, "required": ["session"]})),
-        tool("debug_sessions", "The debug sessions: this server's and those of other views of the same tandem (an editor's, when tandem mcp runs inside the workspace's tandem lsp), with their state; own is false for the others.",
+        tool("debug_sessions", "The debug sessions: this server's and those of other views of the same tandem (an editor's, when tandem mcp runs inside the workspace's tandem lsp), with their state; own is false for the others; parent is the session of the process that forked this one (a child followed in a session of its own), else null.",
             json!({"type": "object", "properties": {}})),
         tool("code_symbols", "Find functions, global variables and types by name in the workspace's binaries (debug information).",
             json!({"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]})),
@@ -244,7 +244,7 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
             let list: Vec<Value> = host
                 .sessions()
                 .iter()
-                .map(|s| json!({"session": s.id, "pid": s.pid, "program": s.program, "origin": s.origin, "state": s.state, "own": s.own}))
+                .map(|s| json!({"session": s.id, "pid": s.pid, "program": s.program, "origin": s.origin, "state": s.state, "own": s.own, "parent": s.parent}))
                 .collect();
             Ok(json!({"sessions": list}))
         }

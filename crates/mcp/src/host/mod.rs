@@ -173,6 +173,9 @@ pub struct SessionReport {
     /// Whether this server started it (else another view did: an editor's debug
     /// adapter, another agent).
     pub own: bool,
+    /// The session of the process that forked this one, when it is being debugged too
+    /// (a child followed in a session of its own).
+    pub parent: Option<u64>,
 }
 
 /// What the program wrote.
@@ -308,6 +311,16 @@ impl Host {
             let program = program_of(session.pid());
             list.push(session_report(&session, program, false));
         }
+        // A child followed in a session of its own: its parent process is another
+        // session's (read from /proc, so it holds whichever view opened either).
+        let pids: Vec<(i32, u64)> = list.iter().map(|r| (r.pid, r.id)).collect();
+        for r in &mut list {
+            let ppid = procman::read_process(procman::tracer::Pid(r.pid)).map(|p| p.ppid.0);
+            r.parent = pids
+                .iter()
+                .find(|(pid, id)| Some(*pid) == ppid && *id != r.id)
+                .map(|(_, id)| *id);
+        }
         list.sort_by_key(|r| r.id);
         list
     }
@@ -360,6 +373,7 @@ fn session_report(session: &DebugSession, program: String, own: bool) -> Session
             DebugState::Ended { .. } => "exited",
         },
         own,
+        parent: None,
     }
 }
 
