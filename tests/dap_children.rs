@@ -469,3 +469,43 @@ fn the_cli_follows_children_too() {
         );
     }
 }
+
+/// clone(2) without CLONE_THREAD makes a process: it gets a session like a fork child,
+/// and without one it runs free of the parent's breakpoints (not taken for a thread).
+#[test]
+fn a_clone_without_clone_thread_is_a_child_process() {
+    let src = sample_path("c/forks.c");
+    let job = line_of(&src, "S:job");
+    let (expected, code) = plain(&["clone"]);
+    let mut p = parent(
+        &["clone"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    let (mut c, _) = child_session(&mut p, &src, &[job]);
+    let stopped = c.event("stopped");
+    assert_eq!(top_value(&mut c, &stopped, "k"), "7");
+    let tid = stopped["body"]["threadId"].as_i64().unwrap();
+    c.ok("continue", json!({"threadId": tid}));
+    child_exit(c);
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    p.finish();
+
+    // No session for it, the parent's breakpoint on the child's line: the child must not
+    // meet that int3.
+    let mut p = DapClient::new();
+    p.initialize();
+    p.ok(
+        "launch",
+        json!({"program": forks(), "args": ["clone"], "console": "internalConsole", "stdio": "pipes"}),
+    );
+    p.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": job}]}),
+    );
+    p.ok("configurationDone", json!({}));
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
+    p.finish();
+}

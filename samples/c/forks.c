@@ -3,8 +3,11 @@
  *   forks exec PROG  fork, then exec PROG (a second program) in the child
  *   forks spawn N PROG  posix_spawn PROG N times (vfork underneath), one after another
  *   forks crash      a child dereferences a null pointer
+ *   forks clone      a child made by clone(2) without CLONE_THREAD (a process)
  * The parent reports every child's exit in order; children print nothing, so the
  * output is deterministic. */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,11 @@ __attribute__((noinline)) static int job(int k)
 __attribute__((noinline)) static void crash(int *p)
 {
     *p = 42; /* S:crash */
+}
+
+static int clone_child(void *arg)
+{
+    return job(*(int *)arg);
 }
 
 static void report(const char *what, int i, pid_t pid)
@@ -71,6 +79,11 @@ int main(int argc, char **argv)
             }
             report("spawn", i, pid);
         }
+    } else if (strcmp(mode, "clone") == 0) {
+        static char stack[64 * 1024];
+        static int k = 7;
+        pid_t pid = clone(clone_child, stack + sizeof stack, SIGCHLD, &k);
+        report("clone", 0, pid);
     } else if (strcmp(mode, "crash") == 0) {
         pid_t pid = fork();
         if (pid == 0) {

@@ -37,6 +37,15 @@ pub(crate) fn stat_state(stat: &str) -> Option<char> {
 }
 
 /// Whether SIGTRAP is pending for this one thread (SigPnd in its status file).
+/// The thread group (process) a task belongs to (`Tgid:` of /proc/TID/status).
+pub(crate) fn tgid_of(tid: Tid) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", tid.0)).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 pub(crate) fn thread_has_pending_sigtrap(pid: Pid, tid: Tid) -> bool {
     let Ok(status) = std::fs::read_to_string(format!("/proc/{}/task/{}/status", pid.0, tid.0))
     else {

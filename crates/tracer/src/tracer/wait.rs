@@ -263,6 +263,21 @@ impl Tracer {
                     libc::PTRACE_EVENT_STOP => Ok(self.event_stop(tid, sig, collecting)),
                     libc::PTRACE_EVENT_CLONE => {
                         let new = Tid(sys::event_msg(tid).unwrap_or(0) as i32);
+                        // clone without CLONE_THREAD makes a process, not a thread: a
+                        // fork child like any other (its breakpoints out, detached or
+                        // handed over).
+                        if new.0 > 0 && procfs::tgid_of(new).is_some_and(|tgid| tgid != self.pid.0)
+                        {
+                            let child = Pid(new.0);
+                            self.detach_fork_child(child, false);
+                            self.after_info(tid, collecting);
+                            return Ok(Outcome::Info(Event::ForkDetached {
+                                parent: tid,
+                                child,
+                                vfork: false,
+                                stopped: self.fork_policy == ForkPolicy::Follow,
+                            }));
+                        }
                         if new.0 > 0 {
                             self.threads.insert(
                                 new,
