@@ -509,3 +509,46 @@ fn a_clone_without_clone_thread_is_a_child_process() {
     assert_eq!(printed(&p), expected);
     p.finish();
 }
+
+/// A child that ends before its session takes it over (killed while it waits): the
+/// session the client opens for it ends cleanly, with a note, and nothing is left behind.
+#[test]
+fn a_child_gone_before_its_session_ends_that_session_cleanly() {
+    let mut p = parent(
+        &["prefork"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    let req = p.adapter_request("startDebugging");
+    let config = req["arguments"]["configuration"].clone();
+    let pid = config["pid"].as_i64().unwrap();
+    // SAFETY: kill(2) on the child the test was just told about, waiting stopped.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(support::dap::wait_until(Duration::from_secs(10), || {
+        !support::dap::alive(pid)
+    }));
+    p.respond(&req, true, json!({}));
+    let mut c = DapClient::new();
+    c.initialize_with(json!({"supportsStartDebuggingRequest": true}));
+    c.ok("attach", config);
+    c.event("terminated");
+    assert!(
+        c.output
+            .iter()
+            .any(|(_, t)| t.contains("ended before its session started")),
+        "{:?}",
+        c.output
+    );
+    c.ok("disconnect", json!({}));
+    for _ in 0..2 {
+        let req = p.adapter_request("startDebugging");
+        p.respond(&req, false, json!({}));
+    }
+    assert_eq!(parent_exit(&mut p), 0);
+    assert!(
+        printed(&p).contains("worker 0 signal 9\n"),
+        "{}",
+        printed(&p)
+    );
+    p.finish();
+}

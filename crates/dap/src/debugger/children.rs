@@ -194,6 +194,19 @@ impl Debugger {
         self.out.event("terminated", Some(json!({})));
     }
 
+    /// The pid of a handed-over child (`tandemChild`) that is gone (exited, killed, a
+    /// zombie) before its session could take it over.
+    pub(super) fn handed_over_child_gone(&self, args: &AttachArguments) -> Option<i64> {
+        args.tandem_child.as_ref()?;
+        let Some(PidSpec::Number(pid)) = args.pid else {
+            return None;
+        };
+        let pid32 = i32::try_from(pid).ok()?;
+        let row = procman::read_process(procman::tracer::Pid(pid32));
+        row.is_none_or(|r| r.state == 'Z' || r.state == 'X')
+            .then_some(pid)
+    }
+
     /// The client's answer to a `startDebugging`; returns whether `resp` was one.
     pub(super) fn on_child_answer(&mut self, resp: &dap::Response) -> bool {
         let Some((pid, _)) = self.children.asked.remove(&resp.request_seq) else {

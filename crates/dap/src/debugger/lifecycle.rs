@@ -125,6 +125,14 @@ impl Debugger {
         if self.debuggee.is_some() {
             return Err("a program is already being debugged".into());
         }
+        if let Some(gone) = self.handed_over_child_gone(&args) {
+            // A child that ended before its session started: the session ends cleanly.
+            self.console(format!(
+                "child process {gone} ended before its session started"
+            ));
+            self.after("terminated", json!({}));
+            return Ok(());
+        }
         let pid = launch::attach_pid(&args)?;
         self.attach_to(args, pid)
     }
