@@ -152,7 +152,16 @@ pub fn debugged_run_lines(
     }
     run.log = strip_ansi(&c.peer.stderr());
     c.finish();
-    for line in run.log.lines() {
+    (run.patches, run.refusals) = placements(&run.log);
+    run
+}
+
+/// From an `engine=debug` log without colours: (file address, length) of each jump patch
+/// placed, and how many sites kept their int3, by reason.
+pub fn placements(log: &str) -> (Vec<(u64, u64)>, BTreeMap<String, usize>) {
+    let mut patches = Vec::new();
+    let mut refusals = BTreeMap::new();
+    for line in log.lines() {
         if line.contains("a jump patch covers the site") {
             let field = |name: &str| -> u64 {
                 let v = line
@@ -164,7 +173,7 @@ pub fn debugged_run_lines(
                     .unwrap();
                 v.parse().unwrap()
             };
-            run.patches.push((field("file_addr"), field("len")));
+            patches.push((field("file_addr"), field("len")));
         } else if let Some(why) = line.split("condition stays with the debugger: ").nth(1) {
             // Addresses vary between runs: group by the words.
             let why: String = why
@@ -179,14 +188,14 @@ pub fn debugged_run_lines(
                 .unwrap()
                 .trim()
                 .to_string();
-            *run.refusals.entry(why).or_default() += 1;
+            *refusals.entry(why).or_default() += 1;
         }
     }
-    run
+    (patches, refusals)
 }
 
 /// The text without terminal colour sequences (`ESC [ … m`).
-fn strip_ansi(text: &str) -> String {
+pub fn strip_ansi(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {

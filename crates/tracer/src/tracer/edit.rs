@@ -140,7 +140,7 @@ impl Tracer {
         };
         // The newest is delivered on the resume; one already waiting (even of the same
         // number: real-time signals queue) is queued again then, never dropped.
-        let older = (t.deliver != 0).then(|| (t.deliver, t.deliver_info));
+        let older = (t.deliver != 0).then_some((t.deliver, t.deliver_info));
         t.deliver = sig;
         t.deliver_info = info;
         if let Some((older, older_info)) = older {
