@@ -116,7 +116,13 @@ fn tandem_stacks(program: &Path) -> Vec<Vec<(Frame, bool)>> {
             let args = dap
                 .scope_vars(id, "Arguments")
                 .iter()
-                .map(|v| format!("{} = {}", v["name"].as_str().unwrap(), v["value"].as_str().unwrap()))
+                .map(|v| {
+                    format!(
+                        "{} = {}",
+                        v["name"].as_str().unwrap(),
+                        v["value"].as_str().unwrap()
+                    )
+                })
                 .collect();
             let subtle = f["presentationHint"] == "subtle";
             let main = function == "main";
@@ -228,4 +234,97 @@ fn tail_call_frames_equal_gdb_at_o2_dwarf4() {
 #[test]
 fn tail_call_frames_equal_gdb_at_o2_dwarf5() {
     check(&["-O2", "-gdwarf-5", "-foptimize-sibling-calls"]);
+}
+
+/// The line gdb's `finish` out of `add` stops at, and what it prints for `x` in the
+/// rebuilt frame of `wack`.
+fn gdb_finish_from_add(program: &Path) -> (i64, String) {
+    let out = std::process::Command::new("gdb")
+        .args(["-batch", "-nx", "-ex", "break add", "-ex", "run"])
+        .args([
+            "-ex",
+            "frame 1",
+            "-ex",
+            "echo X\\040",
+            "-ex",
+            "output x",
+            "-ex",
+            "echo \\n",
+        ])
+        .args([
+            "-ex",
+            "frame 0",
+            "-ex",
+            "finish",
+            "-ex",
+            "echo AT\\040",
+            "-ex",
+            "frame",
+        ])
+        .arg(program)
+        .output()
+        .expect("gdb runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let x = text
+        .lines()
+        .find_map(|l| l.strip_prefix("X "))
+        .map(|l| l.trim().to_string());
+    let at = text.split("AT ").nth(1).unwrap_or("");
+    let line = at
+        .lines()
+        .next()
+        .and_then(|l| l.rsplit_once(':'))
+        .and_then(|(_, n)| n.trim().parse().ok())
+        .unwrap_or(0);
+    (line, x.unwrap_or_default())
+}
+
+/// `stepOut` from a function entered by a tail call returns to the physical caller
+/// (the rebuilt frame never resumes), as gdb's `finish` does; a rebuilt frame's
+/// arguments read as gdb shows them, and evaluating one says it is optimized out (as
+/// a value or as the reason it has none).
+#[test]
+fn step_out_skips_rebuilt_frames() {
+    let program = build(
+        SAMPLE,
+        "gcc",
+        &["-g", "-O2", "-gdwarf-5", "-foptimize-sibling-calls"],
+    );
+    let (gdb_line, gdb_x) = gdb_finish_from_add(&program);
+    let mut dap = DapClient::new();
+    dap.initialize();
+    dap.ok("launch", json!({"program": program}));
+    dap.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "add"}]}),
+    );
+    dap.ok("configurationDone", json!({}));
+    let stopped = dap.event("stopped");
+    let thread = stopped["body"]["threadId"].as_i64().unwrap();
+    let frames = dap.frames(thread);
+    assert_eq!(frames[1]["name"], "wack", "{frames:?}");
+    let wack = frames[1]["id"].as_i64().unwrap();
+    let r = dap.request(
+        "evaluate",
+        json!({"expression": "x", "frameId": wack, "context": "watch"}),
+    );
+    let ours = if r["success"] == true {
+        r["body"]["result"].as_str().unwrap_or("").to_string()
+    } else {
+        r["message"].as_str().unwrap_or("").to_string()
+    };
+    eprintln!("x in the rebuilt wack: gdb {gdb_x:?}, tandem {ours:?}");
+    assert_eq!(gdb_x, "<optimized out>");
+    assert!(ours.contains("optimized out"), "{r}");
+    dap.ok("stepOut", json!({"threadId": thread}));
+    let stopped = dap.event("stopped");
+    let frames = dap.frames(stopped["body"]["threadId"].as_i64().unwrap());
+    eprintln!(
+        "finish from add: gdb at main:{gdb_line}, tandem at {}:{}",
+        frames[0]["name"], frames[0]["line"]
+    );
+    assert_eq!(frames[0]["name"], "main");
+    assert!(gdb_line > 0);
+    assert_eq!(frames[0]["line"].as_i64().unwrap(), gdb_line);
+    dap.finish();
 }

@@ -251,17 +251,11 @@ impl LazyEntryRegisters<'_> {
                 .function
                 .entry()?,
         );
-        let cfa = self
-            .row
-            .and_then(|row| {
-                let ctx = EvalContext::of_frame(
-                    self.mem,
-                    self.regs,
-                    self.module.bias,
-                    RuntimeAddr(self.pc),
-                );
-                binary.compute_cfa(row, &ctx).ok()
-            });
+        let cfa = self.row.and_then(|row| {
+            let ctx =
+                EvalContext::of_frame(self.mem, self.regs, self.module.bias, RuntimeAddr(self.pc));
+            binary.compute_cfa(row, &ctx).ok()
+        });
         let caller = match link_of(&caller, entry) {
             Link::Calls => caller,
             Link::Other => return None,
@@ -302,7 +296,10 @@ enum Link {
 /// How the call site returning to `caller.pc` relates to the function entered at
 /// `callee_entry` (a runtime address).
 fn link_of(caller: &CallerFrame, callee_entry: u64) -> Link {
-    let Some((module, binary)) = caller.module.as_ref().and_then(|m| m.binary().map(|b| (m, b)))
+    let Some((module, binary)) = caller
+        .module
+        .as_ref()
+        .and_then(|m| m.binary().map(|b| (m, b)))
     else {
         return Link::Calls;
     };
@@ -639,7 +636,10 @@ pub(crate) fn frames(
             module: c.module.clone(),
             caller: callers.get(i + 1).cloned().flatten(),
         });
-        let entry = match (&p.module, funcs[i].as_ref().and_then(|f| f.function.entry())) {
+        let entry = match (
+            &p.module,
+            funcs[i].as_ref().and_then(|f| f.function.entry()),
+        ) {
             (Some(m), Some(e)) if !light[i] => Some(m.to_runtime(e)),
             _ => None,
         };
@@ -750,7 +750,11 @@ fn rebuilt_frame(
     let function = binary
         .and_then(|b| b.function_at(link.entry).ok().flatten())
         .map(|f| f.function.name);
-    let loc = binary.and_then(|b| b.frame_location_for_addr(symbols::FileAddr(jump)).ok().flatten());
+    let loc = binary.and_then(|b| {
+        b.frame_location_for_addr(symbols::FileAddr(jump))
+            .ok()
+            .flatten()
+    });
     let (file, line, column) = match loc {
         Some(l) => (
             (!l.file.as_os_str().is_empty()).then_some(l.file),

@@ -192,8 +192,7 @@ impl Binary {
         found: &mut Vec<Vec<TailLink>>,
     ) -> Result<()> {
         // Two chains already make the answer ambiguous; a cycle or a long chain ends.
-        if found.len() > 1 || path.len() >= MAX_TAIL_CHAIN || path.iter().any(|l| l.entry == at)
-        {
+        if found.len() > 1 || path.len() >= MAX_TAIL_CHAIN || path.iter().any(|l| l.entry == at) {
             return Ok(());
         }
         for site in self.tail_calls_of(at)? {
@@ -216,11 +215,9 @@ impl Binary {
         if let Some(expr) = Self::expr_attr(unit, index, die, gimli::DW_AT_call_target) {
             // Only a constant target (`DW_OP_addr X`) names a function; a register or
             // memory target is an indirect call.
-            let mut ops = gimli::Expression(gimli::EndianSlice::new(
-                &expr.bytes,
-                gimli::LittleEndian,
-            ))
-            .operations(unit.encoding());
+            let mut ops =
+                gimli::Expression(gimli::EndianSlice::new(&expr.bytes, gimli::LittleEndian))
+                    .operations(unit.encoding());
             return match (ops.next().ok()??, ops.next().ok()?) {
                 (gimli::Operation::Address { address }, None) => {
                     Some(CallTarget::Entry(FileAddr(address)))
