@@ -735,8 +735,8 @@ pub(crate) fn frames(
     out
 }
 
-/// The frame of a function a tail call removed, as gdb shows it: the function's name
-/// and the line of its jump; `physical` is the index of the physical caller it sits
+/// The frame of a function a tail call removed, as gdb shows it: the name of the
+/// innermost function at its jump and the line of the jump; `physical` is the index of the physical caller it sits
 /// below. Its registers are those of [`rebuilt_callers`]; it has no CFA.
 fn rebuilt_frame(
     link: &symbols::TailLink,
@@ -747,9 +747,14 @@ fn rebuilt_frame(
     let module = frame.module.clone();
     let binary = module.as_ref().and_then(|m| m.binary());
     let jump = link.site.return_pc.0.wrapping_sub(1);
+    // gdb names the frame by the innermost function at its jump: an inlined call's
+    // name when the jump is in inlined code (glibc's `__pthread_kill_internal`).
     let function = binary
-        .and_then(|b| b.function_at(link.entry).ok().flatten())
-        .map(|f| f.function.name);
+        .and_then(|b| b.function_at(symbols::FileAddr(jump)).ok().flatten())
+        .map(|f| match f.inlined.last() {
+            Some(call) => call.name.clone(),
+            None => f.function.name,
+        });
     let loc = binary.and_then(|b| {
         b.frame_location_for_addr(symbols::FileAddr(jump))
             .ok()
