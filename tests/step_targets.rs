@@ -157,13 +157,16 @@ fn check_line_with(program: &Path, src: &Path, marker: &str, may_be_indirect: bo
         let frames = c.frames(tid);
         // gdb rebuilds the frames tail calls removed (`wack` in `add ← wack ← main`) from
         // call-site information and marks them `(tailcall)`; tandem rebuilds them too and
-        // marks them subtle (a frame with its source: not one subtle for want of it).
+        // marks them subtle (a frame whose source is on disk: not one subtle for want of
+        // it, whose source is deemphasized).
         let depth = want.split(' ').count();
         let got: Vec<String> = frames
             .iter()
             .take(depth)
             .map(|f| {
-                let tail = f["presentationHint"] == "subtle" && f["source"].is_object();
+                let tail = f["presentationHint"] == "subtle"
+                    && f["source"].is_object()
+                    && f["source"]["presentationHint"].is_null();
                 let tail = if tail { "(tailcall)" } else { "" };
                 format!("{}:{}{tail}", f["name"].as_str().unwrap(), f["line"])
             })
