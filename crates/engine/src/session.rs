@@ -799,7 +799,10 @@ fn step_on_tracer(
     c.running = true;
     match kind {
         StepKind::Out => {
-            let caller = frames.iter().find(|f| f.physical == 1);
+            // Rebuilt tail-call frames are skipped: the return goes to the physical caller.
+            let caller = frames
+                .iter()
+                .find(|f| f.physical == 1 && !f.frame.tail_call);
             let (Some(cfa), Some(caller)) = (cfa, caller) else {
                 c.running = false;
                 return Err(Error::Eval("cannot find the caller of this frame".into()));

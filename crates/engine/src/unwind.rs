@@ -37,6 +37,10 @@ pub struct Frame {
     pub module: Option<String>,
     /// Whether this frame is an inlined call (it shares registers with its caller).
     pub inlined: bool,
+    /// Whether this frame was rebuilt from a tail call (`DW_AT_call_tail_call`): its
+    /// function jumped to the frame below and left the stack, so it has no registers of
+    /// its own and its pc is the address after the jump.
+    pub tail_call: bool,
 }
 
 /// A frame with what the engine needs to read its variables.
@@ -63,7 +67,7 @@ impl FrameData {
     /// The registers expressions in this frame read (see [`FrameRegisters`]).
     pub(crate) fn registers<'a>(&'a self, tracer: &'a tracer::Tracer) -> FrameRegisters<'a> {
         match (self.physical, self.tid) {
-            (0, Some(tid)) => FrameRegisters::Live(LiveRegs {
+            (0, Some(tid)) if !self.frame.tail_call => FrameRegisters::Live(LiveRegs {
                 general: &self.regs,
                 tracer,
                 tid,
@@ -240,7 +244,32 @@ impl LazyEntryRegisters<'_> {
             None => unwind_one(self.regs, self.pc, Some(self.module), self.mem).1?,
         };
         let caller = caller_frame(self.regs, caller, self.modules, self.mem)?;
+        let entry = self.module.to_runtime(
+            binary
+                .function_at(self.module.to_file(self.pc))
+                .ok()??
+                .function
+                .entry()?,
+        );
+        let cfa = self.row.and_then(|row| {
+            let ctx =
+                EvalContext::of_frame(self.mem, self.regs, self.module.bias, RuntimeAddr(self.pc));
+            binary.compute_cfa(row, &ctx).ok()
+        });
+        let caller = match link_of(&caller, entry) {
+            Link::Calls => caller,
+            Link::Other => return None,
+            Link::Rebuilt(chain) => {
+                let module = caller.module.clone()?;
+                rebuilt_callers(&Arc::new(caller), &module, &chain, cfa)
+                    .pop()
+                    .map(|c| (*c).clone())?
+            }
+        };
         let up = |c: &CallerFrame| -> Option<Arc<CallerFrame>> {
+            if let Some(known) = &c.caller {
+                return Some(known.clone());
+            }
             let module = c.module.as_deref()?;
             if is_main(module, c.lookup_pc) {
                 return None;
@@ -250,6 +279,80 @@ impl LazyEntryRegisters<'_> {
         };
         entry_registers_at(&caller, self.mem, 0, &up)
     }
+}
+
+/// What a caller's call site says of the function below it.
+enum Link {
+    /// It calls that function (or DWARF does not say what it calls).
+    Calls,
+    /// It calls another function, which reached this one through this unique chain of
+    /// tail calls (outermost first).
+    Rebuilt(Vec<symbols::TailLink>),
+    /// It calls another function and no unique chain of tail calls leads here: the
+    /// caller's call site says nothing of this function's entry.
+    Other,
+}
+
+/// How the call site returning to `caller.pc` relates to the function entered at
+/// `callee_entry` (a runtime address).
+fn link_of(caller: &CallerFrame, callee_entry: u64) -> Link {
+    let Some((module, binary)) = caller
+        .module
+        .as_ref()
+        .and_then(|m| m.binary().map(|b| (m, b)))
+    else {
+        return Link::Calls;
+    };
+    let Ok(Some(target)) = binary.call_target(module.to_file(caller.pc)) else {
+        return Link::Calls;
+    };
+    if module.to_runtime(target) == callee_entry {
+        return Link::Calls;
+    }
+    if !module.contains(callee_entry) {
+        return Link::Other;
+    }
+    match binary.tail_chain(target, module.to_file(callee_entry)) {
+        Ok(Some(chain)) if !chain.is_empty() => Link::Rebuilt(chain),
+        _ => Link::Other,
+    }
+}
+
+/// The callers a chain of tail calls rebuilds, outermost first, each the caller of
+/// the next (the first called by `physical`). A rebuilt frame has no registers of its
+/// own: at its jump the callee-saved registers still hold the physical caller's values
+/// and the stack pointer is the callee's CFA less the return address; nothing else is
+/// known.
+fn rebuilt_callers(
+    physical: &Arc<CallerFrame>,
+    module: &Arc<Module>,
+    chain: &[symbols::TailLink],
+    callee_cfa: Option<u64>,
+) -> Vec<Arc<CallerFrame>> {
+    let mut regs = FrameRegs::from_array(Default::default());
+    for n in [3u16, 6, 12, 13, 14, 15] {
+        if let Some(v) = physical.regs.get(n) {
+            regs.set(n, v);
+        }
+    }
+    if let Some(cfa) = callee_cfa {
+        regs.set(7, cfa - 8);
+    }
+    let mut out: Vec<Arc<CallerFrame>> = Vec::new();
+    for link in chain {
+        let pc = module.to_runtime(link.site.return_pc);
+        let mut r = regs.clone();
+        r.set(16, pc);
+        out.push(Arc::new(CallerFrame {
+            regs: r,
+            pc,
+            lookup_pc: pc - 1,
+            cfa: None,
+            module: Some(module.clone()),
+            caller: Some(out.last().cloned().unwrap_or_else(|| physical.clone())),
+        }));
+    }
+    out
 }
 
 /// Whether the function executing at `pc` (inlined calls included) is `main`: entry
@@ -510,7 +613,12 @@ pub(crate) fn frames(
     // callers[i]: the caller of physical frame i, built outermost first so each
     // caller knows its own caller. As gdb does not unwind past `main` (its default
     // `backtrace past-main off`), `main`'s entry values are not recovered from libc.
+    // When the caller's call site calls another function, which reached frame i by
+    // tail calls, the frames of that chain are rebuilt (rebuilt[i], outermost first)
+    // and frame i's caller is the innermost of them.
     let mut callers: Vec<Option<Arc<CallerFrame>>> = vec![None; physical.len()];
+    let mut rebuilt: Vec<Vec<(symbols::TailLink, Arc<CallerFrame>)>> =
+        vec![Vec::new(); physical.len()];
     for i in (0..physical.len().saturating_sub(1)).rev() {
         let (p, c) = (&physical[i], &physical[i + 1]);
         let is_main = funcs
@@ -520,14 +628,34 @@ pub(crate) fn frames(
         if p.sigtramp || c.sigtramp || is_main {
             continue;
         }
-        callers[i] = Some(Arc::new(CallerFrame {
+        let caller = Arc::new(CallerFrame {
             regs: c.regs.clone(),
             pc: c.pc,
             lookup_pc: c.lookup_pc,
             cfa: c.cfa,
             module: c.module.clone(),
             caller: callers.get(i + 1).cloned().flatten(),
-        }));
+        });
+        let entry = match (
+            &p.module,
+            funcs[i].as_ref().and_then(|f| f.function.entry()),
+        ) {
+            (Some(m), Some(e)) if !light[i] => Some(m.to_runtime(e)),
+            _ => None,
+        };
+        callers[i] = match entry.map(|e| link_of(&caller, e)) {
+            None | Some(Link::Calls) => Some(caller),
+            Some(Link::Other) => None,
+            Some(Link::Rebuilt(chain)) => match &c.module {
+                Some(m) => {
+                    let frames = rebuilt_callers(&caller, m, &chain, p.cfa);
+                    let last = frames.last().cloned();
+                    rebuilt[i] = chain.into_iter().zip(frames).collect();
+                    last
+                }
+                None => None,
+            },
+        };
     }
     for (((index, p), caller), func) in physical.into_iter().enumerate().zip(callers).zip(funcs) {
         let module_name = p.module.as_ref().map(|m| m.name());
@@ -553,6 +681,7 @@ pub(crate) fn frames(
                     cfa: p.cfa,
                     module: module_name.clone(),
                     inlined: inline_index > 0,
+                    tail_call: false,
                 },
                 regs: p.regs.clone(),
                 lookup_pc: p.lookup_pc,
@@ -595,11 +724,71 @@ pub(crate) fn frames(
             }
             None => push(None, file, line, column, 0),
         }
+        for (link, frame) in std::mem::take(&mut rebuilt[index]).into_iter().rev() {
+            out.push(rebuilt_frame(&link, &frame, index + 1, FrameId(next_id)));
+            next_id += 1;
+        }
         if out.len() >= MAX_FRAMES {
             break;
         }
     }
     out
+}
+
+/// The frame of a function a tail call removed, as gdb shows it: the name of the
+/// innermost function at its jump and the line of the jump; `physical` is the index of the physical caller it sits
+/// below. Its registers are those of [`rebuilt_callers`]; it has no CFA.
+fn rebuilt_frame(
+    link: &symbols::TailLink,
+    frame: &Arc<CallerFrame>,
+    physical: usize,
+    id: FrameId,
+) -> FrameData {
+    let module = frame.module.clone();
+    let binary = module.as_ref().and_then(|m| m.binary());
+    let jump = link.site.return_pc.0.wrapping_sub(1);
+    // gdb names the frame by the innermost function at its jump: an inlined call's
+    // name when the jump is in inlined code (glibc's `__pthread_kill_internal`).
+    let function = binary
+        .and_then(|b| b.function_at(symbols::FileAddr(jump)).ok().flatten())
+        .map(|f| match f.inlined.last() {
+            Some(call) => call.name.clone(),
+            None => f.function.name,
+        });
+    let loc = binary.and_then(|b| {
+        b.frame_location_for_addr(symbols::FileAddr(jump))
+            .ok()
+            .flatten()
+    });
+    let (file, line, column) = match loc {
+        Some(l) => (
+            (!l.file.as_os_str().is_empty()).then_some(l.file),
+            l.line,
+            l.column,
+        ),
+        None => (None, None, None),
+    };
+    FrameData {
+        frame: Frame {
+            id,
+            function,
+            file,
+            line,
+            column,
+            pc: RuntimeAddr(frame.pc),
+            cfa: None,
+            module: module.as_ref().map(|m| m.name()),
+            inlined: false,
+            tail_call: true,
+        },
+        regs: frame.regs.clone(),
+        lookup_pc: frame.lookup_pc,
+        module,
+        inline_index: 0,
+        physical,
+        tid: None,
+        caller: frame.caller.clone(),
+    }
 }
 
 /// gdb's view of a stop at function breakpoints on the first instruction of inlined

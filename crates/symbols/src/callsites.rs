@@ -11,7 +11,7 @@ use crate::addr::FileAddr;
 use crate::binary::Binary;
 use crate::error::{Error, Result};
 use crate::eval::LocationExpr;
-use crate::units::{reader_bytes, Die, Unit};
+use crate::units::{reader_bytes, Die, DieId, Unit};
 
 /// One call instruction of a caller, as its `DW_TAG_call_site` describes it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -32,6 +32,31 @@ pub struct CallSite {
     /// The call is a jump that leaves the caller's frame to the callee
     /// (`DW_AT_call_tail_call` / `DW_AT_GNU_tail_call`).
     pub tail_call: bool,
+    /// The function the call calls, when DWARF names it (`DW_AT_call_origin` / GNU
+    /// `DW_AT_abstract_origin`, or a constant `DW_AT_call_target`).
+    pub target: Option<CallTarget>,
+}
+
+/// The callee of a call site as DWARF names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallTarget {
+    /// The callee's entry address (its DIE's `DW_AT_low_pc`, or a constant target).
+    Entry(FileAddr),
+    /// A declaration without code in this unit: the callee's linkage name (else its
+    /// name), found in the ELF symbol table.
+    Symbol(String),
+}
+
+/// How many functions a rebuilt chain of tail calls may hold.
+pub const MAX_TAIL_CHAIN: usize = 8;
+
+/// One function of a rebuilt tail-call chain: its entry and the tail call it makes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TailLink {
+    /// The function's entry address.
+    pub entry: FileAddr,
+    /// Its tail-call site to the next function of the chain.
+    pub site: CallSite,
 }
 
 /// The call sites of one unit, by return address.
@@ -93,6 +118,133 @@ impl Binary {
             .call_site(return_addr)?
             .map(|s| s.values)
             .unwrap_or_default())
+    }
+
+    /// The entry address of the function the call site returning to `return_addr`
+    /// calls, when DWARF names it and the callee has code in this binary.
+    pub fn call_target(&self, return_addr: FileAddr) -> Result<Option<FileAddr>> {
+        Ok(self
+            .call_site(return_addr)?
+            .and_then(|s| s.target)
+            .and_then(|t| self.target_entry(&t)))
+    }
+
+    /// The entry address a [`CallTarget`] names.
+    pub fn target_entry(&self, target: &CallTarget) -> Option<FileAddr> {
+        match target {
+            CallTarget::Entry(a) => Some(*a),
+            CallTarget::Symbol(name) => {
+                let mut found = self
+                    .elf_symbols()
+                    .iter()
+                    .filter(|s| s.addr != 0 && s.name == *name)
+                    .map(|s| s.addr);
+                let first = found.next()?;
+                found.all(|a| a == first).then_some(FileAddr(first))
+            }
+        }
+    }
+
+    /// The tail-call sites inside the function whose entry is `entry` (jumps that leave
+    /// its frame to another function), in address order.
+    pub fn tail_calls_of(&self, entry: FileAddr) -> Result<Vec<CallSite>> {
+        let Some(f) = self.function_at(entry)? else {
+            return Ok(Vec::new());
+        };
+        if f.function.entry() != Some(entry) {
+            return Ok(Vec::new());
+        }
+        let ranges = f.function.ranges.clone();
+        let inside = |a: u64| ranges.iter().any(|r| (r.start.0..r.end.0).contains(&a));
+        let mut out = Vec::new();
+        for index in self.units_for_addr(entry.0) {
+            for site in self.unit_call_sites(index)?.values() {
+                if site.tail_call && inside(site.return_pc.0.wrapping_sub(1)) {
+                    out.push(site.clone());
+                }
+            }
+        }
+        out.sort_by_key(|s| s.return_pc);
+        out.dedup_by_key(|s| s.return_pc);
+        Ok(out)
+    }
+
+    /// The frames tail calls removed between a caller whose call site calls `from` and
+    /// the function `to` that executes: the unique chain of functions, `from` first, each
+    /// tail-calling the next, the last tail-calling `to`. As gdb does, it is given only
+    /// when unambiguous: `None` when no chain or several lead there (or only through a
+    /// cycle, or longer than [`MAX_TAIL_CHAIN`]); empty when `from` is `to`.
+    pub fn tail_chain(&self, from: FileAddr, to: FileAddr) -> Result<Option<Vec<TailLink>>> {
+        if from == to {
+            return Ok(Some(Vec::new()));
+        }
+        let mut found: Vec<Vec<TailLink>> = Vec::new();
+        let mut path: Vec<TailLink> = Vec::new();
+        self.chains(from, to, &mut path, &mut found)?;
+        Ok((found.len() == 1).then(|| found.remove(0)))
+    }
+
+    fn chains(
+        &self,
+        at: FileAddr,
+        to: FileAddr,
+        path: &mut Vec<TailLink>,
+        found: &mut Vec<Vec<TailLink>>,
+    ) -> Result<()> {
+        // Two chains already make the answer ambiguous; a cycle or a long chain ends.
+        if found.len() > 1 || path.len() >= MAX_TAIL_CHAIN || path.iter().any(|l| l.entry == at) {
+            return Ok(());
+        }
+        for site in self.tail_calls_of(at)? {
+            let Some(next) = site.target.as_ref().and_then(|t| self.target_entry(t)) else {
+                continue;
+            };
+            path.push(TailLink { entry: at, site });
+            if next == to {
+                found.push(path.clone());
+            } else {
+                self.chains(next, to, path, found)?;
+            }
+            path.pop();
+        }
+        Ok(())
+    }
+
+    /// What the call site DIE `die` calls.
+    fn call_target_of(&self, index: usize, unit: &Unit, die: &Die) -> Option<CallTarget> {
+        if let Some(expr) = Self::expr_attr(unit, index, die, gimli::DW_AT_call_target) {
+            // Only a constant target (`DW_OP_addr X`) names a function; a register or
+            // memory target is an indirect call.
+            let mut ops =
+                gimli::Expression(gimli::EndianSlice::new(&expr.bytes, gimli::LittleEndian))
+                    .operations(unit.encoding());
+            return match (ops.next().ok()??, ops.next().ok()?) {
+                (gimli::Operation::Address { address }, None) => {
+                    Some(CallTarget::Entry(FileAddr(address)))
+                }
+                _ => None,
+            };
+        }
+        let origin = die
+            .attr_value(gimli::DW_AT_call_origin)
+            .or_else(|| die.attr_value(gimli::DW_AT_abstract_origin))?;
+        let id = self.resolve_ref(index, &origin)?;
+        self.function_target(id)
+    }
+
+    /// The callee a subprogram DIE names: its code, or its symbol.
+    fn function_target(&self, id: DieId) -> Option<CallTarget> {
+        let unit = self.unit(id.unit).ok()?;
+        let die = unit.entry(id.offset).ok()?;
+        if let Some(v) = die.attr_value(gimli::DW_AT_low_pc) {
+            if let Ok(Some(a)) = unit.unit_ref(self.dwarf()).attr_address(v) {
+                return Some(CallTarget::Entry(FileAddr(a)));
+            }
+        }
+        self.attr_str(&unit, &die, gimli::DW_AT_linkage_name)
+            .or_else(|| self.attr_str(&unit, &die, gimli::DW_AT_MIPS_linkage_name))
+            .or_else(|| self.attr_str(&unit, &die, gimli::DW_AT_name))
+            .map(CallTarget::Symbol)
     }
 
     /// The function a GOT slot at `slot` is bound to by a dynamic relocation
@@ -187,6 +339,7 @@ impl Binary {
                             frame_base: funcs.last().and_then(|f| f.1.clone()),
                             tail_call: die.attr_value(gimli::DW_AT_call_tail_call).is_some()
                                 || die.attr_value(gimli::DW_AT_GNU_tail_call).is_some(),
+                            target: self.call_target_of(index, unit, die),
                         };
                         if die.has_children() {
                             current = Some((depth, site));

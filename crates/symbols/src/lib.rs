@@ -44,7 +44,7 @@ pub mod vars;
 
 pub use self::addr::{Column, FileAddr, Line, LoadBias, RuntimeAddr};
 pub use binary::{Binary, BinaryInfo, DebugFileLookup, OpenOptions, SectionStorage};
-pub use callsites::CallSite;
+pub use callsites::{CallSite, CallTarget, TailLink, MAX_TAIL_CHAIN};
 pub use error::{Error, Result};
 pub use eval::{
     read_pieces, read_pieces_partial, EvalContext, LocationExpr, MemoryImage, MemoryReader, Piece,

@@ -116,3 +116,107 @@ fn gnu_call_sites_of_dwarf4_match_readelf() {
 fn call_sites_of_dwarf5_match_readelf() {
     check(&["-O2", "-gdwarf-5", "-fPIE", "-pie"], 5);
 }
+
+/// Function entries by ELF symbol, as `nm` lists them.
+fn nm_entries(bin: &std::path::Path) -> std::collections::HashMap<String, u64> {
+    let out = Command::new("nm").arg(bin).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let (a, kind, name) = (it.next()?, it.next()?, it.next()?);
+            (kind == "T" || kind == "t")
+                .then(|| (name.to_string(), u64::from_str_radix(a, 16).unwrap()))
+        })
+        .collect()
+}
+
+/// (return address, target) of each direct call in `main`, as objdump shows them.
+fn objdump_calls_of_main(bin: &std::path::Path) -> Vec<(u64, u64)> {
+    let out = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(bin)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let body: Vec<&str> = text
+        .split("\n\n")
+        .find(|b| {
+            b.trim_start()
+                .lines()
+                .next()
+                .is_some_and(|h| h.ends_with("<main>:"))
+        })
+        .unwrap()
+        .lines()
+        .collect();
+    let addr = |l: &str| u64::from_str_radix(l.trim().split(':').next().unwrap(), 16).ok();
+    let mut calls = Vec::new();
+    for (i, l) in body.iter().enumerate() {
+        if let Some(rest) = l.split("\tcall").nth(1) {
+            let target = rest
+                .split_whitespace()
+                .next()
+                .and_then(|t| u64::from_str_radix(t, 16).ok());
+            if let (Some(t), Some(ret)) = (target, body.get(i + 1).and_then(|n| addr(n))) {
+                if !rest.contains('@') {
+                    calls.push((ret, t));
+                }
+            }
+        }
+    }
+    calls
+}
+
+/// Call targets and tail-call chains of samples/c/tail_calls.c at -O2: every direct
+/// call of `main` names the function objdump shows it calling; `ca` reaches `cc`
+/// through `cb`, `wack` reaches `add` directly, `amb` reaches `fin` two ways (no chain).
+fn check_tail_chains(flags: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = common::build_c(dir.path(), "c/tail_calls.c", flags, "tail_calls");
+    let entries = nm_entries(&bin);
+    let e = |n: &str| FileAddr(entries[n]);
+    let binary = Binary::open(&bin).unwrap();
+    let calls = objdump_calls_of_main(&bin);
+    assert!(calls.len() >= 5, "{calls:?}");
+    for (ret, target) in &calls {
+        assert_eq!(
+            binary.call_target(FileAddr(*ret)).unwrap(),
+            Some(FileAddr(*target)),
+            "call returning to {ret:#x}"
+        );
+    }
+    let chain = |from: &str, to: &str| {
+        binary
+            .tail_chain(e(from), e(to))
+            .unwrap()
+            .map(|c| c.iter().map(|l| l.entry).collect::<Vec<_>>())
+    };
+    assert_eq!(chain("ca", "cc"), Some(vec![e("ca"), e("cb")]));
+    assert_eq!(chain("wack", "add"), Some(vec![e("wack")]));
+    assert_eq!(chain("mixed", "second"), Some(vec![e("mixed")]));
+    assert_eq!(chain("add", "add"), Some(vec![]));
+    assert_eq!(chain("amb", "fin"), None);
+    assert_eq!(chain("mixed", "first"), None);
+    let amb: Vec<_> = binary
+        .tail_calls_of(e("amb"))
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.target.as_ref().and_then(|t| binary.target_entry(t)))
+        .collect();
+    let mut want = vec![e("p1"), e("p2")];
+    want.sort();
+    let mut amb = amb;
+    amb.sort();
+    assert_eq!(amb, want);
+}
+
+#[test]
+fn tail_chains_of_dwarf4() {
+    check_tail_chains(&["-O2", "-gdwarf-4", "-foptimize-sibling-calls"]);
+}
+
+#[test]
+fn tail_chains_of_dwarf5() {
+    check_tail_chains(&["-O2", "-gdwarf-5", "-foptimize-sibling-calls"]);
+}

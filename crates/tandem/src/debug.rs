@@ -552,7 +552,11 @@ fn report_stop(
                 .unwrap_or_default(),
         };
         let args_text: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let inlined = if frame.inlined { " [inlined]" } else { "" };
+        let inlined = match (frame.inlined, frame.tail_call) {
+            (true, _) => " [inlined]",
+            (_, true) => " [tail call]",
+            _ => "",
+        };
         text.push_str(&format!(
             "  #{i:<2} {:#018x} in {function} ({}){location}{inlined}\n",
             frame.pc.0,
@@ -561,6 +565,7 @@ fn report_stop(
         frame_json.push(json!({
             "function": frame.function, "file": frame.file.as_ref().map(|f| f.display().to_string()),
             "line": frame.line.map(|l| l.get()), "pc": format!("{:#x}", frame.pc.0), "inlined": frame.inlined,
+            "tail_call": frame.tail_call,
             "module": frame.module, "args": params.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
         }));
     }
@@ -690,7 +695,11 @@ fn frame_line(i: usize, frame: &engine::Frame, params: &[(String, String)]) -> (
             .unwrap_or_default(),
     };
     let args_text: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let inlined = if frame.inlined { " [inlined]" } else { "" };
+    let inlined = match (frame.inlined, frame.tail_call) {
+        (true, _) => " [inlined]",
+        (_, true) => " [tail call]",
+        _ => "",
+    };
     let text = format!(
         "  #{i:<2} {:#018x} in {function} ({}){location}{inlined}\n",
         frame.pc.0,
@@ -699,6 +708,7 @@ fn frame_line(i: usize, frame: &engine::Frame, params: &[(String, String)]) -> (
     let json = json!({
         "function": frame.function, "file": frame.file.as_ref().map(|f| f.display().to_string()),
         "line": frame.line.map(|l| l.get()), "pc": format!("{:#x}", frame.pc.0), "inlined": frame.inlined,
+            "tail_call": frame.tail_call,
         "module": frame.module, "args": params.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
     });
     (text, json)

@@ -155,7 +155,9 @@ impl Debugger {
             source,
             instruction_pointer_reference: Some(format!("{pc:#x}")),
             module_id: module,
-            presentation_hint: (!has_source).then(|| "subtle".to_string()),
+            // A frame rebuilt from a tail call is shown, as gdb shows it, but subtly: it
+            // has no registers of its own.
+            presentation_hint: (!has_source || f.tail_call).then(|| "subtle".to_string()),
         }
     }
 
