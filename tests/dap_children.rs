@@ -426,13 +426,27 @@ fn the_cli_follows_children_too() {
     let src = sample_path("c/forks.c");
     let job = line_of(&src, "S:job");
     let (expected, code) = plain(&["prefork"]);
-    let out = Command::new(support::tandem_bin())
-        .args(["debug", "--follow-children", "--json", "-p", "k", "-b"])
+    let mut child = Command::new(support::tandem_bin())
+        .args(["debug", "--follow-children", "--json", "--max-frames", "4", "-p", "k", "-b"])
         .arg(format!("{}:{job}", src.display()))
         .arg(forks())
         .arg("prefork")
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
+    // A hang is a failure, not a stuck suite.
+    let ended = support::dap::wait_until(Duration::from_secs(60), || {
+        child.try_wait().ok().flatten().is_some()
+    });
+    if !ended {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        ended,
+        "tandem debug --follow-children did not end: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -475,7 +475,13 @@ fn resume_one(tid: Tid, t: &mut Thread) {
         sys::singlestep(tid, sig)
     } else if t.group_stop {
         t.listening = true;
-        sys::listen(tid)
+        // LISTEN works only from a group-stop: a thread whose stop is something else by
+        // now (its job-control stop ended) is continued, never left stopped.
+        sys::listen(tid).or_else(|_| {
+            t.listening = false;
+            t.group_stop = false;
+            sys::cont(tid, sig)
+        })
     } else {
         sys::cont(tid, sig)
     };
@@ -674,6 +680,15 @@ impl Tracer {
             // SIGCONT itself passes silently (policy) and LISTENing threads are
             // continued when it is noticed.
             let _ = sys::kill(pid.0, libc::SIGCONT);
+            // The hand-over's SIGSTOP may already have been taken from the queue into a
+            // signal stop reported to us while attaching: it is ours, never the
+            // program's (injected, it would stop the child for good).
+            for t in t.threads.values_mut() {
+                if t.deliver == libc::SIGSTOP {
+                    t.deliver = 0;
+                    t.deliver_info = None;
+                }
+            }
         }
         // Stops collected while attaching are not news to anyone.
         t.deferred.retain(|(_, r)| !matches!(r, StopReason::Paused));
