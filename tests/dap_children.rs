@@ -427,7 +427,16 @@ fn the_cli_follows_children_too() {
     let job = line_of(&src, "S:job");
     let (expected, code) = plain(&["prefork"]);
     let mut child = Command::new(support::tandem_bin())
-        .args(["debug", "--follow-children", "--json", "--max-frames", "4", "-p", "k", "-b"])
+        .args([
+            "debug",
+            "--follow-children",
+            "--json",
+            "--max-frames",
+            "4",
+            "-p",
+            "k",
+            "-b",
+        ])
         .arg(format!("{}:{job}", src.display()))
         .arg(forks())
         .arg("prefork")
