@@ -1,6 +1,7 @@
 //! The debuggee is never harmed by a breakpoint that a signal meets: samples/c/sig_sites.c
 //! runs four threads through two small noinline hot functions while a 2 kHz SIGALRM
-//! handler (on a sigaltstack, without SA_RESTART) runs them too and queued real-time
+//! handler (on a sigaltstack, without SA_RESTART) runs them too, the workers block every
+//! signal across some calls (sigprocmask), and queued real-time
 //! signals arrive; breakpoints with never-true conditions sit on the lines of those
 //! functions, including `return v;` — at -O2 the `ret` itself, a row that is not a
 //! statement start. The debugged run must print exactly what a plain run of the same

@@ -1,7 +1,8 @@
 /* The signal-torture program of tests/torture_signals.rs: four threads call two small
  * noinline hot functions while a 2 kHz setitimer SIGALRM handler (on a sigaltstack,
  * SA_ONSTACK, no SA_RESTART) calls them too, and a queued real-time signal is sent to
- * the workers now and then. Breakpoints with never-true conditions go on every line of
+ * the workers now and then; the workers block every signal across some of the calls
+ * (sigprocmask). Breakpoints with never-true conditions go on every line of
  * the hot functions, including `return v;`, which at -O2 is the function's `ret`. Its
  * result depends only on the rounds each worker ran and on how many signals each
  * handler saw, which it prints, so a debugged run can be compared with a plain one:
@@ -99,8 +100,18 @@ static void *work(void *arg)
         if (fixed ? w->rounds == fixed_rounds[w->t] : stop_now)
             break;
         for (int k = 0; k < CALLS; k++) {
+            /* Now and then the signals are blocked across the sites (sigprocmask): they
+             * wait, and land all at once as the mask comes off. */
+            sigset_t all, old;
+            int masked = (k & 15) == 3;
+            if (masked) {
+                sigfillset(&all);
+                pthread_sigmask(SIG_BLOCK, &all, &old);
+            }
             int x = hot_add(i, w->t);          /* S:call */
             h = hot_mix(h, x);
+            if (masked)
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
             i++;
         }
         w->rounds++;
