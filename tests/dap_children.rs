@@ -275,6 +275,13 @@ fn runs_without_child_sessions(caps: Value, extra: Value) {
         .filter(|m| m["type"] == "request")
         .count();
     assert_eq!(asked, 0, "no startDebugging expected");
+    // Each child let go is said, as gdb's "[Detaching after fork ...]".
+    let said = p
+        .output
+        .iter()
+        .filter(|(_, t)| t.contains("it runs without the debugger"))
+        .count();
+    assert_eq!(said, 3, "{:?}", p.output);
     p.finish();
 }
 

@@ -205,6 +205,12 @@ pub enum SessionEvent {
         /// Whether it was a vfork (its memory is the parent's until it execs).
         vfork: bool,
     },
+    /// The program forked and the child was detached (not followed): freed of every
+    /// breakpoint and patch, it runs without the debugger.
+    ChildDetached {
+        /// The new process.
+        pid: Pid,
+    },
     /// The program's full symbol index is being built in the background: `done` of
     /// `total` units (`done == total` once, at the end). No request waits for it;
     /// function breakpoints gain their inlined copies when it ends.

@@ -104,6 +104,19 @@ impl Debugger {
         Ok(follow == Follow::Sessions)
     }
 
+    /// A child was detached at its fork (not followed): say so, as gdb does.
+    pub(super) fn on_child_detached(&mut self, pid: procman::tracer::Pid) {
+        let why = if self.client.start_debugging {
+            "followChildren \"sessions\" debugs each in a session of its own"
+        } else {
+            "the client cannot open child sessions (no startDebugging)"
+        };
+        self.console(format!(
+            "[detached from child process {}: it runs without the debugger; {why}]",
+            pid.0
+        ));
+    }
+
     /// A child was handed over: ask the client for its session, or let it go.
     pub(super) fn on_child_forked(&mut self, pid: procman::tracer::Pid, vfork: bool) {
         let row = procman::read_process(pid);
@@ -118,7 +131,10 @@ impl Debugger {
         }
         if let Some(filter) = &self.children.filter {
             if !filter.is_match(&command) {
-                tracing::debug!(child = pid.0, %command, "child not followed (childFilter)");
+                self.console(format!(
+                    "[child process {} does not match childFilter: it runs without the debugger]",
+                    pid.0
+                ));
                 return release(pid.0);
             }
         }

@@ -105,6 +105,7 @@ impl Debugger {
             SessionEvent::Indexing { done, total } => self.on_indexing(done, total),
             SessionEvent::ChildForked { pid, vfork } => self.on_child_forked(pid, vfork),
             SessionEvent::Executed { .. } => self.on_child_exec(),
+            SessionEvent::ChildDetached { pid } => self.on_child_detached(pid),
             other => tracing::debug!(?other, "debuggee event ignored"),
         }
     }

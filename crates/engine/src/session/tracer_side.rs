@@ -185,6 +185,11 @@ impl Core {
                 stopped: true,
                 ..
             } => self.send(SessionEvent::ChildForked { pid: child, vfork }),
+            Event::ForkDetached {
+                child,
+                stopped: false,
+                ..
+            } => self.send(SessionEvent::ChildDetached { pid: child }),
             Event::Exited { code } => {
                 self.exited = true;
                 self.running = false;
