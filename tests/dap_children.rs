@@ -114,6 +114,20 @@ fn top_value(c: &mut DapClient, stopped: &Value, expr: &str) -> String {
         .to_string()
 }
 
+/// A child's session stopped at a breakpoint: the values of `exprs` in its top frame,
+/// then continued to its end: those values and its exit code.
+fn breakpoint_then_exit(mut c: DapClient, exprs: &[&str]) -> (Vec<String>, i64) {
+    let stopped = c.event("stopped");
+    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+    let values = exprs
+        .iter()
+        .map(|e| top_value(&mut c, &stopped, e))
+        .collect();
+    let tid = stopped["body"]["threadId"].as_i64().unwrap();
+    c.ok("continue", json!({"threadId": tid}));
+    (values, child_exit(c))
+}
+
 /// The child's session to its end: the exit code it reported.
 fn child_exit(mut c: DapClient) -> i64 {
     let exited = c.event("exited");
@@ -134,17 +148,12 @@ fn prefork_workers_each_in_a_session() {
     );
     let mut codes = Vec::new();
     for k in 0..3 {
-        let (mut c, set) = child_session(&mut p, &src, &[job]);
+        let (c, set) = child_session(&mut p, &src, &[job]);
         assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
-        let stopped = c.event("stopped");
-        assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+        let (values, exit) = breakpoint_then_exit(c, &["k", "acc"]);
         // Worker k stops in its job with its own k: the child's memory, not the parent's.
-        assert_eq!(top_value(&mut c, &stopped, "k"), k.to_string());
-        let acc = top_value(&mut c, &stopped, "acc");
-        let tid = stopped["body"]["threadId"].as_i64().unwrap();
-        c.ok("continue", json!({"threadId": tid}));
-        let exit = child_exit(c);
-        assert_eq!(exit, acc.parse::<i64>().unwrap() % 50, "worker {k}");
+        assert_eq!(values[0], k.to_string());
+        assert_eq!(exit, values[1].parse::<i64>().unwrap() % 50, "worker {k}");
         codes.push(exit);
     }
     assert_eq!(parent_exit(&mut p), i64::from(code));
@@ -171,13 +180,10 @@ fn fork_then_exec_stops_in_the_new_program() {
         json!({}),
     );
     // Before the exec the line is not in the child's program: pending until it is.
-    let (mut c, _) = child_session(&mut p, &tsrc, &[line]);
-    let stopped = c.event("stopped");
-    assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
-    assert_eq!(top_value(&mut c, &stopped, "n"), "5");
-    let tid = stopped["body"]["threadId"].as_i64().unwrap();
-    c.ok("continue", json!({"threadId": tid}));
-    assert_eq!(child_exit(c), 28);
+    let (c, _) = child_session(&mut p, &tsrc, &[line]);
+    let (values, exit) = breakpoint_then_exit(c, &["n"]);
+    assert_eq!(values, ["5"]);
+    assert_eq!(exit, 28);
     assert_eq!(parent_exit(&mut p), i64::from(code));
     assert_eq!(printed(&p), expected);
     p.finish();
@@ -200,13 +206,10 @@ fn posix_spawn_children_each_in_a_session() {
     for i in 0..n {
         // A vfork child shares its parent's memory until it execs: its breakpoints go in
         // after the exec, never into the parent.
-        let (mut c, _) = child_session(&mut p, &tsrc, &[line]);
-        let stopped = c.event("stopped");
-        assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
-        assert_eq!(top_value(&mut c, &stopped, "n"), i.to_string());
-        let tid = stopped["body"]["threadId"].as_i64().unwrap();
-        c.ok("continue", json!({"threadId": tid}));
-        assert_eq!(child_exit(c), (i * i + 3) % 64);
+        let (c, _) = child_session(&mut p, &tsrc, &[line]);
+        let (values, exit) = breakpoint_then_exit(c, &["n"]);
+        assert_eq!(values, [i.to_string()]);
+        assert_eq!(exit, (i * i + 3) % 64);
     }
     assert_eq!(parent_exit(&mut p), i64::from(code));
     assert_eq!(printed(&p), expected);

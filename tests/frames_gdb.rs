@@ -28,7 +28,6 @@ struct Frame {
 
 /// gdb's stacks at each stop.
 fn gdb_stacks(program: &Path) -> Vec<Vec<Frame>> {
-    let mut args: Vec<String> = vec!["-batch".into(), "-nx".into()];
     let mut cmds = vec!["set pagination off".to_string()];
     for s in STOPS {
         cmds.push(format!("break {s}"));
@@ -41,15 +40,7 @@ fn gdb_stacks(program: &Path) -> Vec<Vec<Frame>> {
             "continue".into(),
         ]);
     }
-    for c in cmds {
-        args.extend(["-ex".into(), c]);
-    }
-    let out = std::process::Command::new("gdb")
-        .args(&args)
-        .arg(program)
-        .output()
-        .expect("gdb runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (text, _) = support::dap::gdb_batch(program, &cmds);
     let stacks: Vec<Vec<Frame>> = text
         .split("STOP\n")
         .skip(1)

@@ -1,4 +1,5 @@
-//! Shared by the placement suites (jit_placement, real_libs): a program run under tandem
+//! Shared by the placement suites (jit_placement, real_libs, torture_real): the programs
+//! scripts/real-libs builds; a program run under tandem
 //! with a never-true condition on every line of some files, what it printed, how often it
 //! stopped, where jump patches went and why the other sites kept their int3; and an
 //! independent oracle of the branch targets of a binary (objdump, readelf).
@@ -11,10 +12,26 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::dap::DapClient;
+use crate::support::dap::{repo, DapClient};
 use crate::support::{Peer, Protocol};
 
 /// What one debugged run gave.
+/// The output directory of scripts/real-libs, built once per test binary.
+pub fn reallibs() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../reallibs");
+            let status = Command::new(repo().join("scripts/real-libs"))
+                .env("TANDEM_REALLIBS", &out)
+                .status()
+                .expect("cannot run scripts/real-libs");
+            assert!(status.success(), "scripts/real-libs failed");
+            out.canonicalize().unwrap()
+        })
+        .clone()
+}
+
 #[derive(Debug, Default)]
 pub struct Run {
     pub stdout: String,

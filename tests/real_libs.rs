@@ -15,27 +15,10 @@ mod support;
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
 
-use placement_util::{debugged_run_lines, plain_run, summary, Run};
+use placement_util::{debugged_run_lines, plain_run, reallibs, summary, Run};
 use serde_json::json;
-use support::dap::{repo, DapClient};
-
-/// The output directory of scripts/real-libs, built once per test binary.
-fn reallibs() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../reallibs");
-            let status = Command::new(repo().join("scripts/real-libs"))
-                .env("TANDEM_REALLIBS", &out)
-                .status()
-                .expect("cannot run scripts/real-libs");
-            assert!(status.success(), "scripts/real-libs failed");
-            out.canonicalize().unwrap()
-        })
-        .clone()
-}
+use support::dap::DapClient;
 
 /// Lines `1..=count` of a file.
 fn whole(file: PathBuf) -> (PathBuf, std::ops::RangeInclusive<usize>) {

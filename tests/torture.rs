@@ -42,21 +42,9 @@ fn seconds() -> f64 {
         .unwrap_or(10.0)
 }
 
-/// The edit sequence's generator, seeded from `TANDEM_TORTURE_SEED` (else the clock),
-/// which it prints so a failing sequence can be replayed.
+/// The generator of the sequence, seeded from `TANDEM_TORTURE_SEED` (else the clock).
 fn rng() -> Rng {
-    let seed = std::env::var("TANDEM_TORTURE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
-    eprintln!("torture: TANDEM_TORTURE_SEED={seed}");
-    Rng(seed)
+    Rng::seeded("TANDEM_TORTURE_SEED", "torture")
 }
 
 /// A line of the hot functions and the never-true conditions that make sense on it.

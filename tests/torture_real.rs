@@ -30,8 +30,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use placement_util::reallibs;
 use serde_json::{json, Value};
-use support::dap::{build, repo, sample_path, scratch_dir, DapClient};
+use support::dap::{build, sample_path, scratch_dir, DapClient};
 use support::{Peer, Protocol, Rng};
 
 /// The signal load the shim starts (its environment variables).
@@ -103,22 +104,6 @@ fn shim_work_lines() -> (PathBuf, Vec<i64>) {
         .unwrap();
     let lines = (first + 2..first + 7).map(|l| l as i64 + 1).collect();
     (src, lines)
-}
-
-/// The output directory of scripts/real-libs, built once per test binary.
-fn reallibs() -> PathBuf {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../reallibs");
-            let status = Command::new(repo().join("scripts/real-libs"))
-                .env("TANDEM_REALLIBS", &out)
-                .status()
-                .expect("cannot run scripts/real-libs");
-            assert!(status.success(), "scripts/real-libs failed");
-            out.canonicalize().unwrap()
-        })
-        .clone()
 }
 
 /// `[start, end)` of every function symbol whose name starts with one of `prefixes`.
@@ -544,19 +529,9 @@ fn extra_secs() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The generator of the sequence, seeded from `TANDEM_TORTURE_REAL_SEED` (else the clock).
 fn rng() -> Rng {
-    let seed = std::env::var("TANDEM_TORTURE_REAL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
-    eprintln!("torture_real: TANDEM_TORTURE_REAL_SEED={seed}");
-    Rng(seed)
+    Rng::seeded("TANDEM_TORTURE_REAL_SEED", "torture_real")
 }
 
 /// The harness: `case` with every site and the CI load, then, for

@@ -24,6 +24,8 @@ use support::dap::{build, DapClient};
 use support::{Peer, Protocol, Rng};
 
 const EDIT_EVERY: Duration = Duration::from_millis(15);
+/// How often the pause scenario pauses the program.
+const PAUSE_EVERY: Duration = Duration::from_millis(40);
 /// Calls per round of each worker (samples/c/sig_sites.c's CALLS).
 const CALLS: u64 = 64;
 
@@ -85,19 +87,9 @@ fn seconds() -> f64 {
         .unwrap_or(3.0)
 }
 
+/// The generator of the sequence, seeded from `TANDEM_TORTURE_SEED` (else the clock).
 fn rng() -> Rng {
-    let seed = std::env::var("TANDEM_TORTURE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-                | 1
-        });
-    eprintln!("torture_signals: TANDEM_TORTURE_SEED={seed}");
-    Rng(seed)
+    Rng::seeded("TANDEM_TORTURE_SEED", "torture_signals")
 }
 
 /// Never-true conditions every line can evaluate at every optimisation level.
@@ -174,6 +166,8 @@ struct Scenario {
     every: Option<u64>,
     /// SIGSTOP then SIGCONT sent to the process from outside every 100 ms.
     job_control: bool,
+    /// A DAP `pause` every ~40 ms, continued as soon as it stops.
+    pauses: bool,
 }
 
 struct Run {
@@ -229,6 +223,9 @@ fn debugged_run(s: &Scenario) -> Run {
     let (mut edits, mut stops, mut counted) = (0, Vec::new(), 0);
     let mut pid: Option<i64> = None;
     let mut job_signals = 0;
+    let (mut pauses, mut paused, mut pause_pending) = (0, 0, false);
+    let mut next_pause = Instant::now() + PAUSE_EVERY;
+    let mut a_thread: Option<i64> = None;
     let mut next_stop = Instant::now() + Duration::from_millis(100);
     let mut next_edit = Instant::now() + EDIT_EVERY;
     let exit_code = 'run: loop {
@@ -250,9 +247,32 @@ fn debugged_run(s: &Scenario) -> Run {
                 next_stop = Instant::now() + Duration::from_millis(100);
             }
         }
+        if s.pauses
+            && !pause_pending
+            && start.elapsed().as_secs_f64() < secs
+            && Instant::now() >= next_pause
+        {
+            if let Some(t) = a_thread {
+                if c.request("pause", json!({"threadId": t}))["success"] == true {
+                    pauses += 1;
+                    pause_pending = true;
+                }
+            }
+            next_pause = Instant::now() + PAUSE_EVERY;
+        }
         for e in c.drain_events(Duration::from_millis(1)) {
             match e["event"].as_str().unwrap_or_default() {
                 "process" => pid = e["body"]["systemProcessId"].as_i64(),
+                "thread" if e["body"]["reason"] == "started" => {
+                    a_thread = a_thread.or(e["body"]["threadId"].as_i64())
+                }
+                "stopped" if e["body"]["reason"] == "pause" && pause_pending => {
+                    pause_pending = false;
+                    paused += 1;
+                    let thread = e["body"]["threadId"].as_i64().unwrap();
+                    c.frames(thread);
+                    c.ok("continue", json!({"threadId": thread}));
+                }
                 "stopped" => {
                     let thread = e["body"]["threadId"].as_i64().unwrap();
                     let frames = c.frames(thread);
@@ -294,6 +314,13 @@ fn debugged_run(s: &Scenario) -> Run {
         .map(|(_, text)| text.as_str())
         .collect();
     c.finish();
+    if s.pauses {
+        eprintln!("{pauses} pauses sent, {paused} stopped");
+        assert!(
+            paused >= 10 && paused == pauses,
+            "{pauses} pauses sent, {paused} stopped: too few or some never stopped"
+        );
+    }
     if s.job_control {
         assert!(
             job_signals >= 10,
@@ -407,6 +434,7 @@ fn return_sites_o2_in_debuggee() {
         live: false,
         every: None,
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -419,6 +447,7 @@ fn return_sites_o2_int3_path() {
         live: false,
         every: None,
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -431,6 +460,7 @@ fn every_line_o0_in_debuggee() {
         live: false,
         every: None,
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -443,6 +473,7 @@ fn every_line_o3_int3_path() {
         live: false,
         every: None,
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -455,6 +486,7 @@ fn live_edits_o2_in_debuggee() {
         live: true,
         every: None,
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -467,6 +499,7 @@ fn live_edits_o2_int3_path() {
         live: true,
         every: None,
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -479,6 +512,7 @@ fn hit_counts_once_per_hit_o2_int3_path() {
         live: false,
         every: Some(300),
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -491,6 +525,7 @@ fn hit_counts_once_per_hit_o2_in_debuggee() {
         live: false,
         every: Some(300),
         job_control: false,
+        pauses: false,
     });
 }
 
@@ -503,6 +538,7 @@ fn stop_and_continue_from_outside_o2() {
         live: true,
         every: None,
         job_control: true,
+        pauses: false,
     });
 }
 

@@ -133,6 +133,12 @@ class Dap(Framed):
         return shown
 
 
+def agent_params(root: pathlib.Path, env: dict[str, str]) -> StdioServerParameters:
+    """`tandem mcp` started in the workspace, which relays to its language server."""
+    mcp_env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "XDG_RUNTIME_DIR")}
+    return StdioServerParameters(command=TANDEM, args=["mcp"], cwd=str(root), env=mcp_env)
+
+
 @pytest.fixture
 def shared(tmp_path):
     """A workspace with the sample, a private socket directory, and a `tandem lsp` serving
@@ -189,8 +195,7 @@ async def test_the_agent_reads_and_drives_the_editors_session(shared):
                                            "frameId": top["id"], "context": "watch"})["result"]
 
         # The agent: `tandem mcp` in the same workspace relays to the same language server.
-        mcp_env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "XDG_RUNTIME_DIR")}
-        params = StdioServerParameters(command=TANDEM, args=["mcp"], cwd=str(root), env=mcp_env)
+        params = agent_params(root, env)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()
@@ -301,8 +306,7 @@ async def test_child_sessions_are_listed_with_their_parent(shared):
         stop = child.event("stopped")
         assert stop["body"]["reason"] == "breakpoint", stop
 
-        mcp_env = {k: v for k, v in env.items() if k in ("PATH", "HOME", "XDG_RUNTIME_DIR")}
-        params = StdioServerParameters(command=TANDEM, args=["mcp"], cwd=str(root), env=mcp_env)
+        params = agent_params(root, env)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as s:
                 await s.initialize()

@@ -487,6 +487,24 @@ pub fn gdb_can_call_functions() -> bool {
     })
 }
 
+/// gdb in batch mode (no init files) on `program`, running `commands` in order: its
+/// stdout and stderr.
+pub fn gdb_batch(program: &Path, commands: &[String]) -> (String, String) {
+    let mut args: Vec<String> = vec!["-batch".into(), "-nx".into()];
+    for c in commands {
+        args.extend(["-ex".to_string(), c.clone()]);
+    }
+    let out = std::process::Command::new("gdb")
+        .args(&args)
+        .arg(program)
+        .output()
+        .expect("gdb runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub fn gdb_locals_at(
     program: &Path,
     rel: &str,
@@ -496,7 +514,6 @@ pub fn gdb_locals_at(
     let source = sample_path(rel);
     let line = line_of(&source, marker);
     let file = source.file_name().unwrap().to_string_lossy().into_owned();
-    let mut args: Vec<String> = vec!["-batch".into(), "-nx".into()];
     let mut commands = vec![
         "set pagination off".to_string(),
         format!("break {file}:{line}"),
@@ -511,16 +528,7 @@ pub fn gdb_locals_at(
             "echo \\n".into(),
         ]);
     }
-    for c in commands {
-        args.extend(["-ex".to_string(), c]);
-    }
-    let out = std::process::Command::new("gdb")
-        .args(&args)
-        .arg(program)
-        .output()
-        .expect("gdb runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let (stdout, stderr) = gdb_batch(program, &commands);
     let (_, rest) = stdout
         .split_once("LOCALS\n")
         .unwrap_or_else(|| panic!("gdb did not stop: {stdout}\n{stderr}"));

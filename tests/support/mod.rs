@@ -119,6 +119,22 @@ pub fn lsp_model() -> Option<&'static schema::LspModel> {
 pub struct Rng(pub u64);
 
 impl Rng {
+    /// A generator seeded from the environment variable `var` (else the clock), which it
+    /// prints (after `tag`) so a failing sequence can be replayed.
+    pub fn seeded(var: &str, tag: &str) -> Rng {
+        let seed = std::env::var(var)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+                    | 1
+            });
+        eprintln!("{tag}: {var}={seed}");
+        Rng(seed)
+    }
+
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;

@@ -123,6 +123,18 @@ impl Out {
         }
     }
 
+    /// A process's end: its exit code and how often it stopped.
+    fn exited(&self, code: i32, stops: u64) {
+        if self.json {
+            self.json(&json!({"event": "exited", "code": code, "stops": stops}));
+        } else {
+            self.text(&format!(
+                "{}[exited with code {code} after {stops} stop(s)]\n",
+                self.tag()
+            ));
+        }
+    }
+
     /// What starts a text report: the process, when several are debugged.
     fn tag(&self) -> String {
         self.process
@@ -279,14 +291,7 @@ pub fn run(args: DebugArgs) -> Result<i32> {
         let _ = f.join();
     }
 
-    if out.json {
-        out.json(&json!({"event": "exited", "code": code, "stops": stops}));
-    } else {
-        out.text(&format!(
-            "{}[exited with code {code} after {stops} stop(s)]\n",
-            out.tag()
-        ));
-    }
+    out.exited(code, stops);
     Ok(code)
 }
 
@@ -448,16 +453,7 @@ impl<'scope, 'env> Run<'scope, 'env> {
             return;
         }
         match self.drive(&session, &events, me) {
-            Ok((code, stops)) => {
-                if out.json {
-                    out.json(&json!({"event": "exited", "code": code, "stops": stops}));
-                } else {
-                    out.text(&format!(
-                        "{}[exited with code {code} after {stops} stop(s)]\n",
-                        out.tag()
-                    ));
-                }
-            }
+            Ok((code, stops)) => out.exited(code, stops),
             Err(e) => out.text(&format!("{}{e}\n", out.tag())),
         }
     }

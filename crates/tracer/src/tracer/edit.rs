@@ -134,7 +134,13 @@ impl Tracer {
     /// waits, this one is sent to the thread again, so none is lost.
     pub(super) fn keep_signal(&mut self, tid: Tid, sig: i32) {
         // Read now: this is the signal's own delivery stop.
-        let info = sys::siginfo(tid).ok().filter(|i| i.si_signo == sig);
+        let info = sys::siginfo(tid).ok();
+        self.keep_signal_with(tid, sig, info);
+    }
+
+    /// [`Tracer::keep_signal`] with the siginfo already read at the signal's stop.
+    pub(super) fn keep_signal_with(&mut self, tid: Tid, sig: i32, info: Option<libc::siginfo_t>) {
+        let info = info.filter(|i| i.si_signo == sig);
         let Some(t) = self.threads.get_mut(&tid) else {
             return;
         };

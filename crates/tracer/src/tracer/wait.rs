@@ -510,10 +510,11 @@ impl Tracer {
                 let _ = sys::poke_debugreg(tid, 6, 0);
                 return Ok(self.watch_stop(tid, dr6 & !DR6_SINGLE_STEP));
             }
-            return Ok(self.policy_stop(tid, sig, code, collecting));
+            return Ok(self.policy_stop(tid, sig, code, None, collecting));
         }
-        let code = sys::siginfo(tid).map(|i| i.si_code).unwrap_or(0);
-        Ok(self.policy_stop(tid, sig, code, collecting))
+        let info = sys::siginfo(tid).ok();
+        let code = info.map_or(0, |i| i.si_code);
+        Ok(self.policy_stop(tid, sig, code, info, collecting))
     }
 
     pub(super) fn policy_stop(
@@ -521,13 +522,17 @@ impl Tracer {
         tid: Tid,
         sig: i32,
         code: i32,
+        info: Option<libc::siginfo_t>,
         collecting: bool,
     ) -> Outcome {
         let policy = self.signal_policy(sig);
         if policy.pass {
             // Delivered from this very stop, with its siginfo; one already waiting is
             // kept for later, never overwritten.
-            self.keep_signal(tid, sig);
+            match info {
+                Some(info) => self.keep_signal_with(tid, sig, Some(info)),
+                None => self.keep_signal(tid, sig),
+            }
         }
         if policy.stop {
             if let Some(t) = self.threads.get_mut(&tid) {
