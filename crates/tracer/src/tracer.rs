@@ -308,6 +308,11 @@ struct Thread {
     regs: Option<libc::user_regs_struct>,
     /// Hits already taken whose step-over a signal cut short (see `SignalReturns`).
     returns: SignalReturns,
+    /// The thread's own stack (the mapping its sp was in when it was first seen), and the
+    /// sp at the last signal delivered while it ran there: a handler on an alternate
+    /// stack (`SA_ONSTACK`) leaves everything live on its own stack above that sp.
+    home: Option<(u64, u64)>,
+    home_sp: u64,
 }
 
 /// Where a thread will trap again on a hit it already reported: its step over the
@@ -462,6 +467,28 @@ fn leader_is_zombie(stat: &Option<File>) -> bool {
 /// delivering its pending signal.
 fn resume_one(tid: Tid, t: &mut Thread) {
     let sig = std::mem::take(&mut t.deliver);
+    if tracing::enabled!(tracing::Level::TRACE) {
+        let pc = t.regs.or_else(|| sys::get_regs(tid).ok()).map(|r| r.rip);
+        tracing::trace!(
+            tid = tid.0,
+            pc,
+            stepping = t.stepping,
+            sig,
+            at_bp = t.at_bp,
+            "resume"
+        );
+    }
+    if sig != 0 {
+        if let Some((lo, hi)) = t.home {
+            // Where the kernel builds the signal frame, unless the handler runs on an
+            // alternate stack: then this is the live bottom of the thread's own stack.
+            if let Some(sp) = t.regs.or_else(|| sys::get_regs(tid).ok()).map(|r| r.rsp) {
+                if lo <= sp && sp < hi {
+                    t.home_sp = sp;
+                }
+            }
+        }
+    }
     if let Some(info) = t
         .deliver_info
         .take()

@@ -278,13 +278,43 @@ impl Tracer {
         }
         let words = if self.editing {
             if self.stacks.is_none() {
+                self.learn_homes();
                 self.stacks = Some(self.stack_words());
             }
             self.stacks.clone().flatten()
         } else {
+            self.learn_homes();
             self.stack_words()
         };
         holds(&words, start + 1, end)
+    }
+
+    /// Notes the own stack of every stopped thread not seen before: the process's
+    /// `[stack]` for the main thread, else the mapping of its sp (a new thread's first
+    /// stop is on its own stack; one attached inside a handler on an alternate stack is
+    /// the rare case this gets wrong).
+    pub(super) fn learn_homes(&mut self) {
+        if self.threads.values().all(|t| t.home.is_some() || t.running) {
+            return;
+        }
+        let Ok(maps) = procfs::read_maps(self.pid) else {
+            return;
+        };
+        let main = Tid(self.pid.0);
+        for (tid, t) in self.threads.iter_mut() {
+            if t.home.is_some() || t.running {
+                continue;
+            }
+            let home = if *tid == main {
+                maps.iter().find(|m| m.path == "[stack]")
+            } else {
+                let Some(sp) = t.regs.or_else(|| sys::get_regs(*tid).ok()).map(|r| r.rsp) else {
+                    continue;
+                };
+                maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0)
+            };
+            t.home = home.map(|m| (m.start.0, m.end.0));
+        }
     }
 
     /// Every thread's pc and every word of every thread's stack (from its sp to the end
@@ -301,18 +331,32 @@ impl Tracer {
             words.push(regs.rip);
             let sp = regs.rsp & !7;
             let m = maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0)?;
-            if m.end.0 - sp > MAX_STACK_SCAN {
-                return None;
+            let mut scans = vec![(sp, m.end.0)];
+            if let Some((lo, hi)) = t.home {
+                if !(lo <= sp && sp < hi) {
+                    // On another stack (a handler on its alternate stack): what it
+                    // interrupted is live on its own stack, from the sp it had then.
+                    if !(lo <= t.home_sp && t.home_sp < hi) {
+                        return None;
+                    }
+                    scans.push((t.home_sp & !7, hi));
+                }
             }
-            let mut buf = vec![0u8; (m.end.0 - sp) as usize];
-            match self.read_raw(sp, &mut buf) {
-                Ok(n) if n == buf.len() => {}
-                _ => return None,
+            for (from, to) in scans {
+                if to - from > MAX_STACK_SCAN {
+                    return None;
+                }
+                let mut buf = vec![0u8; (to - from) as usize];
+                match self.read_raw(from, &mut buf) {
+                    Ok(n) if n == buf.len() => {}
+                    _ => return None,
+                }
+                words.extend(
+                    buf.chunks_exact(8).map(|w| {
+                        u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+                    }),
+                );
             }
-            words.extend(
-                buf.chunks_exact(8)
-                    .map(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])),
-            );
         }
         words.sort_unstable();
         words.dedup();
@@ -321,7 +365,8 @@ impl Tracer {
 
     /// The regions of placed code some thread may still return into (its pc, or a word on
     /// its stack, inside them): they stay mapped when the others are unmapped.
-    pub(super) fn regions_in_use(&self, regions: &[patch::Region]) -> Vec<bool> {
+    pub(super) fn regions_in_use(&mut self, regions: &[patch::Region]) -> Vec<bool> {
+        self.learn_homes();
         let words = self.stack_words();
         regions
             .iter()

@@ -258,6 +258,7 @@ impl Tracer {
         if let Some(p) = self.patches.get_mut(&site) {
             p.active = true;
         }
+        tracing::debug!(site, end, "jump patch in place");
         true
     }
 
@@ -297,6 +298,7 @@ impl Tracer {
         }
         p.active = false;
         let (start, end, saved) = (p.site(), p.end(), p.saved.clone());
+        tracing::debug!(site, end, "jump patch out");
         if let Err(e) = self.write_raw(start, &saved) {
             tracing::warn!(site, "restoring under a jump patch failed: {e}");
         }
@@ -419,6 +421,12 @@ impl Tracer {
                 .and_then(|p| p.copy_of(pc)),
         };
         let Some(target) = target else { return };
+        tracing::debug!(
+            tid = tid.0,
+            pc,
+            target,
+            "leaving a patch site through its copy"
+        );
         regs.rip = target;
         if sys::set_regs(tid, &regs).is_ok() {
             if let Some(t) = self.threads.get_mut(&tid) {
@@ -479,6 +487,7 @@ impl Tracer {
             // writing it would make it the program's own.
             regs.eflags &= !TRAP_FLAG;
             if p.past_trap(pc) {
+                tracing::debug!(tid = tid.0, pc, site, "evacuated: past the trap, a hit");
                 regs.rip = site;
                 sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
                 if let Some(t) = self.threads.get_mut(&tid) {
@@ -495,6 +504,13 @@ impl Tracer {
             }
             if p.in_copies(pc) {
                 if let Some(original) = p.original_of(pc) {
+                    tracing::debug!(
+                        tid = tid.0,
+                        pc,
+                        original,
+                        site,
+                        "evacuated: copy to original"
+                    );
                     regs.rip = original;
                     sys::set_regs(tid, &regs)
                         .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
@@ -508,6 +524,7 @@ impl Tracer {
                 }
             }
             if !p.in_code(pc) {
+                tracing::debug!(tid = tid.0, pc, site, "evacuated: stepped out");
                 if let Some(t) = self.threads.get_mut(&tid) {
                     t.regs = Some(regs);
                 }
@@ -610,6 +627,7 @@ impl Tracer {
     pub(super) fn retire_patch(&mut self, site: u64) {
         if let Some(p) = self.patches.remove(&site) {
             let start = p.spec.code_addr.0;
+            tracing::debug!(site, code = start, "patch retired");
             self.retired.push(Retired {
                 code: (start, start + p.spec.code.len() as u64),
                 lands: [p.site(), p.end()],

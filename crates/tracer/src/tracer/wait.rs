@@ -501,6 +501,12 @@ impl Tracer {
                     }
                     return Ok(Outcome::Absorbed);
                 }
+                tracing::debug!(
+                    tid = tid.0,
+                    pc = regs.rip,
+                    covering = ?self.patch_covering(addr),
+                    "a kernel SIGTRAP that is no breakpoint's"
+                );
                 if let Some(t) = self.threads.get_mut(&tid) {
                     t.regs = Some(regs);
                 }
@@ -656,7 +662,10 @@ impl Tracer {
                     }
                 }
             }
-            _ => Outcome::Report(tid, StopReason::Step),
+            _ => {
+                tracing::debug!(tid = tid.0, phase = ?self.phase, "a step trap outside a step-over");
+                Outcome::Report(tid, StopReason::Step)
+            }
         }
     }
 
@@ -665,6 +674,10 @@ impl Tracer {
             return Outcome::Absorbed;
         };
         let was_new = std::mem::take(&mut t.new);
+        if was_new {
+            // Its own stack, while it is surely on it (see `learn_homes`).
+            self.learn_homes();
+        }
         if was_new && !self.watch.is_empty() {
             // Threads do not inherit debug registers: give a new thread the process's
             // watchpoints before it runs its first instruction.
