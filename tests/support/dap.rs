@@ -239,6 +239,31 @@ impl DapClient {
         }
     }
 
+    /// The next event named one of `names` (those before it are consumed, those after
+    /// it kept), within `timeout`.
+    pub fn first_event_of(&mut self, names: &[&str], timeout: Duration) -> Option<Value> {
+        let named = |e: &Value| {
+            names
+                .iter()
+                .any(|n| e["type"] == "event" && e["event"] == *n)
+        };
+        if let Some(i) = self.events.iter().position(named) {
+            let e = self.events.remove(i).unwrap();
+            self.events.drain(..i);
+            return Some(e);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self.next_message(left)?;
+            if named(&m) {
+                self.events.clear();
+                return Some(m);
+            }
+            self.keep(m);
+        }
+    }
+
     /// Waits for a request from tandem (a reverse request such as `runInTerminal`).
     pub fn adapter_request(&mut self, command: &str) -> Value {
         if let Some(i) = self

@@ -28,6 +28,7 @@ impl Adapter {
             return Flow::Continue;
         }
         if command == Initialize::COMMAND {
+            self.debugger.keep_initialize(req.arguments.as_ref());
             if self.handle::<Initialize>(&req, |a, args| a.initialize(args)) {
                 // Configuration requests are welcome from now on, before or after launch.
                 self.out.event("initialized", None::<()>);
@@ -99,6 +100,9 @@ pub fn capabilities() -> Capabilities {
 
 pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
     if let Some(flow) = crate::debugger::postmortem::route(a, req) {
+        return flow;
+    }
+    if let Some(flow) = crate::debugger::same::route(a, req) {
         return flow;
     }
     macro_rules! route {

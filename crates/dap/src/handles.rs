@@ -57,25 +57,40 @@ pub struct Handles {
     frames: HashMap<i64, FrameHandle>,
     vars: HashMap<i64, VarHandle>,
     next: i64,
+    /// The ids handed out: `lo..=hi`.
+    lo: i64,
+    hi: i64,
 }
+
+/// Where the ids of a session's own adapter end: from here up, the adapters of child
+/// processes in the same session have blocks of their own (`debugger/same.rs`).
+pub const OWN_IDS_END: i64 = 1 << 30;
 
 impl Default for Handles {
     fn default() -> Self {
-        Handles {
-            frames: HashMap::new(),
-            vars: HashMap::new(),
-            next: 1,
-        }
+        Handles::in_block(1, OWN_IDS_END - 1)
     }
 }
 
 impl Handles {
+    /// Handles whose ids stay within `lo..=hi` (`lo` ≥ 1).
+    pub fn in_block(lo: i64, hi: i64) -> Handles {
+        let lo = lo.max(1);
+        Handles {
+            frames: HashMap::new(),
+            vars: HashMap::new(),
+            next: lo,
+            lo,
+            hi: hi.max(lo),
+        }
+    }
+
     fn next_id(&mut self) -> i64 {
         let id = self.next;
-        // Stay within the 31 bits some clients keep ids in; wrapping after two billion
-        // handles is far beyond any session.
-        self.next = if self.next >= i64::from(i32::MAX) {
-            1
+        // Stay within the 31 bits some clients keep ids in (and within the block): wrapping
+        // after a billion handles is far beyond any session.
+        self.next = if self.next >= self.hi {
+            self.lo
         } else {
             self.next + 1
         };

@@ -64,6 +64,26 @@ impl Outbox {
         }));
     }
 
+    /// A response relayed as another adapter gave it (a child process's, see
+    /// `debugger/same.rs`).
+    pub fn response(
+        &self,
+        request_seq: i64,
+        command: &str,
+        success: bool,
+        message: Option<String>,
+        body: Option<Value>,
+    ) {
+        self.send(&ProtocolMessage::Response(dap::Response {
+            seq: self.seq.next(),
+            request_seq,
+            success,
+            command: command.to_owned(),
+            message,
+            body,
+        }));
+    }
+
     pub fn error(&self, request_seq: i64, command: &str, message: &str) {
         let error = ErrorMessage {
             id: 1,

@@ -59,11 +59,40 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    let inbound = wire::spawn_reader(input, config.limits)?;
-    let out = Arc::new(Outbox::new(Box::new(output)));
     let manager = config
         .manager
         .unwrap_or_else(|| Arc::new(ProcessManager::new()));
+    serve_with(input, output, config.limits, manager, None)
+}
+
+/// Serves the session of a child process in this session (`debugger/same.rs`): the
+/// parent's process manager, and frame ids and variables references from `ids`.
+pub(crate) fn serve_child<R, W>(
+    input: R,
+    output: W,
+    manager: Arc<ProcessManager>,
+    ids: (i64, i64),
+) -> std::io::Result<Ending>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    serve_with(input, output, Limits::default(), manager, Some(ids))
+}
+
+fn serve_with<R, W>(
+    input: R,
+    output: W,
+    limits: Limits,
+    manager: Arc<ProcessManager>,
+    ids: Option<(i64, i64)>,
+) -> std::io::Result<Ending>
+where
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let inbound = wire::spawn_reader(input, limits)?;
+    let out = Arc::new(Outbox::new(Box::new(output)));
     let (output_tx, output_rx) = crossbeam_channel::unbounded();
     let mut adapter = Adapter {
         out: out.clone(),
@@ -74,6 +103,9 @@ where
         debugger: Debugger::new(out, manager, output_tx),
         output_rx,
     };
+    if let Some((lo, hi)) = ids {
+        adapter.debugger.use_ids(lo, hi);
+    }
     Ok(adapter.run(&inbound))
 }
 
@@ -88,6 +120,8 @@ enum Event {
     Fetch(crate::debugger::debuginfo::FetchEvent),
     /// A child's `startDebugging` went unanswered too long.
     ChildTimeout,
+    /// A message of the adapter of a child process in this session.
+    Child(crate::debugger::ChildMessage),
 }
 
 pub(crate) struct Adapter {
@@ -115,6 +149,10 @@ impl Adapter {
         if let Some(m) = self.queue.pop_front() {
             return Some(Event::Client(m));
         }
+        if let Some(m) = self.debugger.same.take_pending() {
+            return Some(Event::Child(m));
+        }
+        let children = self.debugger.same.receiver();
         let events = self.debugger.events();
         let fetches = self.debugger.fetch_events();
         // A child's `startDebugging` the client has not answered in time.
@@ -124,6 +162,10 @@ impl Adapter {
             .map_or_else(crossbeam_channel::never, crossbeam_channel::at);
         let ev = crossbeam_channel::select! {
             recv(late) -> _ => Event::ChildTimeout,
+            recv(children) -> m => match m {
+                Ok(m) => Event::Child(m),
+                Err(_) => return None,
+            },
             recv(inbound) -> m => Event::Client(m.ok()?),
             recv(events) -> e => match e {
                 Ok(e) => Event::Debuggee(e),
@@ -205,6 +247,7 @@ impl Adapter {
                 Event::Output(chunk) => self.debugger.on_output(chunk),
                 Event::Fetch(report) => self.on_fetch(report),
                 Event::ChildTimeout => self.debugger.on_child_timeouts(),
+                Event::Child(m) => self.debugger.on_same_message(m),
             }
         }
     }

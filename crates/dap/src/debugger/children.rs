@@ -21,6 +21,8 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 pub(super) enum Follow {
     /// Each child in a session of its own (`startDebugging`).
     Sessions,
+    /// Each child in this session, its threads beside the program's.
+    Same,
     /// Children run without the debugger (breakpoints removed at the fork).
     #[default]
     Detach,
@@ -62,25 +64,21 @@ impl Debugger {
     pub(super) fn children_policy(&mut self, args: ChildrenArgs<'_>) -> Result<bool, Failure> {
         let follow = match args.follow {
             None if self.client.start_debugging => Follow::Sessions,
-            None => Follow::Detach,
+            None => Follow::Same,
             Some("sessions") if self.client.start_debugging => Follow::Sessions,
             Some("sessions") => {
                 self.console(
                     "followChildren \"sessions\": the client cannot open child sessions \
-                     (no startDebugging support), so the program's children run without \
-                     the debugger",
+                     (no startDebugging support), so the program's children are debugged \
+                     in this session",
                 );
-                Follow::Detach
+                Follow::Same
             }
+            Some("same") => Follow::Same,
             Some("detach") => Follow::Detach,
-            Some("same") => {
-                return Err("followChildren \"same\" (children in this session) is not \
-                            supported: use \"sessions\" or \"detach\""
-                    .into())
-            }
             Some(other) => {
                 return Err(format!(
-                    "followChildren must be \"sessions\" or \"detach\", not {other:?}"
+                    "followChildren must be \"sessions\", \"same\" or \"detach\", not {other:?}"
                 )
                 .into())
             }
@@ -101,7 +99,7 @@ impl Debugger {
             followed: Vec::new(),
             is_child: args.is_child,
         };
-        Ok(follow == Follow::Sessions)
+        Ok(follow != Follow::Detach)
     }
 
     /// A child was detached at its fork (not followed): say so, as gdb does.
@@ -126,7 +124,7 @@ impl Debugger {
             .filter(|c| !c.is_empty())
             .or_else(|| row.as_ref().map(|r| r.name.clone()))
             .unwrap_or_default();
-        if self.children.follow != Follow::Sessions {
+        if self.children.follow == Follow::Detach {
             return release(pid.0);
         }
         if let Some(filter) = &self.children.filter {
@@ -164,6 +162,9 @@ impl Debugger {
         }
         if let Some(cwd) = &self.children.cwd {
             configuration["cwd"] = json!(cwd);
+        }
+        if self.children.follow == Follow::Same {
+            return self.same_child(pid.0, configuration);
         }
         let seq = self.out.request(
             "startDebugging",

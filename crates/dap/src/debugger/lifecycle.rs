@@ -317,6 +317,7 @@ impl Debugger {
             return Ok(());
         };
         let terminate = args.terminate_debuggee.unwrap_or(launched);
+        self.end_same_children(terminate);
         if terminate {
             self.end_children();
         }
@@ -337,7 +338,9 @@ impl Debugger {
     }
 
     pub(crate) fn terminate(&mut self, _: Option<TerminateArguments>) -> Result<(), Failure> {
-        if self.debuggee.as_ref().is_some_and(|d| d.launched) {
+        let launched = self.debuggee.as_ref().is_some_and(|d| d.launched);
+        self.end_same_children(launched);
+        if launched {
             self.end_children();
         }
         if let Some(d) = self.debuggee.take() {

@@ -44,6 +44,10 @@ mod lifecycle;
 mod memory;
 /// A core file as a session (`attach`/`launch` with `coreFile`).
 pub(crate) mod postmortem;
+/// Children in this session (`followChildren: "same"`): in-process child adapters, relayed.
+pub(crate) mod same;
+
+pub(crate) use same::ChildMessage;
 
 /// The largest `readMemory` answered in one response.
 const MAX_READ: i64 = 16 << 20;
@@ -164,6 +168,8 @@ pub struct Debugger {
     fetcher: debuginfo::Fetcher,
     /// What happens to the program's children, and their `startDebugging`s in flight.
     children: children::Children,
+    /// The adapters of the children debugged in this session.
+    pub(crate) same: same::Same,
 }
 
 fn fail(e: impl std::fmt::Display) -> Failure {
@@ -198,8 +204,15 @@ impl Debugger {
             indexing: None,
             terminal_request: None,
             fetcher: debuginfo::Fetcher::default(),
+            same: same::Same::default(),
             children: children::Children::default(),
         }
+    }
+
+    /// Hands out frame ids and variables references in `lo..=hi` only (the adapter of a
+    /// child process in its parent's session).
+    pub(crate) fn use_ids(&mut self, lo: i64, hi: i64) {
+        self.handles = Handles::in_block(lo, hi);
     }
 
     pub(crate) fn set_client(&mut self, args: &InitializeArguments) {
