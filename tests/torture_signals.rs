@@ -139,6 +139,35 @@ fn hot_add_ret(exe: &Path) -> u64 {
         .expect("a row names hot_add's ret")
 }
 
+/// Which instruction the hit-count site is on.
+#[derive(Clone, Copy)]
+enum Counted {
+    /// hot_add's `ret`, run by the workers and by the handler.
+    AddRet,
+    /// The first instruction of hot_edge whose disassembly holds this text, run by the
+    /// workers only: CALLS / 4 times a round.
+    Edge(&'static str),
+}
+
+/// The address of the counted instruction.
+fn counted_site(exe: &Path, which: Counted) -> u64 {
+    let needle = match which {
+        Counted::AddRet => return hot_add_ret(exe),
+        Counted::Edge(needle) => needle,
+    };
+    let out = Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn", "--disassemble=hot_edge"])
+        .arg(exe)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(needle))
+        .find_map(|l| u64::from_str_radix(l.trim().split(':').next()?, 16).ok())
+        .unwrap_or_else(|| panic!("no `{needle}` in hot_edge"))
+}
+
 /// Whether the instruction at `addr` is a `ret` (objdump says).
 fn is_ret(exe: &Path, addr: u64) -> bool {
     let out = Command::new("objdump")
@@ -163,7 +192,7 @@ struct Scenario {
     live: bool,
     /// A hit condition `% N` on hot_add's `ret` besides: it must stop exactly once per
     /// N executions of that instruction, however signals cut its step-overs.
-    every: Option<u64>,
+    every: Option<(u64, Counted)>,
     /// SIGSTOP then SIGCONT sent to the process from outside every 100 ms.
     job_control: bool,
     /// A DAP `pause` every ~40 ms, continued as soon as it stops.
@@ -181,7 +210,7 @@ struct Run {
 
 fn debugged_run(s: &Scenario) -> Run {
     let exe = program(s.opt);
-    let counted_site = s.every.map(|_| hot_add_ret(&exe));
+    let counted_site = s.every.map(|(_, which)| counted_site(&exe, which));
     let sites: Vec<u64> = chosen_sites(&exe, s.sites)
         .into_iter()
         .filter(|a| Some(*a) != counted_site)
@@ -213,7 +242,7 @@ fn debugged_run(s: &Scenario) -> Run {
                 bps.push(json!({"instructionReference": format!("{a:#x}"), "condition": cond}));
             }
         }
-        if let (Some(a), Some(n)) = (counted_site, s.every) {
+        if let (Some(a), Some((n, _))) = (counted_site, s.every) {
             bps.push(json!({"instructionReference": format!("{a:#x}"), "hitCondition": format!("% {n}")}));
         }
         bps
@@ -417,18 +446,21 @@ fn check(s: Scenario) {
         timeless(&expected),
         "the debugged program computed otherwise"
     );
-    if let Some(n) = s.every {
+    if let Some((n, which)) = s.every {
         let rounds: u64 = rounds
             .split(',')
             .map(|r| r.trim().parse::<u64>().unwrap())
             .sum();
-        let calls = rounds * CALLS + handler_calls;
-        eprintln!("hot_add ran {calls} times, {} stops every {n}", run.counted);
+        let (calls, what) = match which {
+            Counted::AddRet => (rounds * CALLS + handler_calls, "hot_add's ret".to_string()),
+            Counted::Edge(insn) => (rounds * (CALLS / 4), format!("hot_edge's `{insn}`")),
+        };
+        eprintln!("{what} ran {calls} times, {} stops every {n}", run.counted);
         assert!(calls / n >= 3, "too few calls ({calls}) to mean anything");
         assert_eq!(
             run.counted,
             calls / n,
-            "hot_add's ret ran {calls} times: one stop per {n}"
+            "{what} ran {calls} times: one stop per {n}"
         );
     }
     assert_eq!(run.exit_code, code, "the debugged program exited otherwise");
@@ -526,7 +558,7 @@ fn hit_counts_once_per_hit_o2_int3_path() {
         jit: false,
         sites: Sites::Returns,
         live: false,
-        every: Some(300),
+        every: Some((300, Counted::AddRet)),
         job_control: false,
         pauses: false,
     });
@@ -539,7 +571,68 @@ fn hit_counts_once_per_hit_o2_in_debuggee() {
         jit: true,
         sites: Sites::All,
         live: false,
-        every: Some(300),
+        every: Some((300, Counted::AddRet)),
+        job_control: false,
+        pauses: false,
+    });
+}
+
+/// The hit count survives live edits that re-send its breakpoint: a hit whose step-over a
+/// signal cut short must not count again when the handler returns onto the int3 that
+/// the edit took out and put back.
+#[test]
+fn hit_counts_under_live_edits_o2_int3_path() {
+    check(Scenario {
+        opt: "-O2",
+        jit: false,
+        sites: Sites::Returns,
+        live: true,
+        every: Some((300, Counted::AddRet)),
+        job_control: false,
+        pauses: false,
+    });
+}
+
+/// One stop per N executions of a `rep movsb`: a step over it runs one iteration per
+/// single-step, so the step must end past the instruction, not back on its int3.
+#[test]
+fn hit_counts_on_rep_movsb_o2_int3_path() {
+    check(Scenario {
+        opt: "-O2",
+        jit: false,
+        sites: Sites::All,
+        live: false,
+        every: Some((10, Counted::Edge("rep movsb"))),
+        job_control: false,
+        pauses: false,
+    });
+}
+
+/// The same on a raw `syscall` (the step over it, or its copy, must not restart it or
+/// lose its result) with conditions in the debuggee on every other row.
+#[test]
+fn hit_counts_on_syscall_o2_in_debuggee() {
+    check(Scenario {
+        opt: "-O2",
+        jit: true,
+        sites: Sites::All,
+        live: true,
+        every: Some((10, Counted::Edge("syscall"))),
+        job_control: false,
+        pauses: false,
+    });
+}
+
+/// The same on a lock-prefixed, RIP-relative add at -O3 (displaced, its displacement
+/// must be fixed up in the copy).
+#[test]
+fn hit_counts_on_lock_add_o3_in_debuggee() {
+    check(Scenario {
+        opt: "-O3",
+        jit: true,
+        sites: Sites::All,
+        live: false,
+        every: Some((10, Counted::Edge("lock add"))),
         job_control: false,
         pauses: false,
     });

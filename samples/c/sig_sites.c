@@ -1,5 +1,7 @@
-/* The signal-torture program of tests/torture_signals.rs: four threads call two small
- * noinline hot functions while a 2 kHz setitimer SIGALRM handler (on a sigaltstack,
+/* The signal-torture program of tests/torture_signals.rs: four threads call three small
+ * noinline hot functions (the third holds the instructions that are hard to step over or
+ * displace: `rep movsb`, a raw `syscall`, a lock-prefixed RIP-relative add, and an
+ * unlikely branch gcc moves to a `.cold` part) while a 2 kHz setitimer SIGALRM handler (on a sigaltstack,
  * SA_ONSTACK, no SA_RESTART) calls them too, and a queued real-time signal is sent to
  * the workers now and then; the workers block every signal across some of the calls
  * (sigprocmask). Breakpoints with never-true conditions go on every line of
@@ -53,6 +55,36 @@ __attribute__((noinline)) unsigned hot_mix(unsigned h, int i)
     }
     return h;                   /* S:mix7 */
 }                               /* S:mix8 */
+
+static volatile long g_locked;
+
+__attribute__((noinline, cold)) unsigned rare_mix(unsigned v)
+{
+    return v * 2654435761u + 17u;
+}
+
+__attribute__((noinline)) unsigned hot_edge(unsigned h, int i)
+{
+    unsigned long long src[3], dst[3];
+    src[0] = h * 0x9e3779b97f4a7c15ull;                            /* S:edge1 */
+    src[1] = src[0] ^ (src[0] >> 29);
+    src[2] = src[1] * 31u + (unsigned)i;
+    void *d = dst;
+    const void *s = src;
+    unsigned long n = sizeof dst;
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory"); /* S:edge2 */
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(39L) : "rcx", "r11", "memory"); /* S:edge3 */
+    __atomic_fetch_add(&g_locked, 1, __ATOMIC_SEQ_CST);            /* S:edge4 */
+    if (r <= 0)
+        abort();
+    unsigned v = (unsigned)(dst[0] ^ (dst[1] >> 7) ^ (dst[2] >> 13)); /* S:edge5 */
+    if (__builtin_expect((i & 255) == 77, 0)) {                     /* S:edge6 */
+        v = rare_mix(v);       /* in hot_edge.cold at -O2 */
+        v ^= (unsigned)i;
+    }
+    return h ^ v;                                                  /* S:edge7 */
+}
 
 static void on_alarm(int sig)
 {
@@ -110,6 +142,8 @@ static void *work(void *arg)
             }
             int x = hot_add(i, w->t);          /* S:call */
             h = hot_mix(h, x);
+            if ((k & 3) == 1)
+                h = hot_edge(h, i);
             if (masked)
                 pthread_sigmask(SIG_SETMASK, &old, NULL);
             i++;

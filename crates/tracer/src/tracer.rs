@@ -352,11 +352,15 @@ impl SignalReturns {
         }
     }
 
-    /// Forgets the marks at `pc` (its breakpoint is gone: no trap will come).
-    fn forget_pc(&mut self, pc: u64) {
+    /// Forgets the marks at `pc` (its breakpoint is gone: no trap will come); returns
+    /// their sps.
+    fn forget_pc(&mut self, pc: u64) -> Vec<u64> {
+        let mut sps = Vec::new();
         for s in self.slots.iter_mut().filter(|s| s.0 == pc) {
+            sps.push(s.1);
             *s = (0, 0);
         }
+        sps
     }
 
     /// Forgets the marks of frames a stop at `sp` shows returned from (their site ran).
@@ -427,6 +431,10 @@ pub struct Tracer {
     retired: Vec<patch::Retired>,
     /// Inside [`Tracer::edit_text`]: nothing runs, so the stacks are read once.
     editing: bool,
+    /// Marks (`SignalReturns`) of breakpoints removed during the current edit: one set
+    /// again by the same edit (a request that re-sends its breakpoints) gets them back,
+    /// or the trap the handler's return brings would count as a second hit.
+    removed_marks: Vec<(Tid, u64, u64)>,
     /// Every thread's pc and stack words, read once during an edit (`None`: not yet).
     stacks: Option<edit::StackWords>,
     _not_send: PhantomData<*const ()>,
@@ -588,6 +596,7 @@ impl Tracer {
             moribund: HashMap::new(),
             retired: Vec::new(),
             editing: false,
+            removed_marks: Vec::new(),
             stacks: None,
             _not_send: PhantomData,
         }

@@ -50,9 +50,14 @@ impl Tracer {
             return Ok(());
         }
         let saved = bp.saved;
-        // No trap comes back there: the marks of hits a signal interrupted go too.
-        for t in self.threads.values_mut() {
-            t.returns.forget_pc(addr.0);
+        // No trap comes back there: the marks of hits a signal interrupted go too (until
+        // the end of the edit, which may set it again).
+        for (tid, t) in self.threads.iter_mut() {
+            for sp in t.returns.forget_pc(addr.0) {
+                if self.editing {
+                    self.removed_marks.push((*tid, addr.0, sp));
+                }
+            }
         }
         self.retire_trap(addr.0, addr.0);
         if let Some(p) = self.patches.get(&addr.0) {

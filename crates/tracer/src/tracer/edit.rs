@@ -69,6 +69,13 @@ impl Tracer {
         if !outer {
             self.editing = false;
             self.stacks = None;
+            for (tid, pc, sp) in std::mem::take(&mut self.removed_marks) {
+                if self.breakpoints.contains_key(&pc) {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.returns.push(pc, sp);
+                    }
+                }
+            }
         }
         if held {
             self.release()?;
