@@ -6,7 +6,8 @@
 //! `int [3][150]`), VLAs of one and two dimensions, a flexible array member on the
 //! heap, signed enum bitfields, bitfields across bytes, anonymous members, `_Complex`
 //! of every width, `const volatile`, odd-sized structs by value, arrays of structs,
-//! nested arrays, pointers to arrays and function pointers.
+//! nested arrays, pointers to arrays and function pointers, and at -O2 pointers that
+//! exist only as `DW_OP_implicit_pointer` (`<synthetic pointer>`, read through).
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -18,7 +19,12 @@ use serde_json::json;
 use support::dap::{build, line_of, sample_path, DapClient};
 
 const SAMPLE: &str = "c/shapes_probe.c";
-const STOPS: &[&str] = &["STOP by_value", "STOP arrays", "STOP records"];
+const STOPS: &[&str] = &[
+    "STOP by_value",
+    "STOP arrays",
+    "STOP records",
+    "STOP implicit",
+];
 /// Globals and expressions printed at every stop. `g_table`, `g_grid` and `g_row` are
 /// read through elements, sizes and (in [`TYPES`]) types: gdb prints them whole with
 /// `<repeats N times>` runs, an `unsigned char` array as a string and a pointer to an
@@ -77,6 +83,7 @@ const STOP_EXPRS: &[&[&str]] = &[
     &[
         "*fx", "fx->d[3]", "fx->n", "f.m", "f.across", "f.k", "f.s", "a.f", "a.y", "cvs", "cvs + 1",
     ],
+    &["*pp", "pp->y", "msg[1]", "*msg", "ap[1]", "ap[-1]"],
 ];
 
 /// Globals whose type gdb's `whatis` names, compared with the type of tandem's

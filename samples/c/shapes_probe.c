@@ -3,7 +3,8 @@
  * flexible array members on the heap, signed enum bitfields, bitfields across bytes,
  * anonymous struct and union members, _Complex of every width, const volatile, odd-sized
  * structs by value, arrays of structs, nested arrays, pointers to arrays, function
- * pointers. Built -O0 and -O2; every argument, local and global at each `STOP` line is
+ * pointers, and pointers gcc -O2 optimizes away (`DW_OP_implicit_pointer`: to a struct,
+ * into an array, to a string literal). Built -O0 and -O2; every argument, local and global at each `STOP` line is
  * compared with gdb. `sink` keeps values alive at -O2 without changing them. */
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,26 @@ __attribute__((noinline)) int records(struct flex *fx, binop_fn op)
     return fx->d[fx->n - 1] + op(f.lo, a.tag);
 }
 
+struct pair {
+    int x;
+    int y;
+};
+
+static volatile int g_implicit_sink;
+
+/* At -O2 none of these pointers exists: gdb shows `<synthetic pointer>` and reads
+ * through them. No address of theirs escapes (no sink(&...)). */
+__attribute__((noinline)) int implicit(int q)
+{
+    struct pair p = {q, q * 2};
+    struct pair *pp = &p;
+    const char *msg = "hello";
+    int arr[3] = {q, q + 1, q + 2};
+    int *ap = &arr[1];
+    g_implicit_sink = pp->y + msg[1] + ap[1]; /* STOP implicit */
+    return pp->x + ap[-1];
+}
+
 int main(void)
 {
     struct odd3 o3 = {'x', 'y', 'z'};
@@ -150,6 +171,7 @@ int main(void)
     int total = by_value(o3, o5, o12, pt, 2.0 - 3.0i);
     total += arrays(3, 2);
     total += records(fx, add);
+    total += implicit(total & 7);
     sink(&total);
     free(fx);
     return total == 12345;

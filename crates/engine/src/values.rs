@@ -72,6 +72,11 @@ pub(crate) enum Place {
 }
 
 impl Place {
+    /// `len` bytes that are nowhere (every read is `<optimized out>`).
+    pub(crate) fn nowhere(len: usize) -> Place {
+        Place::Partial(Arc::from(vec![0u8; len]), Arc::from(vec![false; len]), 0)
+    }
+
     pub(crate) fn offset(&self, by: u64) -> Place {
         match self {
             Place::Memory(a) => Place::Memory(a.wrapping_add(by)),

@@ -252,6 +252,93 @@ impl Session {
     }
 }
 
+/// Renders `name: ty` where `loc` says; a synthetic pointer (`DW_OP_implicit_pointer`)
+/// shows as gdb shows it, `<synthetic pointer>`, with what it points to as its child.
+fn render_at(
+    env: &Env<'_>,
+    r: &Renderer<'_>,
+    name: &str,
+    ty: symbols::TypeRef,
+    loc: &expr::Loc,
+    dim: usize,
+) -> (Value, Option<Node>) {
+    let place = match loc {
+        expr::Loc::Mem(a) => Place::Memory(*a),
+        expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
+        expr::Loc::Implicit { .. } => {
+            let value = Value {
+                name: name.to_string(),
+                type_name: env.binary.type_name(ty).unwrap_or_default(),
+                rendered: "<synthetic pointer>".to_string(),
+                children: None,
+                child_count: None,
+                indexed: false,
+                error: false,
+                address: None,
+            };
+            let pointer = expr::EVal {
+                ty: expr::ETy::Dwarf(ty),
+                loc: loc.clone(),
+            };
+            let Ok(target) = env.deref_value(&pointer) else {
+                return (value, None);
+            };
+            let expr::ETy::Dwarf(target_ty) = target.ty else {
+                return (value, None);
+            };
+            let child = SyntheticTarget {
+                name: format!("*{name}"),
+                ty: target_ty,
+                place: match target.loc {
+                    expr::Loc::Mem(a) => Place::Memory(a),
+                    expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
+                    expr::Loc::Implicit { .. } => return (value, None),
+                },
+            };
+            let node = Node {
+                binary: r.binary.clone(),
+                ty,
+                dim: 0,
+                place: Place::nowhere(8),
+                path: name.to_string(),
+                count: Some(1),
+                synth: Some(Arc::new(child)),
+            };
+            return (
+                Value {
+                    child_count: Some(1),
+                    ..value
+                },
+                Some(node),
+            );
+        }
+    };
+    r.render(name, ty, place, dim)
+}
+
+/// The one child of a synthetic pointer: what it points to.
+#[derive(Debug)]
+struct SyntheticTarget {
+    name: String,
+    ty: symbols::TypeRef,
+    place: Place,
+}
+
+impl crate::values::Synthetic for SyntheticTarget {
+    fn children(
+        &self,
+        r: &Renderer<'_>,
+        _node: &Node,
+        start: u64,
+        _count: Option<u64>,
+    ) -> Vec<(Value, Option<Node>)> {
+        if start > 0 {
+            return Vec::new();
+        }
+        vec![r.render(&self.name, self.ty, self.place.clone(), 0)]
+    }
+}
+
 /// The value of an evaluated expression as a front-end shows it: a typed value is rendered
 /// (and may have children), anything else (a computed integer) is its text.
 pub(crate) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value, Option<Node>) {
@@ -261,10 +348,6 @@ pub(crate) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value
                 expr::ETy::SubArray(_, d) => d,
                 _ => 0,
             };
-            let place = match loc {
-                expr::Loc::Mem(a) => Place::Memory(*a),
-                expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
-            };
             let bounds = |b: &symbols::ArrayBound| env.array_bound(b);
             let r = Renderer {
                 binary: env.binary,
@@ -273,7 +356,7 @@ pub(crate) fn render_result(env: &Env<'_>, v: &expr::EVal, name: &str) -> (Value
                 bounds: Some(&bounds),
                 languages: &crate::rust::LANGUAGES,
             };
-            r.render(name, *ty, place, dim)
+            render_at(env, &r, name, *ty, loc, dim)
         }
         _ => (
             Value {
@@ -414,11 +497,7 @@ pub(crate) fn frame_variables_in(
         };
         match env.variable_value(var) {
             Ok(v) => {
-                let place = match v.loc {
-                    expr::Loc::Mem(a) => Place::Memory(a),
-                    expr::Loc::Val(b) => Place::Bytes(Arc::from(b.as_slice()), 0),
-                };
-                let (mut value, node) = renderer.render(&name, ty, place, 0);
+                let (mut value, node) = render_at(&env, &renderer, &name, ty, &v.loc, 0);
                 if var.shadowed {
                     value.name = format!("{name} (shadowed)");
                 }

@@ -6,10 +6,15 @@ use super::*;
 impl Env<'_> {
     pub(in crate::expr) fn deref(&self, v: &EVal) -> Result<EVal> {
         let (target, addr) = match self.shape(&v.ty)? {
-            Shape::Ptr(t) => (t, le_u64(&self.bytes(v)?)),
+            Shape::Ptr(t) => {
+                if let Loc::Implicit { target, offset } = v.loc {
+                    return self.implicit_target(target, offset, t);
+                }
+                (t, le_u64(&self.bytes(v)?))
+            }
             Shape::Array { elem, .. } => match v.loc {
                 Loc::Mem(a) => (elem, a),
-                Loc::Val(_) => return Self::err("array is not in memory"),
+                Loc::Val(_) | Loc::Implicit { .. } => return Self::err("array is not in memory"),
             },
             _ => {
                 // `*` and `->` on a smart pointer or an optional, as their operators do.
@@ -32,6 +37,74 @@ impl Env<'_> {
             ty: target,
             loc: Loc::Mem(addr),
         })
+    }
+
+    /// `*v` for the views (a synthetic pointer's child).
+    pub(crate) fn deref_value(&self, v: &EVal) -> Result<EVal> {
+        self.deref(v)
+    }
+
+    /// What a synthetic pointer points to: `offset` bytes into the variable or literal
+    /// whose DIE is at `target`, as a `ty`, wherever that variable is at the pc.
+    pub(in crate::expr) fn implicit_target(
+        &self,
+        target: u64,
+        offset: i64,
+        ty: ETy,
+    ) -> Result<EVal> {
+        let off = u64::try_from(offset)
+            .map_err(|_| Error::Eval("a synthetic pointer before its object".into()))?;
+        let size = self.size_of(&ty)?;
+        let slice = |bytes: &[u8]| -> Result<EVal> {
+            let from = usize::try_from(off).unwrap_or(usize::MAX);
+            let v = bytes
+                .get(from..from.saturating_add(size as usize))
+                .ok_or_else(|| Error::Eval("a synthetic pointer past its object".into()))?;
+            Ok(EVal {
+                ty: ty.clone(),
+                loc: Loc::Val(v.to_vec()),
+            })
+        };
+        let pc = self.bias.to_file(RuntimeAddr(self.pc));
+        match self.binary.variable_location_at(target, pc) {
+            symbols::VariableLocation::Const(bytes) => slice(&bytes),
+            symbols::VariableLocation::OptimizedOut => {
+                Self::err("the object of the synthetic pointer is optimized out")
+            }
+            symbols::VariableLocation::Expr(expr) => {
+                let pieces = self
+                    .ctx_pieces(&expr)
+                    .map_err(|e| Error::Eval(format!("the synthetic pointer's object: {e}")))?;
+                match pieces.as_slice() {
+                    [p] if p.size_bits.is_none() && p.bit_offset.is_none() => match &p.location {
+                        symbols::PieceLocation::Memory(a) => {
+                            return Ok(EVal {
+                                ty,
+                                loc: Loc::Mem(a.0.wrapping_add(off)),
+                            })
+                        }
+                        symbols::PieceLocation::ImplicitPointer {
+                            target,
+                            byte_offset,
+                        } if off == 0 => {
+                            return Ok(EVal {
+                                ty,
+                                loc: Loc::Implicit {
+                                    target: *target,
+                                    offset: *byte_offset,
+                                },
+                            })
+                        }
+                        _ => {}
+                    },
+                    _ => {}
+                }
+                let want = usize::try_from(off.saturating_add(size)).unwrap_or(usize::MAX);
+                let bytes = symbols::read_pieces(&pieces, want, self.mem, self.regs)
+                    .map_err(|e| Error::Eval(format!("the synthetic pointer's object: {e}")))?;
+                slice(&bytes)
+            }
+        }
     }
 
     pub(in crate::expr) fn member(&self, v: &EVal, name: &str) -> Result<EVal> {
@@ -82,6 +155,8 @@ impl Env<'_> {
         match &v.loc {
             Loc::Mem(a) => crate::values::Place::Memory(*a),
             Loc::Val(b) => crate::values::Place::Bytes(Arc::from(b.as_slice()), 0),
+            // Its bytes are nowhere: read as optimized out, never as a number.
+            Loc::Implicit { .. } => crate::values::Place::nowhere(8),
         }
     }
 
@@ -415,10 +490,7 @@ impl Env<'_> {
             if m.name.as_deref() == Some(name) {
                 if m.bitfield.is_some() {
                     let r = resolve(self.binary, ty).map_err(Error::Eval)?;
-                    let place = match &v.loc {
-                        Loc::Mem(a) => crate::values::Place::Memory(*a),
-                        Loc::Val(b) => crate::values::Place::Bytes(Arc::from(b.as_slice()), 0),
-                    };
+                    let place = Self::place_of(v);
                     let renderer = crate::values::Renderer {
                         binary: self.binary,
                         bias: self.bias,
@@ -449,6 +521,7 @@ impl Env<'_> {
 
     pub(in crate::expr) fn at_offset(&self, v: &EVal, ty: TypeRef, offset: u64) -> Result<EVal> {
         let loc = match &v.loc {
+            Loc::Implicit { .. } => return Self::err("a synthetic pointer has no members"),
             Loc::Mem(a) => Loc::Mem(a.wrapping_add(offset)),
             Loc::Val(b) => {
                 let size = self.binary.type_size(ty).ok().flatten().unwrap_or(0) as usize;

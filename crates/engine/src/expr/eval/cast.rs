@@ -162,10 +162,7 @@ impl Env<'_> {
                 ETy::SubArray(_, d) => d,
                 _ => 0,
             };
-            let place = match &v.loc {
-                Loc::Mem(a) => crate::values::Place::Memory(*a),
-                Loc::Val(b) => crate::values::Place::Bytes(Arc::from(b.as_slice()), 0),
-            };
+            let place = Self::place_of(v);
             let renderer = crate::values::Renderer {
                 binary: self.binary,
                 bias: self.bias,

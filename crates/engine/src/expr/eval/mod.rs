@@ -31,6 +31,13 @@ pub(crate) enum ETy {
 pub(crate) enum Loc {
     Mem(u64),
     Val(Vec<u8>),
+    /// A pointer the compiler optimized away (`DW_OP_implicit_pointer`): it points
+    /// `offset` bytes into the variable (or literal) whose DIE is at `target`, which may
+    /// live in registers or nowhere in memory. gdb shows it as `<synthetic pointer>`.
+    Implicit {
+        target: u64,
+        offset: i64,
+    },
 }
 
 /// An evaluated value.
@@ -257,8 +264,17 @@ impl Env<'_> {
                     }
                 }
                 let (elem, addr) = match self.shape(&b.ty)? {
+                    Shape::Ptr(elem) if matches!(b.loc, Loc::Implicit { .. }) => {
+                        let Loc::Implicit { target, offset } = b.loc else {
+                            unreachable!("matched above")
+                        };
+                        let size = self.size_of(&elem)? as i64;
+                        let at = offset.wrapping_add((i as i64).wrapping_mul(size));
+                        return self.implicit_target(target, at, elem);
+                    }
                     Shape::Array { elem, .. } => match b.loc {
                         Loc::Mem(a) => (elem, a),
+                        Loc::Implicit { .. } => return Self::err("array is not in memory"),
                         Loc::Val(ref bytes) => {
                             let size = self.size_of(&elem)?;
                             let off = (i as u64).saturating_mul(size) as usize;
@@ -293,7 +309,7 @@ impl Env<'_> {
                             ty: ETy::Ptr(Box::new(v.ty)),
                             loc: Loc::Val(a.to_le_bytes().to_vec()),
                         }),
-                        Loc::Val(_) => {
+                        Loc::Val(_) | Loc::Implicit { .. } => {
                             Self::err("cannot take the address of a value that is not in memory")
                         }
                     },
@@ -562,6 +578,19 @@ impl Env<'_> {
                         }
                     }
                 }
+                if let Some(symbols::PieceLocation::ImplicitPointer {
+                    target,
+                    byte_offset,
+                }) = pieces.first().map(|p| &p.location)
+                {
+                    return Ok(EVal {
+                        ty: ETy::Dwarf(ty),
+                        loc: Loc::Implicit {
+                            target: *target,
+                            offset: *byte_offset,
+                        },
+                    });
+                }
                 if pieces
                     .iter()
                     .all(|p| matches!(p.location, symbols::PieceLocation::OptimizedOut))
@@ -814,6 +843,9 @@ impl Env<'_> {
         let size = self.size_of(&v.ty)?;
         match &v.loc {
             Loc::Val(b) => Ok(b.clone()),
+            Loc::Implicit { .. } => {
+                Self::err("a synthetic pointer (optimized away) has no value of its own")
+            }
             Loc::Mem(a) => {
                 if size > 1 << 20 {
                     return Self::err("the value is too large");
@@ -844,7 +876,7 @@ impl Env<'_> {
             Shape::Ptr(_) => Ok(Num::P(le_u64(&self.bytes(v)?))),
             Shape::Array { .. } => match v.loc {
                 Loc::Mem(a) => Ok(Num::P(a)),
-                Loc::Val(_) => Self::err("array is not in memory"),
+                Loc::Val(_) | Loc::Implicit { .. } => Self::err("array is not in memory"),
             },
             Shape::Composite { .. } => Self::err("a struct or union is not a number"),
             Shape::Void | Shape::Other => Self::err("the value has no number"),
