@@ -574,3 +574,33 @@ fn a_child_gone_before_its_session_ends_that_session_cleanly() {
     );
     p.finish();
 }
+
+/// tandem killed outright while a child waits for its session: the guard process ends
+/// the children of the launched program (which dies with tandem, PTRACE_O_EXITKILL), so
+/// no child is left stopped for good.
+#[test]
+fn a_child_waiting_for_its_session_dies_with_a_killed_tandem() {
+    let mut p = parent(
+        &["prefork"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    let program = p.debuggee_pid.expect("the process event");
+    let req = p.adapter_request("startDebugging");
+    let child = req["arguments"]["configuration"]["pid"].as_i64().unwrap();
+    let waits = support::dap::wait_until(Duration::from_secs(5), || {
+        testsupport::process_state(child as i32) == Some('T')
+    });
+    assert!(waits, "child {child} waits stopped");
+    // SAFETY: kill(2) on the adapter process this test started.
+    unsafe { libc::kill(p.peer.pid() as i32, libc::SIGKILL) };
+    let gone = support::dap::wait_until(Duration::from_secs(10), || {
+        !support::dap::alive(child) && !support::dap::alive(program)
+    });
+    assert!(
+        gone,
+        "left behind: child {child} {:?}, program {program} {:?}",
+        testsupport::process_state(child as i32),
+        testsupport::process_state(program as i32)
+    );
+}

@@ -179,6 +179,8 @@ impl State {
 struct Shared {
     id: DebugId,
     pid: Pid,
+    /// The debuggee was launched: its handed-over children die with tandem.
+    launched: bool,
     state: Mutex<State>,
     ended: AtomicBool,
     bus: Arc<Bus>,
@@ -241,6 +243,8 @@ impl Shared {
                 });
             }
             SessionEvent::Output(text) => st.keep_output(text),
+            // It waits for its session: if tandem dies first, the guard acts for it.
+            SessionEvent::ChildForked { pid, .. } => crate::guard::watch(*pid, self.launched),
             _ => {}
         }
         let end = match &event {
@@ -286,6 +290,7 @@ impl DebugSession {
         let shared = Arc::new(Shared {
             id,
             pid,
+            launched: engine.launched(),
             state: Mutex::new(State {
                 state: DebugState::Stopped(Stop {
                     tid: Tid(pid.0),

@@ -27,7 +27,10 @@
 //!   same for its debuggee; [`install_panic_hook`] covers `panic = "abort"` builds;
 //! - tandem killed outright (SIGKILL): launched debuggees die through
 //!   PTRACE_O_EXITKILL and PR_SET_PDEATHSIG; attached ones are detached by the
-//!   kernel (their int3s stay: nothing can run after SIGKILL).
+//!   kernel (their int3s stay: nothing can run after SIGKILL); fork children handed
+//!   over and still waiting for their sessions are ended (a launched program's) or let
+//!   run (an attached one's) by the [`guard`] process, which sees tandem's end as the
+//!   end of its stdin.
 //!
 //! # Waiting
 //!
@@ -39,6 +42,7 @@
 pub mod containers;
 pub mod debug;
 pub mod error;
+pub mod guard;
 pub mod hooks;
 pub mod listing;
 pub mod manager;

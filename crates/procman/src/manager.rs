@@ -286,7 +286,20 @@ impl ProcessManager {
         source_map: engine::SourceMap,
         options: engine::AttachOptions,
     ) -> Result<Arc<DebugSession>> {
-        let engine = engine::Session::attach_with(pid, source_map, options)?;
+        let handed_over = options.handed_over;
+        let engine = match engine::Session::attach_with(pid, source_map, options) {
+            Ok(engine) => engine,
+            Err(e) => {
+                // A handed-over child nobody can take runs on as without the debugger.
+                if handed_over {
+                    release_child(pid);
+                }
+                return Err(e.into());
+            }
+        };
+        if handed_over {
+            crate::guard::forget(pid);
+        }
         self.adopt(engine, engine::StopCause::Attached)
     }
 
@@ -405,10 +418,12 @@ impl Drop for ProcessManager {
 /// a job-control stop, which SIGCONT ends. A pid that is gone is no error.
 pub fn release_child(pid: Pid) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid.0), nix::sys::signal::SIGCONT);
+    crate::guard::forget(pid);
 }
 
 /// Ends a fork child of a program whose session kills it (SIGKILL: the child's own
 /// session, if any, sees it die). A pid that is gone is no error.
 pub fn kill_child(pid: Pid) {
     let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid.0), nix::sys::signal::SIGKILL);
+    crate::guard::forget(pid);
 }

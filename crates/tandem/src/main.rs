@@ -161,6 +161,12 @@ enum Protocol {
 }
 
 fn main() {
+    // The guard of handed-over fork children is this executable too (procman::guard).
+    if std::env::var_os(procman::guard::GUARD_ENV).is_some() {
+        std::process::exit(procman::guard::serve());
+    }
+    // /proc/self/exe: the same executable even if the file is replaced meanwhile.
+    procman::guard::enable(std::path::PathBuf::from("/proc/self/exe"));
     let cli = Cli::parse();
     if let Err(err) = init_logging(cli.log.as_deref()) {
         eprintln!("tandem: {err:#}");
