@@ -256,6 +256,50 @@ fn a_clone_without_clone_thread_stops_in_the_same_session() {
     c.finish();
 }
 
+/// `sh -c` with a pipeline and a plain command: every process of it in the one session
+/// (the shell, `exec_target 2`, `cat`, `exec_target 3`); the breakpoint in exec_target's
+/// source, pending in the shell, stops each target with its own argument.
+#[test]
+fn a_shell_pipeline_in_the_same_session() {
+    let target = target();
+    let tsrc = sample_path("c/exec_target.c");
+    let line = line_of(&tsrc, "S:target");
+    let t = target.display().to_string();
+    let script = format!("{t} 2 | cat; {t} 3; echo status $?");
+    let plain = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let expected = String::from_utf8_lossy(&plain.stdout).into_owned();
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"type": "tandem", "program": "/bin/sh", "args": ["-c", script],
+               "console": "internalConsole", "stdio": "pipes"}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": tsrc}, "breakpoints": [{"line": line}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let mut seen = Vec::new();
+    let exit = loop {
+        match next_stop(&mut c) {
+            Ok(stopped) => {
+                assert_eq!(stopped["body"]["reason"], "breakpoint", "{stopped}");
+                seen.push(top_value(&mut c, &stopped, "n"));
+                let tid = stopped["body"]["threadId"].as_i64().unwrap();
+                c.ok("continue", json!({"threadId": tid}));
+            }
+            Err(code) => break code,
+        }
+    };
+    seen.sort();
+    assert_eq!(seen, ["2", "3"], "each target stops once with its argument");
+    assert_eq!(exit, 0);
+    c.event("terminated");
+    assert_eq!(printed(&c), expected);
+    c.finish();
+}
+
 /// Ending the launched program's session while a child is stopped at a breakpoint ends
 /// the child too: nothing is left running, stopped or as a zombie.
 #[test]
