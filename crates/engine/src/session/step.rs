@@ -73,7 +73,14 @@ impl Core {
                 }
             }
             Some((ptid, _)) if ptid == tid => self.continue_step(t, tid),
-            _ => self.stopped(tid, StopCause::Step, false, None),
+            // A single-step trap nobody asked for (no step of any thread in progress) is
+            // no stop of the program's: showing it would be a stop the debugger caused.
+            None => {
+                let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                tracing::warn!(tid = tid.0, pc, "a single-step trap nobody asked for: passed");
+                self.resume(t);
+            }
+            Some(_) => self.stopped(tid, StopCause::Step, false, None),
         }
     }
 
