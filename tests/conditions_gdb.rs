@@ -4,7 +4,7 @@
 //! the other unit, and at -O0. gdb (batch mode) and tandem (over DAP, with conditions in
 //! the debuggee and with TANDEM_CONDITIONS_IN_DEBUGGEE=0) must stop at the same hits with
 //! the same values; a condition that truly cannot be evaluated stops every time with a
-//! message, as gdb does.
+//! message, as gdb does. One condition reads a thread-local variable (`__thread`).
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -52,6 +52,11 @@ const BPS: &[Bp] = &[
         marker: "LINE_WORK_TOTAL",
         condition: "g_never == 1 || g_phase == 4",
         show: &["a"],
+    },
+    Bp {
+        marker: "LINE_WORK_TLS",
+        condition: "t_works == 2 || t_works == 5",
+        show: &["t_works", "a"],
     },
     Bp {
         marker: "LINE_DRIFT_AFTER",
@@ -372,10 +377,13 @@ fn conditions_on_other_units_globals_agree_with_gdb_at_o0() {
     let want = gdb_stops(&program);
     assert!(want.iter().any(|s| s.contains("k=44")), "{want:?}");
     assert!(!want.iter().any(|s| s.ends_with("!error")), "{want:?}");
-    // At -O0 every condition here reads frame slots and static addresses only.
+    // At -O0 every condition here reads frame slots and static addresses only — but
+    // the thread-local one, which is evaluated by the debugger (for the hitting thread).
     let placement = same_as_gdb("-O0");
     assert!(
-        placement.iter().all(|(_, how)| how == "debuggee"),
+        placement
+            .iter()
+            .all(|(line, how)| how == "debuggee" || *line == "LINE_WORK_TLS"),
         "{placement:?}"
     );
 }

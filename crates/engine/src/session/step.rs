@@ -77,7 +77,11 @@ impl Core {
             // no stop of the program's: showing it would be a stop the debugger caused.
             None => {
                 let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
-                tracing::warn!(tid = tid.0, pc, "a single-step trap nobody asked for: passed");
+                tracing::warn!(
+                    tid = tid.0,
+                    pc,
+                    "a single-step trap nobody asked for: passed"
+                );
                 self.resume(t);
             }
             Some(_) => self.stopped(tid, StopCause::Step, false, None),

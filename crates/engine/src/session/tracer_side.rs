@@ -737,6 +737,8 @@ pub(super) fn with_frame0<R>(
     let site = hit_site(&module, binary, addr, sites.function, sites.cache)?;
     let general = FrameRegs::from_registers(&t.regs(tid)?);
     let cfa = site.row.as_ref().and_then(|r| r.cfa(&general).ok());
+    // Thread-local variables in a condition or a log message are the hitting thread's.
+    let thread_pointer = t.thread_pointer(tid).ok();
     let regs = LiveRegs {
         general: &general,
         tracer: t,
@@ -754,6 +756,11 @@ pub(super) fn with_frame0<R>(
         cell: std::cell::OnceCell::new(),
     };
     let all = modules.all();
+    let tls = crate::tls::ThreadTls {
+        mem: &mem,
+        thread_pointer,
+        modules: all,
+    };
     let env = Env {
         binary,
         bias: module.bias,
@@ -766,7 +773,7 @@ pub(super) fn with_frame0<R>(
         enums: module.main.then_some(enums),
         entry_regs: Some(&entry),
         modules: Some(&all),
-        tls: None,
+        tls: Some(&tls),
     };
     f(&env)
 }
