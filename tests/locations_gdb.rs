@@ -248,7 +248,9 @@ fn probe(
 /// An `int4` kept in %xmm0 is read at the register's full 16 bytes, and `register long
 /// double`s on the x87 stack are read from st0 and st1 (FXSAVE keeps them in stack
 /// order). Before, the vector read 8 bytes (`{1, -2, 0, 0}`) and st1 was "register 34 is
-/// not available".
+/// not available". A double argument whose entry value (`DW_OP_entry_value(xmm0)`) the
+/// call site does not describe is `<optimized out>`, as gdb has it (was: "register 17 is
+/// not available").
 #[test]
 fn vector_and_x87_registers_read_as_gdb_reads_them() {
     let source = sample_path("c/loc_regs.c");
@@ -265,15 +267,17 @@ fn vector_and_x87_registers_read_as_gdb_reads_them() {
             ]);
             exe
         },
-        &[(&source, "vec stop"), (&source, "x87 stop")],
-        &|n| {
-            if n == 0 {
-                vec!["s", "s[2] + s[3]", "s[1] * 2"]
-            } else {
-                vec!["p", "q"]
-            }
+        &[
+            (&source, "vec stop"),
+            (&source, "x87 stop"),
+            (&source, "xmm entry stop"),
+        ],
+        &|n| match n {
+            0 => vec!["s", "s[2] + s[3]", "s[1] * 2"],
+            1 => vec!["p", "q"],
+            _ => vec!["n", "x", "r"],
         },
-        2,
+        3,
         |opt, gdb| {
             // The probe is only worth something where gdb sees the values in registers.
             assert_eq!(
@@ -290,6 +294,11 @@ fn vector_and_x87_registers_read_as_gdb_reads_them() {
                 assert_eq!(
                     gdb[1].vars.get("q").map(String::as_str),
                     Some("2"),
+                    "{gdb:?}"
+                );
+                assert_eq!(
+                    gdb[2].vars.get("x").map(String::as_str),
+                    Some("<optimized out>"),
                     "{gdb:?}"
                 );
             }

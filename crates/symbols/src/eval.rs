@@ -450,7 +450,17 @@ impl Binary {
                         cfa: None,
                         ..*ctx
                     };
-                    let pieces = self.evaluate_inner(&inner, None, &sub, nesting + 1)?;
+                    // A register the caller's call site does not describe (an xmm
+                    // argument, a clobbered one): the entry value is unknown, which gdb
+                    // shows as optimized out.
+                    let pieces = self
+                        .evaluate_inner(&inner, None, &sub, nesting + 1)
+                        .map_err(|e| match e {
+                            Error::Register(r) => Error::OptimizedOut(format!(
+                                "entry value of register {r} not described by the call site"
+                            )),
+                            e => e,
+                        })?;
                     let v = match pieces.first().map(|p| &p.location) {
                         Some(PieceLocation::Register(r)) => regs.reg(*r).ok_or_else(|| {
                             Error::OptimizedOut(format!(

@@ -528,16 +528,7 @@ fn report_stop(
             .into_iter()
             // In a one-line frame summary an unreadable argument is shown the way gdb shows
             // it; the full reason stays in the JSON output and in `--print`.
-            .map(|v| {
-                (
-                    v.name,
-                    if v.error {
-                        "<unavailable>".to_owned()
-                    } else {
-                        v.rendered
-                    },
-                )
-            })
+            .map(|v| (v.name.clone(), summary_value(v)))
             .collect();
         let location = match (&frame.file, frame.line) {
             (Some(file), Some(line)) => format!(" at {}:{}", file.display(), line.get()),
@@ -638,14 +629,7 @@ fn run_core(out: &Out, core: &std::path::Path, args: &DebugArgs) -> Result<i32> 
                 .variables(frame.id, ScopeKind::Arguments)
                 .unwrap_or_default()
                 .into_iter()
-                .map(|v| {
-                    let shown = if v.error {
-                        "<unavailable>".to_owned()
-                    } else {
-                        v.rendered
-                    };
-                    (v.name, shown)
-                })
+                .map(|v| (v.name.clone(), summary_value(v)))
                 .collect();
             let (line, json) = frame_line(i, frame, &params);
             text.push_str(&line);
@@ -708,4 +692,13 @@ fn frame_line(i: usize, frame: &engine::Frame, params: &[(String, String)]) -> (
         "module": frame.module, "args": params.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
     });
     (text, json)
+}
+
+/// An argument in a one-line frame summary, as gdb shows it: its value, `<optimized out>`,
+/// or `<unavailable>` for any other reason it cannot be read.
+fn summary_value(v: engine::Value) -> String {
+    match (v.error, v.rendered.as_str()) {
+        (false, _) | (true, "<optimized out>") => v.rendered,
+        (true, _) => "<unavailable>".to_owned(),
+    }
 }
