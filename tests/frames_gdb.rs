@@ -4,7 +4,9 @@
 //! stack (function names and lines, frame by frame) and every frame's arguments (gdb's
 //! `frame apply all info args`) are compared with tandem's DAP `stackTrace` and
 //! Arguments scopes. At -O2 tandem must also mark each frame it rebuilt as subtle, and
-//! exactly the frames gdb rebuilt (those whose pc follows a jump, not a call).
+//! exactly the frames gdb rebuilt (those whose pc follows a jump, not a call). One
+//! callee reassigns its parameters: at its first instruction they show the values passed
+//! (the location list's empty range there, a location view), as gdb shows them.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -16,7 +18,15 @@ use support::dap::{build, DapClient};
 
 const SAMPLE: &str = "c/tail_calls.c";
 /// The callees, in the order the program reaches them.
-const STOPS: &[&str] = &["add", "cc", "ev_leaf", "first", "second", "fin"];
+const STOPS: &[&str] = &[
+    "add",
+    "cc",
+    "ev_leaf",
+    "first",
+    "second",
+    "fin",
+    "reassigned",
+];
 
 /// One frame: function, line, its arguments as `name = value`.
 #[derive(Debug, PartialEq, Eq)]

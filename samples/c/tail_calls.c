@@ -86,6 +86,17 @@ LEAF int amb(int v) {
     return p2(v);
 }
 
+/* Parameters assigned before their first use: at -O2 gcc drops `a = 10` into a
+ * constant, and the location list holds, at the function's first address, an empty
+ * range (a location view) saying where `a` was passed: gdb shows a=1 there. */
+LEAF int reassigned(int a, int b, int c) {
+    a = 10;
+    b = a + c;
+    sink = b;
+    c = 0;
+    return a + b + c;
+}
+
 int main(void) {
     int total = 0;
     total += wack(knob + 2);
@@ -93,6 +104,7 @@ int main(void) {
     total += ev_mid(knob + 6);
     total += mixed(knob + 8);
     total += amb(knob + 10);
+    total += reassigned(knob, knob * 2, knob * 3);
     printf("%d\n", total);
     return 0;
 }

@@ -135,11 +135,15 @@ impl Binary {
             let mut tree = unit.entries_tree(Some(func.die.offset))?;
             let root = tree.root()?;
             let mut frame = 0;
+            // At the function's first instruction its own variables are read from the
+            // location-list entry for that point (see `location_at`).
+            let entry = func.ranges.first().map(|r| r.0).filter(|e| *e == pc.0);
             self.collect_locals(
                 &unit,
                 unit_index,
                 root,
                 pc.0,
+                entry,
                 &mut frame,
                 0,
                 &mut scope.locals,
@@ -153,7 +157,9 @@ impl Binary {
             let Ok(die) = unit.entry(id.offset) else {
                 continue;
             };
-            if let Some(v) = self.make_variable(&unit, id, &die, VariableKind::Global, 0, 0, pc.0) {
+            if let Some(v) =
+                self.make_variable(&unit, id, &die, VariableKind::Global, 0, 0, pc.0, None)
+            {
                 scope.globals.push(v);
             }
         }
@@ -183,7 +189,9 @@ impl Binary {
                 let Ok(die) = unit.entry(id.offset) else {
                     continue;
                 };
-                if let Some(v) = self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0) {
+                if let Some(v) =
+                    self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0, None)
+                {
                     out.push(v);
                 }
             }
@@ -220,7 +228,8 @@ impl Binary {
                 let Ok(die) = unit.entry(id.offset) else {
                     continue;
                 };
-                let Some(v) = self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0)
+                let Some(v) =
+                    self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0, None)
                 else {
                     continue;
                 };
@@ -248,6 +257,7 @@ impl Binary {
         unit_index: usize,
         node: gimli::EntriesTreeNode<'_, '_, R>,
         pc: u64,
+        entry: Option<u64>,
         frame: &mut u32,
         depth: u32,
         out: &mut Vec<Variable>,
@@ -274,6 +284,7 @@ impl Binary {
                         this_frame,
                         depth,
                         pc,
+                        entry.filter(|_| this_frame == 0),
                     ) {
                         out.push(v);
                     }
@@ -290,7 +301,9 @@ impl Binary {
                     } else {
                         VariableKind::Local
                     };
-                    if let Some(v) = self.make_variable(unit, id, die, kind, this_frame, depth, pc)
+                    let at_entry = entry.filter(|_| this_frame == 0);
+                    if let Some(v) =
+                        self.make_variable(unit, id, die, kind, this_frame, depth, pc, at_entry)
                     {
                         out.push(v);
                     }
@@ -320,9 +333,9 @@ impl Binary {
             let root = tree.root()?;
             if inlined {
                 *frame += 1;
-                self.collect_locals(unit, unit_index, root, pc, frame, 0, out)?;
+                self.collect_locals(unit, unit_index, root, pc, None, frame, 0, out)?;
             } else {
-                self.collect_locals(unit, unit_index, root, pc, frame, depth + 1, out)?;
+                self.collect_locals(unit, unit_index, root, pc, entry, frame, depth + 1, out)?;
             }
         }
         Ok(())
@@ -338,6 +351,7 @@ impl Binary {
         frame: u32,
         depth: u32,
         pc: u64,
+        entry: Option<u64>,
     ) -> Option<Variable> {
         if die.attr_value(gimli::DW_AT_declaration).is_some()
             && die.attr_value(gimli::DW_AT_location).is_none()
@@ -352,7 +366,7 @@ impl Binary {
             info.decl_line,
         );
         let location = if let Some(v) = die.attr_value(gimli::DW_AT_location) {
-            self.location_at(unit, id.unit, v, pc)
+            self.location_at_entry(unit, id.unit, v, pc, entry)
         } else if let Some((owner, v)) = self.attr_via_origin(id, gimli::DW_AT_const_value) {
             const_bytes(self, owner, v)
         } else {
@@ -406,6 +420,22 @@ impl Binary {
         value: AttributeValue<R>,
         pc: u64,
     ) -> VariableLocation {
+        self.location_at_entry(unit, unit_index, value, pc, None)
+    }
+
+    /// [`Binary::location_at`], where `entry` is `Some(pc)` when `pc` is the first
+    /// instruction of the variable's function: there an empty range at `pc` (gcc's
+    /// location views: the state before the first view step, `DW_OP_reg5` before
+    /// `a = 10`'s `DW_OP_lit10` at the same address) is the one in force, as gdb takes it
+    /// at a function's entry point: a parameter shows the value it was passed.
+    pub(crate) fn location_at_entry(
+        &self,
+        unit: &Unit,
+        unit_index: usize,
+        value: AttributeValue<R>,
+        pc: u64,
+        entry: Option<u64>,
+    ) -> VariableLocation {
         if let AttributeValue::Exprloc(e) = &value {
             return VariableLocation::Expr(LocationExpr {
                 bytes: reader_bytes(&e.0),
@@ -413,19 +443,95 @@ impl Binary {
                 unit: unit_index,
             });
         }
-        let Ok(Some(mut list)) = unit.unit_ref(self.dwarf()).attr_locations(value) else {
-            return VariableLocation::OptimizedOut;
-        };
-        while let Ok(Some(entry)) = list.next() {
-            if entry.range.begin <= pc && pc < entry.range.end {
+        if entry == Some(pc) {
+            if let Some(data) = self.entry_point_location(unit, &value, pc) {
                 return VariableLocation::Expr(LocationExpr {
-                    bytes: reader_bytes(&entry.data.0),
+                    bytes: reader_bytes(&data.0),
                     encoding: unit.encoding(),
                     unit: unit_index,
                 });
             }
         }
-        VariableLocation::OptimizedOut
+        let Ok(Some(mut list)) = unit.unit_ref(self.dwarf()).attr_locations(value) else {
+            return VariableLocation::OptimizedOut;
+        };
+        let mut found = None;
+        while let Ok(Some(e)) = list.next() {
+            if e.range.begin <= pc && pc < e.range.end {
+                found = Some(e.data);
+                break;
+            }
+        }
+        match found {
+            Some(data) => VariableLocation::Expr(LocationExpr {
+                bytes: reader_bytes(&data.0),
+                encoding: unit.encoding(),
+                unit: unit_index,
+            }),
+            None => VariableLocation::OptimizedOut,
+        }
+    }
+}
+
+impl Binary {
+    /// The expression of an empty range `[pc, pc)` of a location list, if it has one
+    /// (gimli's iterator skips empty ranges, so the raw entries are read here, with the
+    /// base address they set).
+    fn entry_point_location(
+        &self,
+        unit: &Unit,
+        value: &AttributeValue<R>,
+        pc: u64,
+    ) -> Option<gimli::Expression<R>> {
+        use gimli::RawLocListEntry as E;
+        let dwarf = self.dwarf();
+        let offset = match value {
+            AttributeValue::LocationListsRef(o) => *o,
+            AttributeValue::DebugLocListsIndex(i) => dwarf.locations_offset(unit, *i).ok()?,
+            _ => return None,
+        };
+        let mut raw = dwarf
+            .locations
+            .raw_locations(offset, unit.encoding())
+            .ok()?;
+        let address = |i| dwarf.address(unit, i).ok();
+        let mut base = unit.low_pc;
+        while let Ok(Some(e)) = raw.next() {
+            let (begin, end, data) = match e {
+                E::BaseAddress { addr } => {
+                    base = addr;
+                    continue;
+                }
+                E::BaseAddressx { addr } => {
+                    base = address(addr)?;
+                    continue;
+                }
+                E::OffsetPair { begin, end, data }
+                | E::AddressOrOffsetPair { begin, end, data } => {
+                    (base.wrapping_add(begin), base.wrapping_add(end), data)
+                }
+                E::StartEnd { begin, end, data } => (begin, end, data),
+                E::StartLength {
+                    begin,
+                    length,
+                    data,
+                } => (begin, begin.wrapping_add(length), data),
+                E::StartxEndx { begin, end, data } => (address(begin)?, address(end)?, data),
+                E::StartxLength {
+                    begin,
+                    length,
+                    data,
+                } => {
+                    let b = address(begin)?;
+                    (b, b.wrapping_add(length), data)
+                }
+                E::DefaultLocation { .. } => continue,
+            };
+            if begin == pc && end == pc {
+                return Some(data);
+            }
+        }
+        None
     }
 }
 
