@@ -250,7 +250,8 @@ fn probe(
 /// order). Before, the vector read 8 bytes (`{1, -2, 0, 0}`) and st1 was "register 34 is
 /// not available". A double argument whose entry value (`DW_OP_entry_value(xmm0)`) the
 /// call site does not describe is `<optimized out>`, as gdb has it (was: "register 17 is
-/// not available").
+/// not available"); one whose call site gives it as a typed constant
+/// (`DW_OP_const_type`) is that constant.
 #[test]
 fn vector_and_x87_registers_read_as_gdb_reads_them() {
     let source = sample_path("c/loc_regs.c");
@@ -275,9 +276,9 @@ fn vector_and_x87_registers_read_as_gdb_reads_them() {
         &|n| match n {
             0 => vec!["s", "s[2] + s[3]", "s[1] * 2"],
             1 => vec!["p", "q"],
-            _ => vec!["n", "x", "r"],
+            _ => vec!["n", "x", "r", "x * 2"],
         },
-        3,
+        4,
         |opt, gdb| {
             // The probe is only worth something where gdb sees the values in registers.
             assert_eq!(
@@ -299,6 +300,11 @@ fn vector_and_x87_registers_read_as_gdb_reads_them() {
                 assert_eq!(
                     gdb[2].vars.get("x").map(String::as_str),
                     Some("<optimized out>"),
+                    "{gdb:?}"
+                );
+                assert_eq!(
+                    gdb[3].vars.get("x").map(String::as_str),
+                    Some("1.25"),
                     "{gdb:?}"
                 );
             }

@@ -1,6 +1,6 @@
 /* Values that live in vector and x87 registers at -O2: an int4 in %xmm0, long
    doubles in %st0 and %st1, and a double argument passed in %xmm0 whose entry value
-   the caller's call site does not describe (tests/locations_gdb.rs compares them with
+   the caller's call site describes (a constant) or does not (tests/locations_gdb.rs compares them with
    gdb). */
 typedef int int4 __attribute__((vector_size(16)));
 
@@ -42,5 +42,6 @@ int main(void)
   int4 r = vec_add(a, b);
   long double l = ld_mix(2.5L, 0.5L);
   double d = xmm_entry(2.5 * (r[0] + 1), r[0] + 6);
+  d += xmm_entry(1.25, r[0] + 3); /* its call site says x is 1.25 */
   return r[0] + (int)l + (int)d;
 }

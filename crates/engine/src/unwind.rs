@@ -161,8 +161,10 @@ fn entry_registers_at(
         entry_registers: outer.as_ref().map(|m| m as &dyn RegisterReader),
     };
     let value_of = |expr: &symbols::LocationExpr| -> Option<u64> {
+        // A call-site value is an expression for the value itself (a typed constant
+        // such as a float's `DW_OP_const_type` included), not for where it is.
         let pieces = binary
-            .evaluate_location(expr, site.frame_base.as_ref(), &ctx)
+            .evaluate_location(&expr.to_value_expr(), site.frame_base.as_ref(), &ctx)
             .ok()?;
         match pieces.first().map(|p| &p.location) {
             Some(PieceLocation::Memory(a)) => Some(a.0),

@@ -128,6 +128,38 @@ impl LocationExpr {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+
+    /// The expression as one that computes a value (`DW_AT_call_value`): a
+    /// `DW_OP_stack_value` is appended unless it already ends with one (or describes its
+    /// value some other way), so a typed result (`DW_OP_const_type` of a float) is the
+    /// value rather than an address, which must be integral.
+    pub fn to_value_expr(&self) -> LocationExpr {
+        let mut out = self.clone();
+        const DW_OP_STACK_VALUE: u8 = 0x9f;
+        let endian = gimli::RunTimeEndian::Little;
+        let mut reader = gimli::EndianSlice::new(&out.bytes, endian);
+        let mut last = None;
+        while !gimli::Reader::is_empty(&reader) {
+            match gimli::Operation::parse(&mut reader, out.encoding) {
+                Ok(op) => last = Some(op),
+                Err(_) => return out,
+            }
+        }
+        let computes_value = matches!(
+            last,
+            Some(
+                gimli::Operation::StackValue
+                    | gimli::Operation::ImplicitValue { .. }
+                    | gimli::Operation::Piece { .. }
+                    | gimli::Operation::Register { .. }
+                    | gimli::Operation::ImplicitPointer { .. }
+            )
+        );
+        if last.is_some() && !computes_value {
+            out.bytes.push(DW_OP_STACK_VALUE);
+        }
+        out
+    }
 }
 
 /// What the evaluator needs to know about the frame being inspected.
@@ -372,12 +404,18 @@ impl Binary {
                         })?;
                     eval.resume_with_memory(gimli::Value::Generic(u64::from_le_bytes(buf)))?
                 }
-                E::RequiresRegister { register, .. } => {
+                E::RequiresRegister {
+                    register,
+                    base_type,
+                } => {
                     let v = ctx
                         .registers
                         .reg(register.0)
                         .ok_or(Error::Register(register.0))?;
-                    eval.resume_with_register(gimli::Value::Generic(v))?
+                    // `DW_OP_regval_type`: the register's bits as that type (a float in
+                    // xmm0 is its bits, not a number to convert).
+                    let value = self.typed_bits(expr.unit, base_type, v)?;
+                    eval.resume_with_register(value)?
                 }
                 E::RequiresFrameBase => {
                     let fb = match ctx.frame_base {
@@ -443,6 +481,18 @@ impl Binary {
                         encoding: expr.encoding,
                         unit: expr.unit,
                     };
+                    // `DW_OP_entry_value(DW_OP_regval_type R T)` (gcc's xmm arguments): the
+                    // entry register's bits as T.
+                    if let Some((reg, base_type)) = regval_type_only(&inner.bytes) {
+                        let v = regs.reg(reg).ok_or_else(|| {
+                            Error::OptimizedOut(format!(
+                                "entry value of register {reg} not described by the call site"
+                            ))
+                        })?;
+                        let value = self.typed_bits(expr.unit, gimli::UnitOffset(base_type), v)?;
+                        result = eval.resume_with_entry_value(value)?;
+                        continue;
+                    }
                     let sub = EvalContext {
                         registers: regs,
                         entry_registers: None,
@@ -566,5 +616,61 @@ impl Binary {
             }
             _ => Err(Error::Evaluation("unusable frame base".into())),
         }
+    }
+}
+
+/// `(register, base type offset)` when an expression is exactly one
+/// `DW_OP_regval_type` (what gcc puts in `DW_OP_entry_value` for an xmm argument).
+fn regval_type_only(bytes: &[u8]) -> Option<(u16, usize)> {
+    const DW_OP_REGVAL_TYPE: u8 = 0xa5;
+    let (&op, mut rest) = bytes.split_first()?;
+    if op != DW_OP_REGVAL_TYPE {
+        return None;
+    }
+    let reg = uleb(&mut rest)?;
+    let ty = uleb(&mut rest)?;
+    rest.is_empty()
+        .then(|| Some((u16::try_from(reg).ok()?, usize::try_from(ty).ok()?)))
+        .flatten()
+}
+
+/// Reads one ULEB128 number off the front of `bytes`.
+fn uleb(bytes: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = bytes.split_first()?;
+        *bytes = rest;
+        value |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+impl Binary {
+    /// A register's bits as the base type at `base_type` in `unit` (0: untyped).
+    fn typed_bits(
+        &self,
+        unit: usize,
+        base_type: gimli::UnitOffset<usize>,
+        bits: u64,
+    ) -> Result<gimli::Value> {
+        if base_type.0 == 0 {
+            return Ok(gimli::Value::Generic(bits));
+        }
+        let u = self.unit(unit)?;
+        let die = u.entry(base_type)?;
+        let enc = match die.attr_value(gimli::DW_AT_encoding) {
+            Some(gimli::AttributeValue::Encoding(e)) => e,
+            _ => gimli::DW_ATE_unsigned,
+        };
+        let size = crate::units::attr_u64(&die, gimli::DW_AT_byte_size).unwrap_or(8);
+        let vt = gimli::ValueType::from_encoding(enc, size).unwrap_or(gimli::ValueType::Generic);
+        Ok(match vt {
+            gimli::ValueType::F32 => gimli::Value::F32(f32::from_bits(bits as u32)),
+            gimli::ValueType::F64 => gimli::Value::F64(f64::from_bits(bits)),
+            vt => gimli::Value::from_u64(vt, bits)?,
+        })
     }
 }
