@@ -25,6 +25,26 @@ impl Tracer {
     }
 
     pub(super) fn next_event(&mut self, block: bool, interruptible: bool) -> Result<Option<Event>> {
+        let ev = self.next_event_raw(block, interruptible)?;
+        if self.rec.is_none() {
+            return Ok(ev);
+        }
+        if let Some(Event::Stopped { tid, reason }) = ev {
+            self.note_stop(tid, &reason);
+            if let Some(rec) = self.rec.as_mut() {
+                if std::mem::take(&mut rec.arrived) {
+                    // The replay reached the present: the stop is the live process's.
+                    return Ok(Some(Event::Stopped {
+                        tid: Tid(self.pid.0),
+                        reason,
+                    }));
+                }
+            }
+        }
+        Ok(ev)
+    }
+
+    fn next_event_raw(&mut self, block: bool, interruptible: bool) -> Result<Option<Event>> {
         if let Some(ev) = self.queue.pop_front() {
             return Ok(Some(ev));
         }
@@ -259,6 +279,7 @@ impl Tracer {
                     t.interrupt_sent = false;
                 }
                 match ev {
+                    0 if sig == libc::SIGTRAP | 0x80 => self.syscall_stop(tid, collecting),
                     0 => self.signal_stop(tid, sig, collecting),
                     libc::PTRACE_EVENT_STOP => Ok(self.event_stop(tid, sig, collecting)),
                     libc::PTRACE_EVENT_CLONE => {
@@ -374,6 +395,20 @@ impl Tracer {
     }
 
     pub(super) fn thread_gone(&mut self, tid: Tid, exit: Event) -> Outcome {
+        if tid.0 == self.pid.0 && self.is_replaying() {
+            // A replay never ends before the present: it diverged.
+            self.threads.clear();
+            self.leave_replay();
+            if let Some(rec) = self.rec.as_mut() {
+                rec.pos = None;
+            }
+            self.rec_diverged = Some("the recording diverged here: the replay ended".into());
+            return Outcome::Report(Tid(self.pid.0), StopReason::Replayed);
+        }
+        if tid.0 == self.pid.0 && self.rec.is_some() {
+            self.drop_recording();
+            self.rec_ended = Some("recording ended: the program ended".into());
+        }
         if tid.0 == self.pid.0 {
             self.threads.clear();
             self.phase = Phase::Exited;

@@ -1,0 +1,273 @@
+//! Recording and replay: a program that reads a file, the time, its pid and getrandom()
+//! is recorded; going back to an earlier breakpoint hit shows exactly the state it had
+//! there, going forward again reaches the later hits and then the live process, and the
+//! program's output happens once. Snapshots and replays are gone after the end.
+
+mod common;
+
+use std::io::Read;
+use tracer::{Event, LaunchConfig, Position, RuntimeAddr, StopAt, StopReason, Tracer};
+
+/// What a hit of `note(i, r)` shows: its arguments and the global sum.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Seen {
+    i: u64,
+    r: u64,
+    sum: u64,
+}
+
+fn seen(t: &mut Tracer, sum_addr: RuntimeAddr) -> Seen {
+    let tid = t.threads()[0];
+    let regs = t.regs(tid).expect("regs");
+    let mut b = [0u8; 8];
+    t.read_memory(sum_addr, &mut b).expect("g_sum");
+    Seen {
+        i: regs.0.rdi & 0xffff_ffff,
+        r: regs.0.rsi & 0xffff_ffff,
+        sum: u64::from_le_bytes(b),
+    }
+}
+
+fn next_hit(t: &mut Tracer, at: RuntimeAddr) {
+    t.resume().expect("resume");
+    loop {
+        match t.wait().expect("event") {
+            Event::Stopped {
+                reason: StopReason::Breakpoint { addr },
+                ..
+            } if addr == at => return,
+            Event::Stopped { reason, .. } => {
+                panic!("unexpected stop {reason:?}: {:?}", t.recording())
+            }
+            ev if ev.is_exit() => panic!("exited early: {ev:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// The processes whose parent is `pid` (snapshots are the debuggee's children).
+fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let rest = stat.rsplit(')').next().unwrap_or("");
+        if rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse::<i32>().ok())
+            == Some(pid)
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn back_to_an_earlier_hit_and_forward_to_the_present() {
+    let sample = common::compile("rev_io", &["-g", "-O0"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.txt");
+    let output = dir.path().join("out.txt");
+    std::fs::write(&input, "from the file\n").expect("input");
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec![input.clone().into(), output.clone().into()],
+        stop_at: StopAt::Entry,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, io) = Tracer::launch(&config).expect("launch");
+    let live = t.pid();
+    t.wait().expect("entry");
+    assert!(t.is_recording());
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    let sum = RuntimeAddr(common::symbol(&sample.path, "g_sum") + bias);
+    t.insert_breakpoint(note).expect("insert");
+
+    let mut hits: Vec<(Position, Seen)> = Vec::new();
+    for _ in 0..5 {
+        next_hit(&mut t, note);
+        let pos = t.position().expect("a hit has an exact position");
+        hits.push((pos, seen(&mut t, sum)));
+    }
+    assert_eq!(
+        hits.iter().map(|h| h.1.i).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    let info = t.recording().expect("recording");
+    assert!(info.events > 20, "system calls recorded: {}", info.events);
+    assert!(!info.snapshots.is_empty());
+    let live_regs = t.regs(t.threads()[0]).expect("regs").0;
+
+    // Back to the second hit: a replay, showing what the live process saw there.
+    t.goto(&hits[1].0).expect("goto");
+    assert!(t.is_replaying());
+    assert_ne!(t.pid(), live, "a replay is a copy");
+    assert_eq!(seen(&mut t, sum), hits[1].1);
+    assert_eq!(t.position().as_ref(), Some(&hits[1].0));
+
+    // Further back, then forward through the later hits.
+    t.goto(&hits[0].0).expect("goto first");
+    assert_eq!(seen(&mut t, sum), hits[0].1);
+    for h in &hits[1..4] {
+        next_hit(&mut t, note);
+        assert!(t.is_replaying());
+        assert_eq!(seen(&mut t, sum), h.1, "forward in the replay");
+    }
+    // The fifth hit is the present: the live process shows again.
+    next_hit(&mut t, note);
+    assert!(!t.is_replaying(), "the present is the live process");
+    assert_eq!(t.pid(), live);
+    assert_eq!(seen(&mut t, sum), hits[4].1);
+    assert_eq!(t.regs(t.threads()[0]).expect("regs").0.rip, live_regs.rip);
+
+    // Back once more and straight to the present.
+    t.goto(&hits[2].0).expect("goto third");
+    assert_eq!(seen(&mut t, sum), hits[2].1);
+    let present = t.recording().expect("info").present.expect("present");
+    t.goto(&present).expect("to the present");
+    assert!(!t.is_replaying());
+
+    // Before the start, or a point never reached, is refused.
+    let later = Position {
+        event: hits[4].0.event + 5,
+        path: Vec::new(),
+    };
+    assert!(t.goto(&later).is_err());
+
+    let snapshots = children_of(live.0);
+    assert!(!snapshots.is_empty(), "snapshots are the debuggee's forks");
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    let mut stdout = String::new();
+    io.stdio
+        .stdout
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("read stdout");
+    // One line per iteration: nothing was written again by a replay.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    for (k, (_, s)) in hits.iter().enumerate() {
+        // note() prints the sum after adding to it.
+        assert_eq!(
+            lines[k],
+            format!("step {} r={} sum={}", s.i, s.r, s.sum + s.r + s.i)
+        );
+    }
+    let written = std::fs::read_to_string(&output).expect("output file");
+    assert_eq!(written.lines().count(), 6, "{written}");
+    assert!(written.ends_with("in=from the file\n"), "{written}");
+    let last = hits[4].1;
+    assert_eq!(code, ((last.sum + last.r + last.i) % 7) as i32 + 10);
+    drop(t);
+    for p in snapshots {
+        assert!(common::gone(p), "snapshot {p} left behind");
+    }
+}
+
+/// Going back a few instructions: positions reached by single-steps replay exactly.
+#[test]
+fn steps_are_positions_too() {
+    let sample = common::compile("rev_io", &["-g", "-O0"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "x\n").expect("input");
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec![input.into(), dir.path().join("out.txt").into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    next_hit(&mut t, note);
+    next_hit(&mut t, note);
+    let tid = t.threads()[0];
+    let mut trail = Vec::new();
+    for _ in 0..6 {
+        trail.push((
+            t.position().expect("position"),
+            t.regs(tid).expect("regs").0,
+        ));
+        t.step(tid).expect("step");
+        assert!(matches!(
+            t.wait().expect("step"),
+            Event::Stopped {
+                reason: StopReason::Step,
+                ..
+            }
+        ));
+    }
+    for (pos, regs) in trail.iter().rev() {
+        t.goto(pos).expect("goto");
+        let now = t.regs(t.threads()[0]).expect("regs").0;
+        assert_eq!((now.rip, now.rsp, now.rbp), (regs.rip, regs.rsp, regs.rbp));
+    }
+    // Forward by steps in the replay reaches the present, the live process.
+    for _ in 0..6 {
+        let tid = t.threads()[0];
+        t.step(tid).expect("step");
+        t.wait().expect("step");
+    }
+    assert!(!t.is_replaying());
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    loop {
+        match t.wait().expect("event") {
+            Event::Exited { .. } => break,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// A second thread ends the recording; the program goes on live and unharmed.
+#[test]
+fn a_second_thread_ends_the_recording() {
+    let sample = common::compile("proc_threads", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["50".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "the threads all ran their iterations");
+    let info = t.recording().expect("was recorded");
+    let ended = info.ended.expect("ended");
+    assert!(
+        ended.contains("multi-threaded recording is not supported yet"),
+        "{ended}"
+    );
+}
