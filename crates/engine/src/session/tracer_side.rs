@@ -46,6 +46,8 @@ pub(super) struct Core {
     pub(super) at_stop: Option<AtStop>,
     /// Frame ids, shared with [`Session`]: never reused within a session.
     pub(super) frame_ids: Arc<AtomicU64>,
+    /// The end of the recording (reverseDebugging) was told to the user.
+    pub(super) recording_end_told: bool,
 }
 
 /// The state of a stop that every front-end asks for first.
@@ -175,6 +177,14 @@ impl Core {
     }
 
     pub(super) fn on_event(&mut self, t: &mut Tracer, ev: Event) {
+        if !self.recording_end_told {
+            if let Some(why) = t.recording_ended() {
+                self.recording_end_told = true;
+                if !ev.is_exit() {
+                    self.send(SessionEvent::Output(format!("{why}\n")));
+                }
+            }
+        }
         match ev {
             Event::Stopped { tid, reason } => self.on_stop(t, tid, reason),
             Event::ThreadCreated { tid, .. } => self.send(SessionEvent::ThreadStarted(tid)),

@@ -130,6 +130,9 @@ pub(super) struct Recorder {
     /// The live process came back while a replay ran forward: the event being
     /// reported is about it.
     pub arrived: bool,
+    /// The step being reported ended at a system call's exit: its position is that
+    /// call's boundary, no move after it.
+    pub syscall_stepped: bool,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -166,6 +169,7 @@ impl Tracer {
             last_snapshot: Instant::now(),
             replay: None,
             arrived: false,
+            syscall_stepped: false,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -211,6 +215,11 @@ impl Tracer {
         })
     }
 
+    /// Why the recording ended, once it did.
+    pub fn recording_ended(&self) -> Option<&str> {
+        self.rec_ended.as_deref()
+    }
+
     /// The position of the shown process, when known exactly.
     pub fn position(&self) -> Option<Position> {
         self.rec.as_ref()?.pos.clone()
@@ -246,6 +255,7 @@ impl Tracer {
                 addr: *addr,
                 count: 1,
             }),
+            StopReason::Step if std::mem::take(&mut rec.syscall_stepped) => None,
             StopReason::Step => Some(Move::Step { count: 1 }),
             StopReason::Replayed | StopReason::Entry => None,
             _ => {
@@ -295,7 +305,13 @@ impl Tracer {
             return Ok(o);
         }
         if step {
-            return Ok(self.step_done(tid));
+            let o = self.step_done(tid);
+            if matches!(o, Outcome::Report(_, StopReason::Step)) {
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.syscall_stepped = true;
+                }
+            }
+            return Ok(o);
         }
         if !collecting {
             self.resume_thread(tid);

@@ -10,6 +10,9 @@ use super::record::{kill_stopped, Move, Position};
 use super::syscalls::{self, Class};
 use super::*;
 
+/// What [`Tracer::scan`] calls at every breakpoint trap on the way.
+pub type OnTrap<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, RuntimeAddr);
+
 /// A process the tracer is not showing: its per-process fields.
 pub(super) struct Parked {
     pid: Pid,
@@ -192,10 +195,16 @@ impl Tracer {
         };
         self.adopt(copy);
         self.sync_int3s(&BTreeMap::new());
+        self.start_replay(live, present, snap.event)?;
+        self.seek(target, None)
+    }
+
+    fn start_replay(&mut self, live: Option<Parked>, present: Position, event: u64) -> Result<()> {
+        let snap_event = event;
         let rec = self.rec.as_mut().ok_or(Error::Exited)?;
         match rec.replay.as_mut() {
             Some(r) => {
-                r.cursor = snap.event;
+                r.cursor = snap_event;
                 r.diverged = None;
                 r.stop_at_event = None;
                 r.in_moves = false;
@@ -204,7 +213,7 @@ impl Tracer {
                 rec.replay = Some(replay::Replay {
                     live,
                     live_pos: present,
-                    cursor: snap.event,
+                    cursor: snap_event,
                     emulated: false,
                     any_result: false,
                     restore: None,
@@ -216,10 +225,57 @@ impl Tracer {
             }
         }
         rec.pos = Some(Position {
-            event: snap.event,
+            event: snap_event,
             path: Vec::new(),
         });
-        self.seek(target)
+        Ok(())
+    }
+
+    /// Replays the recording from its start to `to` (at most the present) with the
+    /// breakpoints `extra` in place too, calling `on_trap` at every breakpoint trap on
+    /// the way, `to` itself excepted; the replay shown is then at `to`. This is how the
+    /// past is searched (the last hit of a breakpoint, the lines before a point).
+    pub fn scan(
+        &mut self,
+        to: &Position,
+        extra: &[RuntimeAddr],
+        on_trap: OnTrap<'_>,
+    ) -> Result<()> {
+        let first = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.snapshots.first())
+            .map(|s| s.event)
+            .ok_or_else(|| Error::Replay("the recording has no snapshot yet".into()))?;
+        self.goto(&Position {
+            event: first,
+            path: Vec::new(),
+        })?;
+        if !self.is_replaying() {
+            return Err(Error::Replay(
+                "the recording has nothing before this point".into(),
+            ));
+        }
+        let mut planted = Vec::new();
+        for a in extra {
+            if self.insert_breakpoint(*a).is_ok() {
+                planted.push(*a);
+            }
+        }
+        let res = self.seek(to, Some(on_trap));
+        for a in planted {
+            let _ = self.remove_breakpoint(a);
+        }
+        res
+    }
+
+    /// The recording's start: the first snapshot's position.
+    pub fn recording_start(&self) -> Option<Position> {
+        let first = self.rec.as_ref()?.snapshots.first()?.event;
+        Some(Position {
+            event: first,
+            path: Vec::new(),
+        })
     }
 
     fn replay_mut(&mut self) -> Option<&mut Replay> {
@@ -234,12 +290,12 @@ impl Tracer {
     }
 
     /// Waits for the replay's next stop; an exit is a divergence.
-    fn replay_wait(&mut self) -> Result<StopReason> {
+    fn replay_wait(&mut self) -> Result<(Tid, StopReason)> {
         loop {
             match self.wait()? {
-                Event::Stopped { reason, .. } => {
+                Event::Stopped { tid, reason } => {
                     self.check_diverged()?;
-                    return Ok(reason);
+                    return Ok((tid, reason));
                 }
                 ev if ev.is_exit() => {
                     return Err(Error::Replay(
@@ -252,14 +308,27 @@ impl Tracer {
     }
 
     /// Runs the shown replay from an interval's start to `target`.
-    fn seek(&mut self, target: &Position) -> Result<()> {
+    fn seek(
+        &mut self,
+        target: &Position,
+        mut on_trap: Option<OnTrap<'_>>,
+    ) -> Result<()> {
         let cursor = self.replay_mut().map_or(0, |r| r.cursor);
         if cursor < target.event {
             if let Some(r) = self.replay_mut() {
                 r.stop_at_event = Some(target.event);
             }
             self.resume()?;
-            while self.replay_wait()? != StopReason::Replayed {
+            loop {
+                match self.replay_wait()? {
+                    (_, StopReason::Replayed) => break,
+                    (tid, StopReason::Breakpoint { addr }) => {
+                        if let Some(f) = on_trap.as_mut() {
+                            f(self, tid, addr);
+                        }
+                    }
+                    _ => {}
+                }
                 self.resume()?;
             }
         }
@@ -267,8 +336,9 @@ impl Tracer {
             r.in_moves = true;
         }
         let tid = Tid(self.pid.0);
+        let last = target.path.len().saturating_sub(1);
         let moved = (|| -> Result<()> {
-            for m in &target.path {
+            for (i, m) in target.path.iter().enumerate() {
                 match *m {
                     Move::Trap { addr, count } => {
                         self.insert_breakpoint(addr)?;
@@ -276,8 +346,15 @@ impl Tracer {
                         while n < count {
                             self.resume()?;
                             match self.replay_wait()? {
-                                StopReason::Breakpoint { addr: a } if a == addr => n += 1,
-                                StopReason::Breakpoint { .. } => {}
+                                (tid, StopReason::Breakpoint { addr: a }) => {
+                                    if a == addr {
+                                        n += 1;
+                                    }
+                                    let at_target = a == addr && n == count && i == last;
+                                    if let (false, Some(f)) = (at_target, on_trap.as_mut()) {
+                                        f(self, tid, a);
+                                    }
+                                }
                                 other => {
                                     return Err(Error::Replay(format!(
                                         "the recording diverged here: {other:?} on the way back"
@@ -290,7 +367,7 @@ impl Tracer {
                     Move::Step { count } => {
                         for _ in 0..count {
                             self.step(tid)?;
-                            match self.replay_wait()? {
+                            match self.replay_wait()?.1 {
                                 StopReason::Step => {}
                                 other => {
                                     return Err(Error::Replay(format!(
