@@ -271,3 +271,39 @@ fn a_second_thread_ends_the_recording() {
         "{ended}"
     );
 }
+
+/// A signal sent to the program ends the recording (a replay could not deliver it at
+/// the same point); the program goes on live, and going back says why it cannot.
+#[test]
+fn a_signal_from_outside_ends_the_recording() {
+    let sample = common::compile("proc_spin", &["-g", "-O0"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // SIGWINCH passes silently (its default action is to ignore it).
+    // SAFETY: kill has no memory preconditions.
+    unsafe { libc::kill(t.pid().0, libc::SIGWINCH) };
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(t.interrupt().expect("pause"));
+    loop {
+        if let Event::Stopped { .. } = t.wait().expect("pause") {
+            break;
+        }
+    }
+    let ended = t.recording().and_then(|r| r.ended).expect("ended");
+    assert!(ended.contains("signal 28"), "{ended}");
+    assert!(!t.is_recording());
+    let err = t.goto(&Position::default()).expect_err("no recording");
+    assert!(err.to_string().contains("signal 28"), "{err}");
+    let pid = t.pid();
+    drop(t);
+    assert!(common::gone(pid.0));
+}

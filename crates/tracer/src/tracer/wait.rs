@@ -561,6 +561,13 @@ impl Tracer {
         collecting: bool,
     ) -> Outcome {
         let policy = self.signal_policy(sig);
+        if policy.pass && self.rec.is_some() && !self.is_replaying() && !is_fault(sig, code) {
+            // A replay could not deliver it at the same point: the recording ends here
+            // and the program goes on live (a fault is replayed by itself).
+            self.end_recording(format!(
+                "recording stopped: signal {sig} arrived and signals are not recorded yet; the program goes on live"
+            ));
+        }
         if policy.pass {
             // Delivered from this very stop, with its siginfo; one already waiting is
             // kept for later, never overwritten.
@@ -795,4 +802,13 @@ impl Tracer {
             tracing::warn!(child = child.0, "detaching a fork child failed: {e}");
         }
     }
+}
+
+/// A fault the program's own instruction raised (replayed by itself at the same point),
+/// not a signal sent to it.
+fn is_fault(sig: i32, code: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
+    ) && code > 0
 }
