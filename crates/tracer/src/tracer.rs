@@ -26,6 +26,7 @@ mod replay;
 mod run;
 mod signals;
 mod syscalls;
+mod tsc;
 mod vdso;
 mod wait;
 

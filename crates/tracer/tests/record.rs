@@ -307,3 +307,54 @@ fn a_signal_from_outside_ends_the_recording() {
     drop(t);
     assert!(common::gone(pid.0));
 }
+
+/// `rdtsc` and `rdtscp` are recorded (PR_SET_TSC): going back shows the values read then.
+#[test]
+fn rdtsc_is_replayed_with_the_recorded_values() {
+    let sample = common::compile("rev_tsc", &["-g", "-O0"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "tsc_note") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    let mut hits = Vec::new();
+    for _ in 0..4 {
+        next_hit(&mut t, note);
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        hits.push((t.position().expect("position"), regs.rsi));
+    }
+    assert!(hits.windows(2).all(|w| w[0].1 < w[1].1), "{hits:?}");
+    for (pos, v) in hits.iter().rev() {
+        t.goto(pos).expect("goto");
+        assert_eq!(t.regs(t.threads()[0]).expect("regs").0.rsi, *v);
+    }
+    t.goto(&hits[3].0).expect("present");
+    assert!(!t.is_replaying());
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0);
+    let mut out = String::new();
+    io.stdio
+        .stdout
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("stdout");
+    let printed: Vec<u64> = out
+        .split_whitespace()
+        .map(|w| w.parse().expect("n"))
+        .collect();
+    assert_eq!(printed, hits.iter().map(|h| h.1).collect::<Vec<_>>());
+}

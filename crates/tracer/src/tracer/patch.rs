@@ -723,7 +723,7 @@ impl Tracer {
 
     /// Runs one system call in the debuggee: a stopped thread executes a `syscall`
     /// written over `at` for one step; its registers and the bytes come back after.
-    fn inject_syscall(&mut self, at: u64, nr: u64, args: [u64; 6]) -> Result<u64> {
+    pub(super) fn inject_syscall(&mut self, at: u64, nr: u64, args: [u64; 6]) -> Result<u64> {
         let tid = self
             .injection_thread()
             .ok_or_else(|| Error::Placement("no stopped thread to run a system call".into()))?;

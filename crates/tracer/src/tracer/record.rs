@@ -337,6 +337,11 @@ impl Tracer {
     fn record_exit(&mut self, tid: Tid, regs: libc::user_regs_struct) -> Result<()> {
         let Some((nr, args)) = self.rec.as_mut().and_then(|r| r.entry.take()) else {
             if self.rec.as_ref().is_some_and(|r| r.snapshots.is_empty()) {
+                // The first boundary: rdtsc faults from here on (snapshots inherit it).
+                if let Err(e) = self.trap_tsc() {
+                    self.end_recording(format!("recording stopped: {e}"));
+                    return Ok(());
+                }
                 self.take_snapshot()?;
             }
             return Ok(());

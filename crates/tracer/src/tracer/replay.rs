@@ -308,11 +308,7 @@ impl Tracer {
     }
 
     /// Runs the shown replay from an interval's start to `target`.
-    fn seek(
-        &mut self,
-        target: &Position,
-        mut on_trap: Option<OnTrap<'_>>,
-    ) -> Result<()> {
+    fn seek(&mut self, target: &Position, mut on_trap: Option<OnTrap<'_>>) -> Result<()> {
         let cursor = self.replay_mut().map_or(0, |r| r.cursor);
         if cursor < target.event {
             if let Some(r) = self.replay_mut() {
@@ -691,6 +687,41 @@ impl Tracer {
             r.diverged = Some(why);
             return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
         }
+        for (a, b) in &writes {
+            self.write_raw(*a, b)?;
+        }
+        sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(regs);
+        }
+        self.replay_advance(tid)
+    }
+
+    /// The recorded event the replay is at.
+    pub(super) fn replay_cursor(&self) -> u64 {
+        self.rec
+            .as_ref()
+            .and_then(|r| r.replay.as_ref())
+            .map_or(0, |r| r.cursor)
+    }
+
+    /// The replay cannot go on: said by the stop it reports.
+    pub(super) fn replay_diverged(&mut self, why: &str) {
+        tracing::warn!("{why}");
+        if let Some(r) = self.replay_mut() {
+            r.diverged = Some(why.to_string());
+        }
+    }
+
+    /// One recorded event was replayed: the position moves on; the replay may have
+    /// reached the point it was sent to, or the present (the live process goes on).
+    pub(super) fn replay_advance(&mut self, tid: Tid) -> Result<Option<Outcome>> {
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
         r.cursor += 1;
         let cursor = r.cursor;
         let stop = r.stop_at_event == Some(cursor);
@@ -702,13 +733,6 @@ impl Tracer {
             event: cursor,
             path: Vec::new(),
         });
-        for (a, b) in &writes {
-            self.write_raw(*a, b)?;
-        }
-        sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
-        if let Some(t) = self.threads.get_mut(&tid) {
-            t.regs = Some(regs);
-        }
         if cursor == live_event {
             self.start_follow(Follow::default());
         }
@@ -716,8 +740,8 @@ impl Tracer {
             return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
         }
         if self.follow_done() {
-            // The present is right after this call: the live process goes on from
-            // there, as if the replay had been it.
+            // The present is right here: the live process goes on from there, as if
+            // the replay had been it.
             self.leave_replay();
             if let Some(rec) = self.rec.as_mut() {
                 rec.arrived = true;

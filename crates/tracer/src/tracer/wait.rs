@@ -444,6 +444,11 @@ impl Tracer {
     }
 
     pub(super) fn signal_stop(&mut self, tid: Tid, sig: i32, collecting: bool) -> Result<Outcome> {
+        if sig == libc::SIGSEGV && self.rec.is_some() {
+            if let Some(o) = self.tsc_fault(tid, collecting)? {
+                return Ok(o);
+            }
+        }
         if sig == libc::SIGTRAP {
             let code = match sys::siginfo(tid) {
                 Ok(info) => info.si_code,
