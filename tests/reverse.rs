@@ -67,7 +67,8 @@ fn pc_of(frame: &Value) -> u64 {
     u64::from_str_radix(text.trim_start_matches("0x"), 16).unwrap()
 }
 
-/// The processes whose parent is `pid` (snapshots are forks of the debuggee).
+/// The processes whose parent is `pid` (snapshots are forks of the debuggee made with
+/// CLONE_PARENT: tandem's children, never the program's).
 fn children_of(pid: i64) -> Vec<i64> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
@@ -252,8 +253,15 @@ fn reverse_continue_and_step_back_show_the_past_and_effects_happen_once() {
         assert_eq!(seen(&mut c, tid), hits[k], "forward again to hit {k}");
     }
     assert_eq!(Some(tid), pid, "the present is the live process");
-    let snapshots = children_of(pid.unwrap());
-    assert!(!snapshots.is_empty(), "snapshots are forks of the debuggee");
+    assert!(
+        children_of(pid.unwrap()).is_empty(),
+        "the program has no child of ours"
+    );
+    let snapshots: Vec<i64> = children_of(i64::from(c.peer.pid()))
+        .into_iter()
+        .filter(|p| Some(*p) != pid)
+        .collect();
+    assert!(!snapshots.is_empty(), "snapshots are forks kept stopped");
     c.ok(
         "setBreakpoints",
         json!({"source": {"path": src}, "breakpoints": []}),
@@ -344,8 +352,15 @@ fn disconnect_while_replaying_leaves_nothing_behind() {
     assert!(e.contains("start of the recording"), "{e}");
     let replay = tid;
     assert_ne!(replay, pid, "a replay is shown");
-    let snapshots = children_of(pid);
-    assert!(!snapshots.is_empty());
+    assert!(
+        children_of(pid).is_empty(),
+        "the program has no child of ours"
+    );
+    let snapshots: Vec<i64> = children_of(i64::from(c.peer.pid()))
+        .into_iter()
+        .filter(|p| *p != pid)
+        .collect();
+    assert!(snapshots.contains(&replay), "the replay is tandem's child");
     c.finish();
     assert!(
         wait_until(std::time::Duration::from_secs(5), || !alive(pid)),

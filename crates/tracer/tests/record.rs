@@ -45,7 +45,8 @@ fn next_hit(t: &mut Tracer, at: RuntimeAddr) {
     }
 }
 
-/// The processes whose parent is `pid` (snapshots are the debuggee's children).
+/// The processes whose parent is `pid` (snapshots are the tracer's children, made with
+/// CLONE_PARENT: never the debuggee's).
 fn children_of(pid: i32) -> Vec<i32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
@@ -104,6 +105,7 @@ fn back_to_an_earlier_hit_and_forward_to_the_present() {
     let info = t.recording().expect("recording");
     assert!(info.events > 20, "system calls recorded: {}", info.events);
     assert!(!info.snapshots.is_empty());
+    assert_eq!(info.ended, None, "still recording");
     let live_regs = t.regs(t.threads()[0]).expect("regs").0;
 
     // Back to the second hit: a replay, showing what the live process saw there.
@@ -142,8 +144,17 @@ fn back_to_an_earlier_hit_and_forward_to_the_present() {
     };
     assert!(t.goto(&later).is_err());
 
-    let snapshots = children_of(live.0);
-    assert!(!snapshots.is_empty(), "snapshots are the debuggee's forks");
+    assert!(
+        children_of(live.0).is_empty(),
+        "the program has no child of ours"
+    );
+    let snapshots: Vec<i32> = children_of(std::process::id() as i32)
+        .into_iter()
+        .filter(|p| {
+            *p != live.0 && tracer::procfs::tracer_of(tracer::Pid(*p)).is_some_and(|t| t > 0)
+        })
+        .collect();
+    assert!(!snapshots.is_empty(), "snapshots are forks kept stopped");
     t.remove_breakpoint(note).expect("remove");
     t.resume().expect("resume");
     let code = loop {

@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 
 /// Snapshots are made at a system call's exit when this many calls, or this much time,
 /// passed since the last one.
-const SNAPSHOT_EVERY_CALLS: u64 = 256;
+const SNAPSHOT_EVERY_CALLS: u64 = 1024;
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
 /// At most this many snapshots are kept; past it the oldest but the first are thinned.
 const MAX_SNAPSHOTS: usize = 24;
+const CLONE_PARENT: u64 = 0x8000;
 
 /// One move from a position to a later one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -423,9 +424,10 @@ impl Tracer {
         Ok(())
     }
 
-    /// Forks the stopped process by an injected raw `fork` (never the program's
-    /// `fork()`: no atfork handlers run) and returns the child, stopped, traced by this
-    /// thread, its registers those of the parent, every int3 and the injected
+    /// Forks the stopped process by an injected raw `clone` (never the program's
+    /// `fork()`: no atfork handlers run; `CLONE_PARENT` without an exit signal, so the
+    /// copy is the tracer's child, not the program's) and returns the child, stopped,
+    /// traced by this thread, its registers those of the parent, every int3 and the injected
     /// instruction taken out of its memory. It never runs until a replay uses it.
     pub(super) fn fork_copy(&mut self) -> Result<Pid> {
         let tid = self
@@ -438,7 +440,14 @@ impl Tracer {
             return Err(Error::Placement("no code to run a system call at".into()));
         }
         let mut regs = saved;
-        regs.rax = syscalls::SYS_FORK;
+        // clone(CLONE_PARENT) with no exit signal: a fork whose parent is the tracer's
+        // (the debuggee gets no SIGCHLD, no zombie and no child to wait for).
+        regs.rax = syscalls::SYS_CLONE;
+        regs.rdi = CLONE_PARENT;
+        regs.rsi = 0;
+        regs.rdx = 0;
+        regs.r10 = 0;
+        regs.r8 = 0;
         regs.orig_rax = u64::MAX;
         self.write_raw(at, &[0x0f, 0x05])?;
         let mut child = None;
@@ -447,7 +456,10 @@ impl Tracer {
             for _ in 0..16 {
                 let w = patch::step_and_wait(tid, 0)?;
                 match sys::decode(w.status) {
-                    Status::Stopped(libc::SIGTRAP, libc::PTRACE_EVENT_FORK) => {
+                    Status::Stopped(
+                        libc::SIGTRAP,
+                        libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_CLONE,
+                    ) => {
                         child = sys::event_msg(tid).ok().map(|m| Pid(m as i32));
                     }
                     Status::Stopped(libc::SIGTRAP, 0) => {

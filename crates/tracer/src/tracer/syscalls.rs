@@ -29,7 +29,7 @@ pub(super) const SYS_OPEN: u64 = 2;
 pub(super) const SYS_MMAP: u64 = 9;
 pub(super) const SYS_IOCTL: u64 = 16;
 pub(super) const SYS_OPENAT: u64 = 257;
-pub(super) const SYS_FORK: u64 = 57;
+pub(super) const SYS_CLONE: u64 = 56;
 pub(super) const MAP_FIXED: u64 = 0x10;
 
 const TCGETS: u64 = 0x5401;
