@@ -231,6 +231,16 @@ impl Core {
             R::Watchpoint { dr6 } => self.on_watchpoint(t, tid, dr6),
             R::Signal { signo, .. } => self.on_signal(t, tid, signo),
             R::GroupStop { signo } => self.on_group_stop(t, tid, signo),
+            R::Replayed => {
+                // A replay going forward cannot go on (docs/reverse.md): say why.
+                self.clear_step(t);
+                let why = t
+                    .recording()
+                    .and_then(|r| r.diverged)
+                    .unwrap_or_else(|| "the replay stopped".into());
+                self.send(SessionEvent::Output(format!("{why}\n")));
+                self.stopped_with(tid, StopCause::Pause, false, None, Some(why));
+            }
             _ => {
                 self.clear_step(t);
                 self.stopped(tid, StopCause::Pause, false, None);
