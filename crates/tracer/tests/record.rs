@@ -369,3 +369,55 @@ fn rdtsc_is_replayed_with_the_recorded_values() {
         .collect();
     assert_eq!(printed, hits.iter().map(|h| h.1).collect::<Vec<_>>());
 }
+
+/// A replay that meets a different world says so and shows nothing: the file the
+/// program opened (opened again on replay, so its mappings work) is gone, the replay
+/// stops with "the recording diverged here", and the live process is shown again.
+#[test]
+fn a_divergence_is_said_and_the_present_shown() {
+    let sample = common::compile("rev_io", &["-g", "-O0"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "x\n").expect("input");
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec![input.clone().into(), dir.path().join("out.txt").into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    let live = t.pid();
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    next_hit(&mut t, note);
+    let first = t.position().expect("position");
+    next_hit(&mut t, note);
+    let live_regs = t.regs(t.threads()[0]).expect("regs").0;
+    std::fs::remove_file(&input).expect("remove the input");
+    let err = t.goto(&first).expect_err("diverges");
+    assert!(
+        err.to_string().contains("the recording diverged here"),
+        "{err}"
+    );
+    assert!(!t.is_replaying());
+    assert_eq!(t.pid(), live);
+    let now = t.regs(t.threads()[0]).expect("regs").0;
+    assert_eq!((now.rip, now.rsp), (live_regs.rip, live_regs.rsp));
+    // The live program goes on unharmed.
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => {
+                assert!((10..17).contains(&code), "exit code {code}");
+                break;
+            }
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    }
+}

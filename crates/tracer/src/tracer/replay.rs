@@ -196,7 +196,12 @@ impl Tracer {
         self.adopt(copy);
         self.sync_int3s(&BTreeMap::new());
         self.start_replay(live, present, snap.event)?;
-        self.seek(target, None)
+        let res = self.seek(target, None);
+        if res.is_err() {
+            // Nothing the replay cannot vouch for is shown: back to the present.
+            self.leave_replay();
+        }
+        res
     }
 
     fn start_replay(&mut self, live: Option<Parked>, present: Position, event: u64) -> Result<()> {
@@ -265,6 +270,9 @@ impl Tracer {
         let res = self.seek(to, Some(on_trap));
         for a in planted {
             let _ = self.remove_breakpoint(a);
+        }
+        if res.is_err() {
+            self.leave_replay();
         }
         res
     }
