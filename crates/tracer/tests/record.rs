@@ -421,3 +421,96 @@ fn a_divergence_is_said_and_the_present_shown() {
         }
     }
 }
+
+/// Pauses while a recorded program makes system calls as fast as it can: each pause is
+/// reported (a system-call stop must not swallow the pause's interrupt), the program is
+/// never harmed (its result is the plain run's) and the recording goes on.
+#[test]
+fn pauses_during_system_calls_harm_nothing() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let plain = std::process::Command::new(&sample.path)
+        .args(["syscalls", "3000"])
+        .status()
+        .expect("plain run")
+        .code();
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "3000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let (h, _io) = tracer::spawn_launch(
+        config,
+        Box::new(move |_t: &mut Tracer, ev| {
+            let _ = tx.send(ev);
+        }),
+    )
+    .expect("launch");
+    let next = || {
+        rx.recv_timeout(std::time::Duration::from_secs(20))
+            .expect("an event: a pause was not swallowed")
+    };
+    assert!(matches!(next(), Event::Stopped { .. }));
+    h.resume().expect("resume");
+    let mut pauses = 0;
+    let code = loop {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        if !h.pause().unwrap_or(false) {
+            // Not running any more: its end is on the way.
+            match next() {
+                Event::Exited { code } => break Some(code),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        match next() {
+            Event::Stopped {
+                reason: StopReason::Paused,
+                ..
+            } => {
+                pauses += 1;
+                let info = h.call(|t: &mut Tracer| t.recording()).expect("call");
+                assert!(info.expect("recording").ended.is_none(), "still recording");
+                h.resume().expect("resume");
+            }
+            Event::Exited { code } => break Some(code),
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert!(pauses > 0, "the program was paused");
+    assert_eq!(
+        code, plain,
+        "the recorded program computed what the plain one did"
+    );
+}
+
+/// A pause that reaches a recorded thread sitting in a system-call stop nobody reaped yet
+/// is reported at that call's exit, never swallowed (the stop consumes the interrupt).
+#[test]
+fn a_pause_at_a_system_call_stop_is_not_lost() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "3000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    // Nobody waits meanwhile: the thread stops at its next system call and stays there.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(t.interrupt().expect("pause"));
+    match t.wait().expect("event") {
+        Event::Stopped {
+            reason: StopReason::Paused,
+            ..
+        } => {}
+        other => panic!("the pause was lost: {other:?}"),
+    }
+    assert!(t.recording().expect("recording").ended.is_none());
+}

@@ -305,6 +305,24 @@ impl Tracer {
         if let Some(o) = outcome {
             return Ok(o);
         }
+        if self.pause_requested && !collecting {
+            // The stop consumed the pause's interrupt. A pause shows a system-call
+            // boundary: from an entry stop the call goes on, interrupted again (a
+            // blocking call returns to be restarted), and its exit stop is the pause.
+            if entering {
+                self.resume_thread(tid);
+                if sys::interrupt(tid).is_ok() {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.interrupt_sent = true;
+                    }
+                }
+                return Ok(Outcome::Absorbed);
+            }
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.stepping = false;
+            }
+            return Ok(Outcome::Report(tid, StopReason::Paused));
+        }
         if step {
             let o = self.step_done(tid);
             if matches!(o, Outcome::Report(_, StopReason::Step)) {
