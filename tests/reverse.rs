@@ -168,9 +168,11 @@ fn reverse_continue_and_step_back_show_the_past_and_effects_happen_once() {
     );
     let ev = c.event("capabilities");
     assert_eq!(ev["body"]["capabilities"]["supportsStepBack"], true, "{ev}");
+    let log_line = line_of(&src, "fprintf(out, \"%d %d\\n\"");
     c.ok(
         "setBreakpoints",
-        json!({"source": {"path": src}, "breakpoints": [{"line": note_line}]}),
+        json!({"source": {"path": src}, "breakpoints": [
+            {"line": note_line}, {"line": log_line, "logMessage": "logged {i}"}]}),
     );
     c.ok("configurationDone", json!({}));
     let pid = c.debuggee_pid;
@@ -264,7 +266,8 @@ fn reverse_continue_and_step_back_show_the_past_and_effects_happen_once() {
     assert!(!snapshots.is_empty(), "snapshots are forks kept stopped");
     c.ok(
         "setBreakpoints",
-        json!({"source": {"path": src}, "breakpoints": []}),
+        json!({"source": {"path": src}, "breakpoints": [
+            {"line": log_line, "logMessage": "logged {i}"}]}),
     );
     c.ok("continue", json!({"threadId": tid}));
     let exited = c.event("exited");
@@ -284,6 +287,17 @@ fn reverse_continue_and_step_back_show_the_past_and_effects_happen_once() {
         assert_eq!(lines[k], format!("step {i} r={r} sum={sum}"));
     }
     assert_eq!(exited["body"]["exitCode"], sum % 7 + 10);
+    let logged: Vec<&str> = c
+        .output
+        .iter()
+        .filter(|(_, t)| t.starts_with("logged "))
+        .map(|(_, t)| t.trim_end())
+        .collect();
+    assert_eq!(
+        logged,
+        ["logged 0", "logged 1", "logged 2", "logged 3", "logged 4"],
+        "a logpoint logs once per hit, never again on replay"
+    );
     let written = std::fs::read_to_string(&output).unwrap();
     assert_eq!(
         written.lines().count(),

@@ -448,11 +448,19 @@ impl Core {
                     }
                 }
             }
-            bp.hits += 1;
+            // Going forward in a replay, the hits happened already: they are not
+            // counted again and logpoints do not log again (docs/reverse.md).
+            let replaying = t.is_replaying();
+            if !replaying {
+                bp.hits += 1;
+            }
             if let Some(hc) = bp.hit_condition {
                 if !hc.allows(bp.hits) {
                     continue;
                 }
+            }
+            if let (Some(_), true) = (&bp.log, replaying) {
+                continue;
             }
             if let Some(log) = &bp.log {
                 let sites = Sites {
