@@ -191,8 +191,10 @@ fn reverse_continue_and_step_back_show_the_past_and_effects_happen_once() {
 
     // Back to the hits before: the values they had.
     for k in [3, 2] {
+        let started = std::time::Instant::now();
         c.ok("reverseContinue", json!({"threadId": tid}));
         let (reason, t) = stopped(&mut c);
+        eprintln!("reverseContinue: {:?}", started.elapsed());
         tid = t;
         assert_eq!(reason, "breakpoint");
         assert_eq!(seen(&mut c, tid), hits[k], "reverse-continue to hit {k}");
@@ -202,8 +204,10 @@ fn reverse_continue_and_step_back_show_the_past_and_effects_happen_once() {
     // Back by lines, as gdb's reverse-next goes: out of note into main, then back.
     let mut ours = Vec::new();
     for _ in 0..3 {
+        let started = std::time::Instant::now();
         c.ok("stepBack", json!({"threadId": tid}));
         let (reason, t) = stopped(&mut c);
+        eprintln!("stepBack: {:?}", started.elapsed());
         tid = t;
         assert_eq!(reason, "step");
         let (f, l) = line(&mut c, tid);
