@@ -51,8 +51,9 @@ pub(super) fn class(nr: u64, a: &[u64; 6]) -> Class {
         24 | 35 | 230 | 39 | 186 | 110 | 102 | 104 | 107 | 108 | 115 | 118 | 120 => Emulate,
         // time, gettimeofday, clock_gettime, clock_getres, getrandom, uname, sysinfo
         201 | 96 | 228 | 229 | 318 | 63 | 99 => Emulate,
-        // getcwd, readlink, readlinkat, getdents64, getrlimit, getrusage, times, getcpu
-        79 | 89 | 267 | 217 | 97 | 98 | 100 | 309 => Emulate,
+        // getcwd, readlink, readlinkat, getdents64, getrlimit, getrusage, times, getcpu,
+        // sched_getaffinity, statfs, fstatfs
+        79 | 89 | 267 | 217 | 97 | 98 | 100 | 309 | 204 | 137 | 138 => Emulate,
         // prlimit64 only as a query (no new limit)
         302 if a[2] == 0 => Emulate,
         // fcntl, dup, dup2, dup3, fsync, fdatasync, ftruncate, pipe, pipe2, unlink,
@@ -171,6 +172,8 @@ pub(super) fn written(
             push(a[1], 8);
         }
         228 | 229 if ok => push(a[1], 16),
+        204 if ok => push(a[2], n),
+        137 | 138 if ok => push(a[1], 120),
         63 if ok => push(a[0], 390),
         99 if ok => push(a[0], 112),
         97 if ok => push(a[1], 16),
