@@ -514,3 +514,48 @@ fn a_pause_at_a_system_call_stop_is_not_lost() {
     }
     assert!(t.recording().expect("recording").ended.is_none());
 }
+
+/// A long recording has many snapshots; going back starts from the last one before the
+/// point, and every point shows what it showed live.
+#[test]
+fn replays_start_from_later_snapshots() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "6000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let tick = RuntimeAddr(common::symbol(&sample.path, "tick") + bias);
+    t.insert_breakpoint(tick).expect("insert");
+    let mut hits = Vec::new();
+    for _ in 0..6 {
+        next_hit(&mut t, tick);
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        hits.push((t.position().expect("position"), regs.rdi, regs.rsi));
+    }
+    let info = t.recording().expect("recording");
+    assert!(
+        info.snapshots.len() >= 4,
+        "snapshots at {:?}",
+        info.snapshots
+    );
+    assert!(info.snapshots.iter().any(|s| *s > hits[2].0.event));
+    for (pos, i, acc) in hits.iter().take(5).rev() {
+        t.goto(pos).expect("goto");
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        assert_eq!((regs.rdi, regs.rsi), (*i, *acc), "at {pos:?}");
+    }
+    // Forward from the first hit through the later snapshots' intervals to the present.
+    for (_, i, acc) in &hits[1..] {
+        next_hit(&mut t, tick);
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        assert_eq!((regs.rdi, regs.rsi), (*i, *acc));
+    }
+    assert!(!t.is_replaying());
+}
