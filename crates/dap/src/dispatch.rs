@@ -132,6 +132,8 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
         BreakpointLocations::COMMAND => route!(BreakpointLocations, breakpoint_locations),
         Continue::COMMAND => route!(Continue, continue_),
         Next::COMMAND => route!(Next, next),
+        StepBack::COMMAND => route!(StepBack, step_back),
+        ReverseContinue::COMMAND => route!(ReverseContinue, reverse_continue),
         StepIn::COMMAND => route!(StepIn, step_in),
         StepOut::COMMAND => route!(StepOut, step_out),
         StepInTargets::COMMAND => route!(StepInTargets, step_in_targets),

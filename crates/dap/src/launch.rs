@@ -75,6 +75,7 @@ pub fn launch_options(args: &LaunchArguments) -> Result<LaunchOptions, String> {
         },
         // Decided with the client's capabilities (debugger/children.rs).
         follow_children: false,
+        record: args.reverse_debugging,
     })
 }
 

@@ -358,6 +358,10 @@ pub struct LaunchArguments {
     pub follow_children: Option<String>,
     /// Only children whose command line matches this regex are followed.
     pub child_filter: Option<String>,
+    /// Record the program from its first instruction so the session can go back in
+    /// time (`stepBack`, `reverseContinue`; docs/reverse.md).
+    #[serde(default)]
+    pub reverse_debugging: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -920,6 +924,8 @@ request!(
 );
 request!(Continue, "continue", ContinueArguments, ContinueBody);
 request!(Next, "next", StepArguments, ());
+request!(StepBack, "stepBack", StepArguments, ());
+request!(ReverseContinue, "reverseContinue", ContinueArguments, ());
 request!(StepIn, "stepIn", StepArguments, ());
 request!(StepOut, "stepOut", StepArguments, ());
 request!(

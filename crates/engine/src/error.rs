@@ -58,6 +58,10 @@ pub enum Error {
     /// A request that would run or change the program, on a core file.
     #[error("{0}: not possible on a core file (the program is not running)")]
     PostMortem(&'static str),
+    /// Going back in time is not possible here, or failed (no recording, a point
+    /// outside it, a replay that diverged).
+    #[error("{0}")]
+    Reverse(String),
     /// The answer did not arrive in time.
     #[error("timed out")]
     Timeout,

@@ -55,6 +55,7 @@ use tracer_side::*;
 mod breakpoints;
 /// Inspection of a stopped process: memory, modules, stack traces, variables, evaluate.
 mod inspect;
+mod reverse;
 /// Step into the call you choose: the calls of the rest of a line, and the step into one.
 mod targets;
 pub(crate) use inspect::{frame_variables_in, render_result};
@@ -88,6 +89,9 @@ pub struct LaunchOptions {
     /// Hand every child the program forks over to a session of its own
     /// ([`SessionEvent::ChildForked`]) instead of detaching it.
     pub follow_children: bool,
+    /// Record from the first instruction, so the session can go back in time
+    /// ([`Session::reverse_continue_then`], [`Session::step_back_then`]; docs/reverse.md).
+    pub record: bool,
 }
 
 /// How to attach ([`Session::attach_with`]).
@@ -368,6 +372,7 @@ impl Session {
             disable_aslr: options.disable_aslr,
             stop_at: tracer::StopAt::Entry,
             fork_policy: fork_policy(options.follow_children),
+            record: options.record,
             ..Default::default()
         };
         let open = program.clone();
@@ -466,6 +471,7 @@ impl Session {
             stop_shown: false,
             at_stop: None,
             frame_ids: frame_ids.clone(),
+            recording_end_told: false,
         }));
         let sink_core = core.clone();
         let sink: tracer::EventSink = Box::new(move |t: &mut Tracer, ev: Event| {

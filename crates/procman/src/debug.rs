@@ -467,6 +467,30 @@ impl DebugSession {
             .step_into_then(tid, target, move || shared.on_resumed(by))?)
     }
 
+    /// Goes back to the last breakpoint hit before now (a recorded session); the stop
+    /// arrives as an event.
+    pub fn reverse_continue(&self, by: ViewId) -> Result<()> {
+        if self.shared.ended.load(Ordering::Acquire) {
+            return Err(Error::Ended);
+        }
+        let shared = self.shared.clone();
+        Ok(self
+            .engine
+            .reverse_continue_then(move || shared.on_resumed(by))?)
+    }
+
+    /// Steps back by line or instruction (a recorded session); the stop arrives as an
+    /// event.
+    pub fn step_back(&self, tid: Tid, kind: StepKind, by: ViewId) -> Result<()> {
+        if self.shared.ended.load(Ordering::Acquire) {
+            return Err(Error::Ended);
+        }
+        let shared = self.shared.clone();
+        Ok(self
+            .engine
+            .step_back_then(tid, kind, move || shared.on_resumed(by))?)
+    }
+
     /// Stops every thread; the stop arrives as an event (`engine::Error::Running`
     /// inside `Error::Engine` when it is stopped already).
     pub fn pause(&self) -> Result<()> {

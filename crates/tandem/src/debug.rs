@@ -46,6 +46,12 @@ pub struct DebugArgs {
     #[arg(long)]
     follow_children: bool,
 
+    /// Record the program from its first instruction, as DAP's `reverseDebugging` does
+    /// (docs/reverse.md): the overhead of recording, and where a recording would end, are
+    /// seen from the command line (going back needs the DAP front-end).
+    #[arg(long)]
+    record: bool,
+
     /// Open this core file of PROGRAM instead of running it: print every thread's stack
     /// and the `--print` values (in the thread that got the fatal signal), then exit 0.
     #[arg(long, value_name = "CORE")]
@@ -240,6 +246,7 @@ pub fn run(args: DebugArgs) -> Result<i32> {
             program: args.program.clone(),
             args: args.args.clone(),
             follow_children: args.follow_children,
+            record: args.record,
             ..LaunchOptions::default()
         })
         .with_context(|| format!("cannot debug {}", args.program.display()))?;

@@ -87,6 +87,10 @@ pub enum Error {
     /// Code could not be placed in the debuggee (a jump patch falls back to an int3).
     #[error("cannot place code in the debuggee: {0}")]
     Placement(String),
+    /// Going back in time failed or is not possible (no recording, a point outside
+    /// it, a replay that diverged from its recording).
+    #[error("{0}")]
+    Replay(String),
     /// The tracer thread has ended (the session is over).
     #[error("the tracer thread is gone")]
     TracerGone,

@@ -89,6 +89,9 @@ pub struct LaunchConfig {
     pub stop_at: StopAt,
     /// Fork handling.
     pub fork_policy: ForkPolicy,
+    /// Record from the first instruction, for going back in time
+    /// ([`crate::Tracer::goto`]).
+    pub record: bool,
 }
 
 /// The parent's ends of the debuggee's standard streams.

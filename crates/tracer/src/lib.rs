@@ -79,7 +79,7 @@ pub use launch::{Env, ForkPolicy, LaunchConfig, Stdio, StdioMode, StopAt};
 pub use procfs::{Auxv, Mapping};
 pub use regs::{FpRegisters, Registers};
 pub use tracer::{
-    AttachConfig, Event, LaunchInfo, Origin, PatchSpec, ProcessInfo, SigInfo, SignalPolicy,
-    StopReason, Tracer, JUMP_LEN,
+    AttachConfig, Event, LaunchInfo, Move, Origin, PatchSpec, Position, ProcessInfo, RecordingInfo,
+    SigInfo, SignalPolicy, StopReason, Tracer, JUMP_LEN,
 };
 pub use types::{Pid, RuntimeAddr, Tid};

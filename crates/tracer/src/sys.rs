@@ -44,6 +44,33 @@ pub(crate) fn cont(tid: Tid, sig: i32) -> SysResult<()> {
     ptrace(libc::PTRACE_CONT, tid, 0, sig as usize)
 }
 
+/// Continues to the next system-call entry or exit (PTRACE_SYSCALL).
+pub(crate) fn syscall(tid: Tid, sig: i32) -> SysResult<()> {
+    ptrace(libc::PTRACE_SYSCALL, tid, 0, sig as usize)
+}
+
+pub(crate) fn set_options(tid: Tid, options: libc::c_int) -> SysResult<()> {
+    ptrace(libc::PTRACE_SETOPTIONS, tid, 0, options as usize)
+}
+
+/// Reads one word of a stopped tracee's memory (PTRACE_PEEKDATA).
+pub(crate) fn peek_word(tid: Tid, addr: u64) -> SysResult<u64> {
+    Errno::clear();
+    // SAFETY: PEEKDATA takes an address in the tracee and returns the word read.
+    let ret = unsafe {
+        libc::ptrace(
+            libc::PTRACE_PEEKDATA,
+            tid.0,
+            addr as *mut libc::c_void,
+            std::ptr::null_mut::<libc::c_void>(),
+        )
+    };
+    if ret == -1 && Errno::last() != Errno::UnknownErrno {
+        return Err(Errno::last());
+    }
+    Ok(ret as u64)
+}
+
 pub(crate) fn singlestep(tid: Tid, sig: i32) -> SysResult<()> {
     ptrace(libc::PTRACE_SINGLESTEP, tid, 0, sig as usize)
 }

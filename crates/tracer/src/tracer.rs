@@ -20,12 +20,18 @@ mod edit;
 mod end;
 mod memory;
 mod patch;
+mod record;
 mod regs;
+mod replay;
 mod run;
 mod signals;
+mod syscalls;
+mod tsc;
+mod vdso;
 mod wait;
 
 pub use patch::{PatchSpec, JUMP_LEN};
+pub use record::{Move, Position, RecordingInfo};
 
 const INT3: u8 = 0xcc;
 const TRAP_BRKPT: i32 = 1;
@@ -101,6 +107,9 @@ pub enum StopReason {
     },
     /// [`Tracer::interrupt`] (pause) stopped the process.
     Paused,
+    /// A replay reached the position it was sent to ([`Tracer::goto`]), or a
+    /// recording's replay cannot go on (see [`Tracer::recording`]).
+    Replayed,
 }
 
 /// A signal as the kernel describes it (the parts of siginfo a debugger shows).
@@ -313,6 +322,13 @@ struct Thread {
     /// stack (`SA_ONSTACK`) leaves everything live on its own stack above that sp.
     home: Option<(u64, u64)>,
     home_sp: u64,
+    /// Recording: resumed with PTRACE_SYSCALL, so every system call is seen.
+    sysgood: bool,
+    /// Recording: between a system call's entry stop and its exit stop.
+    in_syscall: bool,
+    /// Recording: a single-step over a `syscall` instruction, run as PTRACE_SYSCALL
+    /// (a single-step would hide the call); its exit stop ends the step.
+    syscall_step: bool,
 }
 
 /// Where a thread will trap again on a hit it already reported: its step over the
@@ -437,6 +453,12 @@ pub struct Tracer {
     removed_marks: Vec<(Tid, u64, u64)>,
     /// Every thread's pc and stack words, read once during an edit (`None`: not yet).
     stacks: Option<edit::StackWords>,
+    /// Recording and replay state (`reverseDebugging`); `None` when not recording.
+    rec: Option<Box<record::Recorder>>,
+    /// Why the recording ended, once it did (a message for the user).
+    rec_ended: Option<String>,
+    /// A replay that ended by itself (diverged): said by the next `goto`'s caller.
+    rec_diverged: Option<String>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -506,7 +528,10 @@ fn resume_one(tid: Tid, t: &mut Thread) {
             tracing::debug!(tid = tid.0, "restoring a signal's siginfo: {e}");
         }
     }
-    let res = if t.stepping {
+    let res = if t.stepping && t.sysgood && at_syscall_insn(tid, t) {
+        t.syscall_step = true;
+        sys::syscall(tid, sig)
+    } else if t.stepping {
         sys::singlestep(tid, sig)
     } else if t.group_stop {
         t.listening = true;
@@ -517,6 +542,8 @@ fn resume_one(tid: Tid, t: &mut Thread) {
             t.group_stop = false;
             sys::cont(tid, sig)
         })
+    } else if t.sysgood {
+        sys::syscall(tid, sig)
     } else {
         sys::cont(tid, sig)
     };
@@ -527,6 +554,18 @@ fn resume_one(tid: Tid, t: &mut Thread) {
     t.running = true;
     t.regs = None;
     t.at_bp = None;
+}
+
+/// Whether a stopped thread's next instruction is `syscall` (0f 05).
+fn at_syscall_insn(tid: Tid, t: &Thread) -> bool {
+    let Some(pc) = t
+        .regs
+        .map(|r| r.rip)
+        .or_else(|| sys::get_regs(tid).ok().map(|r| r.rip))
+    else {
+        return false;
+    };
+    sys::peek_word(tid, pc).is_ok_and(|w| w & 0xffff == 0x050f)
 }
 
 /// Writes DR0–DR3 and DR7 of one stopped thread. DR7 is cleared first: the kernel
@@ -598,6 +637,9 @@ impl Tracer {
             editing: false,
             removed_marks: Vec::new(),
             stacks: None,
+            rec: None,
+            rec_ended: None,
+            rec_diverged: None,
             _not_send: PhantomData,
         }
     }
@@ -612,6 +654,9 @@ impl Tracer {
         t.info.warnings = spawned.warnings;
         t.threads.insert(Tid(spawned.pid.0), Thread::default());
         t.refresh_image();
+        if config.record {
+            t.start_recording()?;
+        }
         let info = LaunchInfo {
             stdio: spawned.stdio,
         };

@@ -56,6 +56,36 @@ impl Debugger {
         Ok(())
     }
 
+    /// Steps back (a session launched with `reverseDebugging`): by line, or by
+    /// instruction with `granularity: "instruction"`.
+    pub(crate) fn step_back(&mut self, args: StepArguments) -> Result<(), Failure> {
+        let tid = self.thread(args.thread_id)?;
+        let d = self.debuggee()?;
+        let threads = d.session.inspect().threads().map_err(fail)?;
+        if !threads.contains(&tid) {
+            return Err(format!("unknown thread {}", args.thread_id).into());
+        }
+        let kind = match args.granularity.as_deref() {
+            Some("instruction") => StepKind::Instruction,
+            _ => StepKind::Over,
+        };
+        d.session
+            .live()?
+            .step_back(tid, kind, self.view)
+            .map_err(fail)?;
+        self.before_run(Some(tid));
+        Ok(())
+    }
+
+    /// Goes back to the last breakpoint hit before now (a session launched with
+    /// `reverseDebugging`).
+    pub(crate) fn reverse_continue(&mut self, args: ContinueArguments) -> Result<(), Failure> {
+        self.live()?.reverse_continue(self.view).map_err(fail)?;
+        let tid = i32::try_from(args.thread_id).ok().map(Tid);
+        self.before_run(tid);
+        Ok(())
+    }
+
     pub(crate) fn next(&mut self, args: StepArguments) -> Result<(), Failure> {
         self.step(args, StepKind::Over)
     }

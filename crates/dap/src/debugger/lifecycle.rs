@@ -49,6 +49,7 @@ impl Debugger {
             is_child: false,
         })?;
         let source_map = options.source_map.clone();
+        let record = options.record;
         let program = options.program.display().to_string();
         let cwd = options.cwd.clone();
         let progress = self.progress_start("Launching", &program);
@@ -58,6 +59,14 @@ impl Debugger {
         self.launch_args = Some(args.clone());
         let stdio = session.engine().take_stdio();
         self.start_debuggee(session, args.stop_on_entry, source_map, "launch");
+        if record {
+            // Going back is a capability of this session only: the client hears of it
+            // once the recording runs (initialize cannot know).
+            self.after(
+                "capabilities",
+                json!({"capabilities": {"supportsStepBack": true}}),
+            );
+        }
         if let Some(stdio) = stdio {
             self.connect_output(stdio, terminal, &program, cwd);
         }

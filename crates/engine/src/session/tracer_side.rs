@@ -46,6 +46,8 @@ pub(super) struct Core {
     pub(super) at_stop: Option<AtStop>,
     /// Frame ids, shared with [`Session`]: never reused within a session.
     pub(super) frame_ids: Arc<AtomicU64>,
+    /// The end of the recording (reverseDebugging) was told to the user.
+    pub(super) recording_end_told: bool,
 }
 
 /// The state of a stop that every front-end asks for first.
@@ -175,6 +177,14 @@ impl Core {
     }
 
     pub(super) fn on_event(&mut self, t: &mut Tracer, ev: Event) {
+        if !self.recording_end_told {
+            if let Some(why) = t.recording_ended() {
+                self.recording_end_told = true;
+                if !ev.is_exit() {
+                    self.send(SessionEvent::Output(format!("{why}\n")));
+                }
+            }
+        }
         match ev {
             Event::Stopped { tid, reason } => self.on_stop(t, tid, reason),
             Event::ThreadCreated { tid, .. } => self.send(SessionEvent::ThreadStarted(tid)),
@@ -221,6 +231,16 @@ impl Core {
             R::Watchpoint { dr6 } => self.on_watchpoint(t, tid, dr6),
             R::Signal { signo, .. } => self.on_signal(t, tid, signo),
             R::GroupStop { signo } => self.on_group_stop(t, tid, signo),
+            R::Replayed => {
+                // A replay going forward cannot go on (docs/reverse.md): say why.
+                self.clear_step(t);
+                let why = t
+                    .recording()
+                    .and_then(|r| r.diverged)
+                    .unwrap_or_else(|| "the replay stopped".into());
+                self.send(SessionEvent::Output(format!("{why}\n")));
+                self.stopped_with(tid, StopCause::Pause, false, None, Some(why));
+            }
             _ => {
                 self.clear_step(t);
                 self.stopped(tid, StopCause::Pause, false, None);
@@ -428,11 +448,19 @@ impl Core {
                     }
                 }
             }
-            bp.hits += 1;
+            // Going forward in a replay, the hits happened already: they are not
+            // counted again and logpoints do not log again (docs/reverse.md).
+            let replaying = t.is_replaying();
+            if !replaying {
+                bp.hits += 1;
+            }
             if let Some(hc) = bp.hit_condition {
                 if !hc.allows(bp.hits) {
                     continue;
                 }
+            }
+            if let (Some(_), true) = (&bp.log, replaying) {
+                continue;
             }
             if let Some(log) = &bp.log {
                 let sites = Sites {

@@ -11,6 +11,12 @@ impl Tracer {
         if self.is_running() {
             return self.edit_text(|t| t.insert_breakpoint(addr))?;
         }
+        self.insert_breakpoint_here(addr)
+    }
+
+    /// [`Tracer::insert_breakpoint`] with every thread known to be stopped (a replay's
+    /// one thread at a system-call stop, while the phase still says running).
+    pub(super) fn insert_breakpoint_here(&mut self, addr: RuntimeAddr) -> Result<()> {
         // Another user of a patched site, or an int3 inside its bytes: every hit must
         // trap again.
         if let Some(site) = self.patch_covering(addr.0) {
@@ -38,6 +44,11 @@ impl Tracer {
         if self.is_running() {
             return self.edit_text(|t| t.remove_breakpoint(addr))?;
         }
+        self.remove_breakpoint_here(addr)
+    }
+
+    /// [`Tracer::remove_breakpoint`] with every thread known to be stopped.
+    pub(super) fn remove_breakpoint_here(&mut self, addr: RuntimeAddr) -> Result<()> {
         let bp = self
             .breakpoints
             .get_mut(&addr.0)

@@ -14,6 +14,7 @@ impl Tracer {
     }
 
     pub(super) fn kill_inner(&mut self) -> Result<Event> {
+        self.drop_recording();
         if self.phase == Phase::Exited {
             return Err(Error::Exited);
         }
@@ -88,6 +89,7 @@ impl Tracer {
     }
 
     pub(super) fn detach_inner(&mut self) -> Result<()> {
+        self.drop_recording();
         if self.phase == Phase::Exited {
             return Ok(());
         }
@@ -196,6 +198,7 @@ impl Drop for Tracer {
     /// the tracer thread.
     fn drop(&mut self) {
         self.release_handed_over();
+        self.drop_recording();
         if self.phase == Phase::Exited {
             return;
         }

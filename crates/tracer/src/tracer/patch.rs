@@ -29,7 +29,7 @@ pub(super) const TRAP_FLAG: u64 = 1 << 8;
 /// Single-steps one thread (the others stay stopped), delivering `sig` (0: none), and
 /// waits for its next stop. The tracer's own steps deliver nothing: a signal that
 /// arrives meanwhile waits for the thread's resume.
-fn step_and_wait(tid: Tid, sig: i32) -> Result<sys::WaitResult> {
+pub(super) fn step_and_wait(tid: Tid, sig: i32) -> Result<sys::WaitResult> {
     sys::singlestep(tid, sig).map_err(|e| Error::ptrace("PTRACE_SINGLESTEP", tid, e))?;
     loop {
         match sys::wait(tid.0, false, false) {
@@ -159,6 +159,11 @@ impl Tracer {
     /// be stopped.
     pub fn alloc_code(&mut self, near: RuntimeAddr, len: usize) -> Result<RuntimeAddr> {
         self.require_stopped()?;
+        if self.rec.is_some() {
+            // Snapshots and replays have no placed code: while recording every
+            // breakpoint stays an int3.
+            return Err(Error::Placement("no placed code while recording".into()));
+        }
         let len = (len as u64 + 15) & !15;
         let reachable = |r: &Region| {
             near.0.abs_diff(r.start) < MAX_DISTANCE
@@ -202,6 +207,9 @@ impl Tracer {
     /// whether the jump is in place (otherwise the site keeps its int3).
     pub fn install_patch(&mut self, spec: PatchSpec) -> Result<bool> {
         self.require_stopped()?;
+        if self.rec.is_some() {
+            return Ok(false);
+        }
         let site = spec.site.0;
         if !self.breakpoints.contains_key(&site) {
             return Err(Error::NoBreakpoint(spec.site));
@@ -719,7 +727,7 @@ impl Tracer {
         ))
     }
 
-    fn injection_thread(&self) -> Option<Tid> {
+    pub(super) fn injection_thread(&self) -> Option<Tid> {
         let leader = Tid(self.pid.0);
         let usable = |t: &Thread| !t.running && !t.new && !t.group_stop && !t.listening;
         if self.threads.get(&leader).is_some_and(usable) {
@@ -733,7 +741,7 @@ impl Tracer {
 
     /// Runs one system call in the debuggee: a stopped thread executes a `syscall`
     /// written over `at` for one step; its registers and the bytes come back after.
-    fn inject_syscall(&mut self, at: u64, nr: u64, args: [u64; 6]) -> Result<u64> {
+    pub(super) fn inject_syscall(&mut self, at: u64, nr: u64, args: [u64; 6]) -> Result<u64> {
         let tid = self
             .injection_thread()
             .ok_or_else(|| Error::Placement("no stopped thread to run a system call".into()))?;

@@ -17,6 +17,10 @@ impl Tracer {
     /// is what the next [`Tracer::wait`] returns.
     pub fn resume(&mut self) -> Result<()> {
         self.require_stopped()?;
+        if self.is_replaying() {
+            self.replay_before_resume()?;
+            self.require_stopped()?;
+        }
         self.continue_all()
     }
 
@@ -25,6 +29,9 @@ impl Tracer {
     pub fn step(&mut self, tid: Tid) -> Result<()> {
         self.require_stopped()?;
         let pc = self.regs(tid)?.pc();
+        if self.is_replaying() {
+            self.replay_before_step(pc);
+        }
         // A pc inside a patch's bytes (stepped there) steps with the original bytes.
         let addr = if self.breakpoints.contains_key(&pc) {
             Some(pc)

@@ -25,6 +25,26 @@ impl Tracer {
     }
 
     pub(super) fn next_event(&mut self, block: bool, interruptible: bool) -> Result<Option<Event>> {
+        let ev = self.next_event_raw(block, interruptible)?;
+        if self.rec.is_none() {
+            return Ok(ev);
+        }
+        if let Some(Event::Stopped { tid, reason }) = ev {
+            self.note_stop(tid, &reason);
+            if let Some(rec) = self.rec.as_mut() {
+                if std::mem::take(&mut rec.arrived) {
+                    // The replay reached the present: the stop is the live process's.
+                    return Ok(Some(Event::Stopped {
+                        tid: Tid(self.pid.0),
+                        reason,
+                    }));
+                }
+            }
+        }
+        Ok(ev)
+    }
+
+    fn next_event_raw(&mut self, block: bool, interruptible: bool) -> Result<Option<Event>> {
         if let Some(ev) = self.queue.pop_front() {
             return Ok(Some(ev));
         }
@@ -259,6 +279,7 @@ impl Tracer {
                     t.interrupt_sent = false;
                 }
                 match ev {
+                    0 if sig == libc::SIGTRAP | 0x80 => self.syscall_stop(tid, collecting),
                     0 => self.signal_stop(tid, sig, collecting),
                     libc::PTRACE_EVENT_STOP => Ok(self.event_stop(tid, sig, collecting)),
                     libc::PTRACE_EVENT_CLONE => {
@@ -374,6 +395,20 @@ impl Tracer {
     }
 
     pub(super) fn thread_gone(&mut self, tid: Tid, exit: Event) -> Outcome {
+        if tid.0 == self.pid.0 && self.is_replaying() {
+            // A replay never ends before the present: it diverged.
+            self.threads.clear();
+            self.leave_replay();
+            if let Some(rec) = self.rec.as_mut() {
+                rec.pos = None;
+            }
+            self.rec_diverged = Some("the recording diverged here: the replay ended".into());
+            return Outcome::Report(Tid(self.pid.0), StopReason::Replayed);
+        }
+        if tid.0 == self.pid.0 && self.rec.is_some() {
+            self.drop_recording();
+            self.rec_ended = Some("recording ended: the program ended".into());
+        }
         if tid.0 == self.pid.0 {
             self.threads.clear();
             self.phase = Phase::Exited;
@@ -409,6 +444,11 @@ impl Tracer {
     }
 
     pub(super) fn signal_stop(&mut self, tid: Tid, sig: i32, collecting: bool) -> Result<Outcome> {
+        if sig == libc::SIGSEGV && self.rec.is_some() {
+            if let Some(o) = self.tsc_fault(tid, collecting)? {
+                return Ok(o);
+            }
+        }
         if sig == libc::SIGTRAP {
             let code = match sys::siginfo(tid) {
                 Ok(info) => info.si_code,
@@ -532,6 +572,13 @@ impl Tracer {
         collecting: bool,
     ) -> Outcome {
         let policy = self.signal_policy(sig);
+        if policy.pass && self.rec.is_some() && !self.is_replaying() && !is_fault(sig, code) {
+            // A replay could not deliver it at the same point: the recording ends here
+            // and the program goes on live (a fault is replayed by itself).
+            self.end_recording(format!(
+                "recording stopped: signal {sig} arrived and signals are not recorded yet; the program goes on live"
+            ));
+        }
         if policy.pass {
             // Delivered from this very stop, with its siginfo; one already waiting is
             // kept for later, never overwritten.
@@ -773,4 +820,13 @@ impl Tracer {
             tracing::warn!(child = child.0, "detaching a fork child failed: {e}");
         }
     }
+}
+
+/// A fault the program's own instruction raised (replayed by itself at the same point),
+/// not a signal sent to it.
+fn is_fault(sig: i32, code: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
+    ) && code > 0
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-pub use testsupport::{compile, process_state as state, Sample};
+pub use testsupport::{compile, gone, process_state as state, Sample};
 
 /// The file address of a symbol in the ELF symbol table.
 pub fn symbol(path: &Path, name: &str) -> u64 {

@@ -1,0 +1,440 @@
+//! Going back in time (docs/reverse.md): reverse-continue and step back over the
+//! tracer's recording. The past is searched by replaying it (`Tracer::scan`) with the
+//! breakpoints that matter in place, and shown by going to the point found
+//! (`Tracer::goto`); the replay is then inspected like any stop.
+
+use super::*;
+use tracer::{Move, Position};
+
+/// Single-steps allowed to find the instruction before a point.
+const MAX_BACK_STEPS: u64 = 2_000_000;
+
+fn reverse_error(e: tracer::Error) -> Error {
+    match e {
+        tracer::Error::Replay(msg) => Error::Reverse(msg),
+        other => Error::Target(other),
+    }
+}
+
+fn now_position(t: &Tracer) -> Result<Position> {
+    if !t.is_recording() {
+        return Err(Error::Reverse(match t.recording().and_then(|r| r.ended) {
+            Some(why) => format!("there is no recording to go back in: {why}"),
+            None => "this session does not record: launch with \"reverseDebugging\": true".into(),
+        }));
+    }
+    t.position().ok_or_else(|| {
+        Error::Reverse(
+            "this point (after a pause, a watchpoint or a signal) is not one the recording can step back from; run to a breakpoint or step first"
+                .into(),
+        )
+    })
+}
+
+impl Session {
+    /// Whether the session records, so it can go back ([`LaunchOptions::record`]).
+    pub fn records(&self) -> bool {
+        self.handle
+            .call(|t: &mut Tracer| t.is_recording())
+            .unwrap_or(false)
+    }
+
+    /// Goes back to the last hit of a user breakpoint before now whose condition holds
+    /// there (logpoints are not logged again; a hit condition counts the hits from the
+    /// recording's start), else to the recording's start. The stop arrives as an event;
+    /// `then` runs first, as in [`Session::resume_then`].
+    pub fn reverse_continue_then(&self, then: impl FnOnce() + Send + 'static) -> Result<()> {
+        self.check_stopped()?;
+        self.clear_tables();
+        let core = self.core.clone();
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let now = now_position(t)?;
+            then();
+            let res = reverse_continue_on_tracer(&core, t, &now);
+            finish(&core, t, res)
+        })?
+    }
+
+    /// Steps back: by line (the start of the line executed before this one in this
+    /// frame, calls stepped over; at a function's first line, the caller's line of the
+    /// call) or by instruction. The stop arrives as an event.
+    pub fn step_back_then(
+        &self,
+        tid: Tid,
+        kind: StepKind,
+        then: impl FnOnce() + Send + 'static,
+    ) -> Result<()> {
+        self.check_stopped()?;
+        self.clear_tables();
+        let core = self.core.clone();
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let now = now_position(t)?;
+            if t.recording_start().as_ref() == Some(&now) {
+                return Err(Error::Reverse(
+                    "this is the start of the recording: there is nothing before it".into(),
+                ));
+            }
+            if kind == StepKind::Out {
+                return Err(Error::Reverse(
+                    "stepping back out of a function is not supported yet".into(),
+                ));
+            }
+            then();
+            let res = match kind {
+                StepKind::Instruction => previous_instruction(t, &now),
+                _ => previous_line(&core, t, tid, &now),
+            }
+            .and_then(|target| t.goto(&target).map_err(reverse_error))
+            .map(|()| (StopCause::Step, None));
+            finish(&core, t, res)
+        })?
+    }
+}
+
+/// Reports the stop a reverse request ended at: its cause, or the error's words with
+/// the process shown where it is now (it was moved: the views must hear of a stop).
+fn finish(
+    core: &Mutex<Core>,
+    t: &mut Tracer,
+    res: Result<(StopCause, Option<String>)>,
+) -> Result<()> {
+    let mut c = lock(core);
+    c.clear_step(t);
+    c.at_stop = None;
+    let tid = Tid(t.pid().0);
+    match res {
+        Ok((cause, description)) => {
+            let at_bp = matches!(cause, StopCause::Breakpoint(_));
+            c.stopped_with(tid, cause, at_bp, None, description);
+            c.prepare_stop(t);
+            Ok(())
+        }
+        Err(e) => {
+            c.send(SessionEvent::Output(format!("{e}\n")));
+            c.stopped_with(tid, StopCause::Pause, false, None, Some(e.to_string()));
+            c.prepare_stop(t);
+            Ok(())
+        }
+    }
+}
+
+fn reverse_continue_on_tracer(
+    core: &Mutex<Core>,
+    t: &mut Tracer,
+    now: &Position,
+) -> Result<(StopCause, Option<String>)> {
+    let mut c = lock(core);
+    c.clear_step(t);
+    let mut counts: HashMap<BreakpointId, u64> = HashMap::new();
+    let mut last: Option<(Position, Vec<BreakpointId>)> = None;
+    t.scan(now, &[], &mut |t, tid, addr| {
+        let ids = c.past_hit(t, tid, addr.0, &mut counts);
+        if !ids.is_empty() {
+            if let Some(pos) = t.position() {
+                last = Some((pos, ids));
+            }
+        }
+    })
+    .map_err(reverse_error)?;
+    drop(c);
+    match last {
+        Some((pos, ids)) => {
+            t.goto(&pos).map_err(reverse_error)?;
+            Ok((StopCause::Breakpoint(ids), None))
+        }
+        None => {
+            let start = t
+                .recording_start()
+                .ok_or_else(|| Error::Reverse("the recording has no start".into()))?;
+            t.goto(&start).map_err(reverse_error)?;
+            Ok((
+                StopCause::Entry,
+                Some("no breakpoint was hit before: this is the start of the recording".into()),
+            ))
+        }
+    }
+}
+
+impl Core {
+    /// The user breakpoints at `addr` that would have stopped there, decided without
+    /// side effects: conditions evaluated, hit conditions against `counts` (hits since
+    /// the recording's start), logpoints never (they logged when it happened).
+    fn past_hit(
+        &mut self,
+        t: &mut Tracer,
+        tid: Tid,
+        addr: u64,
+        counts: &mut HashMap<BreakpointId, u64>,
+    ) -> Vec<BreakpointId> {
+        let mut out = Vec::new();
+        let Some(ids) = self.by_addr.get(&RuntimeAddr(addr)) else {
+            return out;
+        };
+        let Core {
+            bps,
+            modules,
+            enums,
+            ..
+        } = self;
+        for id in ids {
+            let Some(bp) = bps.get_mut(id) else { continue };
+            if !bp.enabled || bp.log.is_some() {
+                continue;
+            }
+            if let Some(cond) = &bp.condition {
+                let sites = Sites {
+                    function: bp.key.function(),
+                    cache: &mut bp.scopes,
+                };
+                if let Ok(false) = eval_condition(t, tid, addr, modules, enums, sites, cond) {
+                    continue;
+                }
+            }
+            let n = counts.entry(bp.id).or_default();
+            *n += 1;
+            if bp.hit_condition.is_some_and(|hc| !hc.allows(*n)) {
+                continue;
+            }
+            out.push(bp.id);
+        }
+        out
+    }
+}
+
+/// The point one instruction before `now`.
+fn previous_instruction(t: &mut Tracer, now: &Position) -> Result<Position> {
+    let mut base = now.clone();
+    let arrive_at = match base.path.pop() {
+        Some(Move::Step { count }) => {
+            if count > 1 {
+                base.path.push(Move::Step { count: count - 1 });
+            }
+            return Ok(base);
+        }
+        Some(Move::Trap { addr, count }) => {
+            if count > 1 {
+                base.path.push(Move::Trap {
+                    addr,
+                    count: count - 1,
+                });
+            }
+            Some(addr.0)
+        }
+        None => {
+            // Right after a system call: the instruction before is that `syscall`.
+            base.event = base
+                .event
+                .checked_sub(1)
+                .ok_or_else(|| Error::Reverse("this is the start of the recording".into()))?;
+            None
+        }
+    };
+    if t.recording_start().is_some_and(|s| base.event < s.event) {
+        return Err(Error::Reverse("this is the start of the recording".into()));
+    }
+    t.goto(&base).map_err(reverse_error)?;
+    let mut k = 0u64;
+    loop {
+        let tid = Tid(t.pid().0);
+        t.step(tid)?;
+        loop {
+            match t.wait()? {
+                Event::Stopped { .. } => break,
+                ev if ev.is_exit() => {
+                    return Err(Error::Reverse(
+                        "the recording diverged here: the replay ended".into(),
+                    ))
+                }
+                _ => {}
+            }
+        }
+        k += 1;
+        let tid = Tid(t.pid().0);
+        let here = match arrive_at {
+            Some(a) => t.regs(tid)?.pc() == a,
+            None => t
+                .position()
+                .is_some_and(|p| p.event == now.event && p.path.is_empty()),
+        };
+        if here {
+            break;
+        }
+        if k >= MAX_BACK_STEPS {
+            return Err(Error::Reverse(
+                "the instruction before this point is too far from the last breakpoint hit or system call".into(),
+            ));
+        }
+    }
+    if k > 1 {
+        base.path.push(Move::Step { count: k - 1 });
+    }
+    Ok(base)
+}
+
+/// The is_stmt rows of the function at `pc`: (runtime address, line).
+fn function_rows(modules: &Modules, pc: u64) -> Vec<(u64, u32)> {
+    let Some(module) = modules.find(pc) else {
+        return Vec::new();
+    };
+    let Some(binary) = module.binary() else {
+        return Vec::new();
+    };
+    let Ok(Some(f)) = binary.function_at(module.to_file(pc)) else {
+        return Vec::new();
+    };
+    // The prologue is no line to stop at (as gdb steps past it).
+    let entry = f.function.entry();
+    let body = f.function.breakpoint_addr;
+    let in_prologue = |a: symbols::FileAddr| match (entry, body) {
+        (Some(e), Some(b)) => a >= e && a < b,
+        _ => false,
+    };
+    let mut rows = Vec::new();
+    for r in &f.function.ranges {
+        let Ok(found) = binary.line_rows(r.clone()) else {
+            continue;
+        };
+        for row in found {
+            if in_prologue(row.addr) {
+                continue;
+            }
+            if let (true, Some(line)) = (row.is_stmt, row.line) {
+                rows.push((module.to_runtime(row.addr), line.get()));
+            }
+        }
+    }
+    rows.sort();
+    rows.dedup_by_key(|r| r.0);
+    rows
+}
+
+/// The call instruction that returns to `ret`.
+fn call_before(t: &Tracer, ret: u64) -> Option<u64> {
+    use iced_x86::{Decoder, DecoderOptions, FlowControl};
+    for len in [5u64, 6, 2, 3, 7, 4] {
+        let at = ret.checked_sub(len)?;
+        let mut buf = vec![0u8; len as usize];
+        if t.read_memory(RuntimeAddr(at), &mut buf).ok()? < buf.len() {
+            continue;
+        }
+        let mut d = Decoder::with_ip(64, &buf, at, DecoderOptions::NONE);
+        let insn = d.decode();
+        if insn.len() as u64 == len
+            && matches!(
+                insn.flow_control(),
+                FlowControl::Call | FlowControl::IndirectCall
+            )
+        {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// One arrival at a row start or at the call into the frame, found by the scan.
+struct Arrival {
+    pos: Position,
+    addr: u64,
+    cfa: Option<u64>,
+}
+
+/// The start of the line executed before `now`'s in its frame (calls stepped over), or
+/// at the function's first line the start of the caller's line of the call — as gdb's
+/// `reverse-next`.
+fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -> Result<Position> {
+    let mut c = lock(core);
+    let regs = t.regs(tid)?;
+    let pc = regs.pc();
+    let mem = TracerMemory(t);
+    let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 2, 0);
+    let cfa = frames.first().and_then(|f| f.frame.cfa);
+    let caller = frames
+        .iter()
+        .find(|f| f.physical == 1 && !f.frame.tail_call);
+    let caller_cfa = caller.and_then(|f| f.frame.cfa);
+    let call = caller.and_then(|f| call_before(t, f.frame.pc.0));
+    let rows = function_rows(&c.modules, pc);
+    let caller_rows = call
+        .map(|a| function_rows(&c.modules, a))
+        .unwrap_or_default();
+    let line_of = |rows: &[(u64, u32)], a: u64| rows.iter().find(|r| r.0 == a).map(|r| r.1);
+    let here_line = c.modules.find(pc).and_then(|m| current_line(&m, pc));
+    let mut extra: Vec<RuntimeAddr> = rows.iter().map(|r| RuntimeAddr(r.0)).collect();
+    extra.extend(caller_rows.iter().map(|r| RuntimeAddr(r.0)));
+    extra.extend(call.map(RuntimeAddr));
+    extra.sort();
+    extra.dedup();
+    let mut arrivals: Vec<Arrival> = Vec::new();
+    t.scan(now, &extra, &mut |t, tid, addr| {
+        if extra.binary_search(&addr).is_err() {
+            return;
+        }
+        let Ok(regs) = t.regs(tid) else { return };
+        let mem = TracerMemory(t);
+        let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
+        if let Some(pos) = t.position() {
+            arrivals.push(Arrival {
+                pos,
+                addr: addr.0,
+                cfa: f.first().and_then(|f| f.frame.cfa),
+            });
+        }
+    })
+    .map_err(reverse_error)?;
+    c.clear_step(t);
+    drop(c);
+    // This invocation of the frame began after the last arrival at the call into it.
+    let entry = arrivals
+        .iter()
+        .rposition(|a| Some(a.addr) == call && a.cfa == caller_cfa && caller_cfa.is_some());
+    let in_frame: Vec<(usize, u32)> = arrivals
+        .iter()
+        .enumerate()
+        .skip(entry.map_or(0, |e| e + 1))
+        .filter(|(_, a)| a.cfa == cfa && cfa.is_some())
+        .filter_map(|(i, a)| line_of(&rows, a.addr).map(|l| (i, l)))
+        .collect();
+    let at_row_start = line_of(&rows, pc).is_some();
+    let mut k = in_frame.len();
+    if at_row_start {
+        // Past this line's own rows (a line can start more than once, as a loop's).
+        while k > 0 && Some(in_frame[k - 1].1) == here_line {
+            k -= 1;
+        }
+    }
+    if k > 0 {
+        let line = in_frame[k - 1].1;
+        while k > 1 && in_frame[k - 2].1 == line {
+            k -= 1;
+        }
+        return Ok(arrivals[in_frame[k - 1].0].pos.clone());
+    }
+    // Out of the function into its caller, at the start of the line of the call.
+    let Some(entry) = entry else {
+        return Err(Error::Reverse(
+            "the line before this one is before the start of the recording".into(),
+        ));
+    };
+    let call_line = call.and_then(|a| {
+        c_line(&caller_rows, a).or_else(|| caller_rows.iter().rev().find(|r| r.0 <= a).map(|r| r.1))
+    });
+    let mut start = entry;
+    let mut i = entry;
+    while i > 0 {
+        i -= 1;
+        let a = &arrivals[i];
+        if a.cfa != caller_cfa {
+            continue;
+        }
+        match line_of(&caller_rows, a.addr) {
+            Some(l) if Some(l) == call_line => start = i,
+            Some(_) => break,
+            None => {}
+        }
+    }
+    Ok(arrivals[start].pos.clone())
+}
+
+fn c_line(rows: &[(u64, u32)], a: u64) -> Option<u32> {
+    rows.iter().find(|r| r.0 == a).map(|r| r.1)
+}

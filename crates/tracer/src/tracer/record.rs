@@ -1,0 +1,581 @@
+//! Recording: every system call seen at its entry and exit (PTRACE_SYSCALL), its result
+//! and the bytes the kernel wrote kept, positions in time, and snapshots made by an
+//! injected `fork` (docs/reverse.md).
+//!
+//! A position is the number of system calls before it plus the moves since the last
+//! one: "run to the n-th next execution of this address", "single-step n times". Moves
+//! do not depend on which breakpoints are in place, and replay makes them again.
+
+use super::syscalls::{self, Class};
+use super::*;
+use std::time::{Duration, Instant};
+
+/// Snapshots are made at a system call's exit when this many calls, or this much time,
+/// passed since the last one.
+const SNAPSHOT_EVERY_CALLS: u64 = 1024;
+const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
+/// At most this many snapshots are kept; past it the oldest but the first are thinned.
+const MAX_SNAPSHOTS: usize = 24;
+const CLONE_PARENT: u64 = 0x8000;
+
+/// One move from a position to a later one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Move {
+    /// Run until the `count`-th trap at `addr` (its breakpoint in place meanwhile).
+    Trap {
+        /// The breakpoint's address.
+        addr: RuntimeAddr,
+        /// How many traps there.
+        count: u64,
+    },
+    /// Single-step `count` instructions.
+    Step {
+        /// How many.
+        count: u64,
+    },
+}
+
+/// A point in a recording: `event` system calls happened before it, then `path`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    /// System calls completed before this point.
+    pub event: u64,
+    /// The moves since the last of them.
+    pub path: Vec<Move>,
+}
+
+impl Position {
+    fn push(&mut self, m: Move) {
+        match (self.path.last_mut(), m) {
+            (Some(Move::Trap { addr, count }), Move::Trap { addr: a, count: c }) if *addr == a => {
+                *count += c
+            }
+            (Some(Move::Step { count }), Move::Step { count: c }) => *count += c,
+            _ => self.path.push(m),
+        }
+    }
+
+    /// Whether `self` is `other` or a point on the way to it within the same interval
+    /// between system calls (a prefix of its moves, the last one partly made).
+    pub fn leads_to(&self, other: &Position) -> bool {
+        if self.event != other.event {
+            return self.event < other.event;
+        }
+        if self.path.len() > other.path.len() {
+            return false;
+        }
+        let n = self.path.len();
+        if n == 0 {
+            return true;
+        }
+        if self.path[..n - 1] != other.path[..n - 1] {
+            return false;
+        }
+        match (self.path[n - 1], other.path[n - 1]) {
+            (Move::Trap { addr, count }, Move::Trap { addr: a, count: c }) => {
+                addr == a && count <= c
+            }
+            (Move::Step { count }, Move::Step { count: c }) => count <= c,
+            _ => false,
+        }
+    }
+}
+
+/// What the recording holds, for the engine and the user.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordingInfo {
+    /// System calls recorded.
+    pub events: u64,
+    /// Snapshots kept, and the event count each was taken at.
+    pub snapshots: Vec<u64>,
+    /// Where the shown process is.
+    pub position: Option<Position>,
+    /// Where the live process is (the end of the recording).
+    pub present: Option<Position>,
+    /// Whether the shown process is a replay (not the live one).
+    pub replaying: bool,
+    /// Why recording ended, when it did.
+    pub ended: Option<String>,
+    /// Why the last replay stopped by itself ("the recording diverged here ...").
+    pub diverged: Option<String>,
+}
+
+/// One recorded system call.
+#[derive(Clone, Debug)]
+pub(super) struct SysRecord {
+    pub nr: u64,
+    pub args: [u64; 6],
+    pub result: u64,
+    /// What the kernel (may have) written, read right after the call.
+    pub writes: Vec<(u64, Vec<u8>)>,
+}
+
+/// A copy-on-write fork of the debuggee, stopped, made after `event` system calls.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Snapshot {
+    pub pid: Pid,
+    pub event: u64,
+}
+
+pub(super) struct Recorder {
+    pub events: Vec<SysRecord>,
+    pub snapshots: Vec<Snapshot>,
+    /// The shown process's position; `None` while it is not known exactly (after a
+    /// pause, a watchpoint or a signal, until the next system call).
+    pub pos: Option<Position>,
+    /// The system call between its entry and exit stops.
+    pub entry: Option<(u64, [u64; 6])>,
+    pub since_snapshot: u64,
+    pub last_snapshot: Instant,
+    pub replay: Option<replay::Replay>,
+    /// The live process came back while a replay ran forward: the event being
+    /// reported is about it.
+    pub arrived: bool,
+    /// The step being reported ended at a system call's exit: its position is that
+    /// call's boundary, no move after it.
+    pub syscall_stepped: bool,
+}
+
+fn is_restart(ret: u64) -> bool {
+    (512..=516).contains(&(ret as i64).wrapping_neg())
+}
+
+impl Tracer {
+    /// Starts recording a stopped process: its time functions become system calls
+    /// (vDSO), every resume traces system calls, and a first snapshot is made.
+    pub(super) fn start_recording(&mut self) -> Result<()> {
+        self.require_stopped()?;
+        if self.threads.len() != 1 {
+            return Err(Error::Placement(
+                "multi-threaded recording is not supported yet".into(),
+            ));
+        }
+        let tid = Tid(self.pid.0);
+        sys::set_options(
+            tid,
+            base_options() | libc::PTRACE_O_EXITKILL | libc::PTRACE_O_TRACESYSGOOD,
+        )
+        .map_err(|e| Error::ptrace("PTRACE_SETOPTIONS", tid, e))?;
+        let patched = self.patch_vdso()?;
+        tracing::debug!(patched, "vdso entry points made into system calls");
+        for t in self.threads.values_mut() {
+            t.sysgood = true;
+        }
+        self.rec = Some(Box::new(Recorder {
+            events: Vec::new(),
+            snapshots: Vec::new(),
+            pos: Some(Position::default()),
+            entry: None,
+            since_snapshot: 0,
+            last_snapshot: Instant::now(),
+            replay: None,
+            arrived: false,
+            syscall_stepped: false,
+        }));
+        // Stopped inside execve (its exec event): the first snapshot is made at its
+        // exit, the first system-call boundary.
+        for t in self.threads.values_mut() {
+            t.in_syscall = true;
+        }
+        Ok(())
+    }
+
+    /// Whether this tracer records (and so can go back).
+    pub fn is_recording(&self) -> bool {
+        self.rec.is_some()
+    }
+
+    /// What the recording holds; `None` when the process was never recorded.
+    pub fn recording(&self) -> Option<RecordingInfo> {
+        if self.rec.is_none() && self.rec_ended.is_none() {
+            return None;
+        }
+        let Some(rec) = &self.rec else {
+            return Some(RecordingInfo {
+                ended: self.rec_ended.clone(),
+                diverged: self.rec_diverged.clone(),
+                ..RecordingInfo::default()
+            });
+        };
+        let present = match &rec.replay {
+            Some(r) => Some(r.live_pos.clone()),
+            None => rec.pos.clone(),
+        };
+        Some(RecordingInfo {
+            events: rec.events.len() as u64,
+            snapshots: rec.snapshots.iter().map(|s| s.event).collect(),
+            position: rec.pos.clone(),
+            present,
+            replaying: rec.replay.is_some(),
+            ended: self.rec_ended.clone(),
+            diverged: rec
+                .replay
+                .as_ref()
+                .and_then(|r| r.diverged.clone())
+                .or_else(|| self.rec_diverged.clone()),
+        })
+    }
+
+    /// Why the recording ended, once it did.
+    pub fn recording_ended(&self) -> Option<&str> {
+        self.rec_ended.as_deref()
+    }
+
+    /// The position of the shown process, when known exactly.
+    pub fn position(&self) -> Option<Position> {
+        self.rec.as_ref()?.pos.clone()
+    }
+
+    /// Ends the recording (the program goes on live, unharmed): snapshots killed, a
+    /// replay given up for the live process, system calls no longer traced.
+    pub(super) fn end_recording(&mut self, why: String) {
+        tracing::info!("{why}");
+        if self.rec.as_ref().is_some_and(|r| r.replay.is_some()) {
+            // Only a live process may end a recording: a replay never goes past it.
+            tracing::warn!("the recording ended during a replay");
+        }
+        if let Some(rec) = self.rec.take() {
+            for s in &rec.snapshots {
+                kill_stopped(s.pid);
+            }
+        }
+        for t in self.threads.values_mut() {
+            t.sysgood = false;
+            t.in_syscall = false;
+        }
+        self.rec_ended = Some(why);
+    }
+
+    /// Notes a stop the tracer reports in the position of the shown process.
+    pub(super) fn note_stop(&mut self, tid: Tid, reason: &StopReason) {
+        let Some(rec) = self.rec.as_mut() else {
+            return;
+        };
+        let m = match reason {
+            StopReason::Breakpoint { addr } => Some(Move::Trap {
+                addr: *addr,
+                count: 1,
+            }),
+            StopReason::Step if std::mem::take(&mut rec.syscall_stepped) => None,
+            StopReason::Step => Some(Move::Step { count: 1 }),
+            StopReason::Replayed | StopReason::Entry => None,
+            _ => {
+                // A pause, a watchpoint, a signal: where it happened is not a move
+                // that can be made again.
+                rec.pos = None;
+                None
+            }
+        };
+        if let (Some(m), Some(pos)) = (m, rec.pos.as_mut()) {
+            pos.push(m);
+        }
+        if rec.replay.is_some() {
+            self.replay_noted(tid, reason);
+        }
+    }
+
+    /// A system-call stop (entry or exit) of a recorded thread.
+    pub(super) fn syscall_stop(&mut self, tid: Tid, collecting: bool) -> Result<Outcome> {
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return Ok(Outcome::Absorbed);
+        };
+        let entering = !t.in_syscall;
+        t.in_syscall = entering;
+        let step = !entering && std::mem::take(&mut t.syscall_step);
+        let mut outcome = None;
+        if self.rec.is_some() {
+            let regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.regs = Some(regs);
+            }
+            outcome = if self.rec.as_ref().is_some_and(|r| r.replay.is_some()) {
+                if entering {
+                    self.replay_entry(tid, regs)?
+                } else {
+                    self.replay_exit(tid, regs)?
+                }
+            } else if entering {
+                self.record_entry(regs);
+                None
+            } else {
+                self.record_exit(tid, regs)?;
+                None
+            };
+        }
+        if let Some(o) = outcome {
+            return Ok(o);
+        }
+        if self.pause_requested && !collecting {
+            // The stop consumed the pause's interrupt. A pause shows a system-call
+            // boundary: from an entry stop the call goes on, interrupted again (a
+            // blocking call returns to be restarted), and its exit stop is the pause.
+            if entering {
+                self.resume_thread(tid);
+                if sys::interrupt(tid).is_ok() {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.interrupt_sent = true;
+                    }
+                }
+                return Ok(Outcome::Absorbed);
+            }
+            if let Some(t) = self.threads.get_mut(&tid) {
+                t.stepping = false;
+            }
+            return Ok(Outcome::Report(tid, StopReason::Paused));
+        }
+        if step {
+            let o = self.step_done(tid);
+            if matches!(o, Outcome::Report(_, StopReason::Step)) {
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.syscall_stepped = true;
+                }
+            }
+            return Ok(o);
+        }
+        if !collecting {
+            self.resume_thread(tid);
+        }
+        Ok(Outcome::Absorbed)
+    }
+
+    fn record_entry(&mut self, regs: libc::user_regs_struct) {
+        let nr = regs.orig_rax;
+        let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
+        match syscalls::class(nr, &args) {
+            Class::Unsupported(why) => self.end_recording(format!(
+                "recording stopped at system call {nr}: {why}; the program goes on live"
+            )),
+            _ => {
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.entry = Some((nr, args));
+                }
+            }
+        }
+    }
+
+    fn record_exit(&mut self, tid: Tid, regs: libc::user_regs_struct) -> Result<()> {
+        let Some((nr, args)) = self.rec.as_mut().and_then(|r| r.entry.take()) else {
+            if self.rec.as_ref().is_some_and(|r| r.snapshots.is_empty()) {
+                // The first boundary: rdtsc faults from here on (snapshots inherit it).
+                if let Err(e) = self.trap_tsc() {
+                    self.end_recording(format!("recording stopped: {e}"));
+                    return Ok(());
+                }
+                self.take_snapshot()?;
+            }
+            return Ok(());
+        };
+        let result = regs.rax;
+        if is_restart(result) {
+            // Interrupted (a pause): the kernel runs the same call again on resume.
+            return Ok(());
+        }
+        let read_u64 = |a: u64| sys::peek_word(tid, a).ok();
+        let regions = syscalls::written(nr, &args, result, &read_u64);
+        let mut writes = Vec::with_capacity(regions.len());
+        for (addr, len) in regions {
+            let mut buf = vec![0u8; len as usize];
+            match self.read_raw(addr, &mut buf) {
+                Ok(n) => {
+                    buf.truncate(n);
+                    writes.push((addr, buf));
+                }
+                Err(e) => tracing::debug!(nr, addr, "bytes a system call wrote: {e}"),
+            }
+        }
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(());
+        };
+        rec.events.push(SysRecord {
+            nr,
+            args,
+            result,
+            writes,
+        });
+        rec.pos = Some(Position {
+            event: rec.events.len() as u64,
+            path: Vec::new(),
+        });
+        rec.since_snapshot += 1;
+        if rec.since_snapshot >= SNAPSHOT_EVERY_CALLS
+            || rec.last_snapshot.elapsed() >= SNAPSHOT_EVERY
+        {
+            if let Err(e) = self.take_snapshot() {
+                tracing::warn!("a snapshot failed: {e}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes a snapshot of the stopped, recorded process at a system-call boundary.
+    pub(super) fn take_snapshot(&mut self) -> Result<()> {
+        let event = match self.rec.as_ref().and_then(|r| r.pos.as_ref()) {
+            Some(p) if p.path.is_empty() => p.event,
+            _ => return Ok(()),
+        };
+        let child = self.fork_copy()?;
+        let Some(rec) = self.rec.as_mut() else {
+            kill_stopped(child);
+            return Ok(());
+        };
+        rec.snapshots.push(Snapshot { pid: child, event });
+        rec.since_snapshot = 0;
+        rec.last_snapshot = Instant::now();
+        if rec.snapshots.len() > MAX_SNAPSHOTS {
+            // Thin the older half: drop every other one of them, the first kept.
+            let half = rec.snapshots.len() / 2;
+            let mut i = 0;
+            let mut victims = Vec::new();
+            rec.snapshots.retain(|s| {
+                let keep = i == 0 || i >= half || i % 2 == 0;
+                i += 1;
+                if !keep {
+                    victims.push(s.pid);
+                }
+                keep
+            });
+            for v in victims {
+                kill_stopped(v);
+            }
+        }
+        tracing::debug!(pid = child.0, event, "snapshot");
+        Ok(())
+    }
+
+    /// Forks the stopped process by an injected raw `clone` (never the program's
+    /// `fork()`: no atfork handlers run; `CLONE_PARENT` without an exit signal, so the
+    /// copy is the tracer's child, not the program's) and returns the child, stopped,
+    /// traced by this thread, its registers those of the parent, every int3 and the injected
+    /// instruction taken out of its memory. It never runs until a replay uses it.
+    pub(super) fn fork_copy(&mut self) -> Result<Pid> {
+        let tid = self
+            .injection_thread()
+            .ok_or_else(|| Error::Placement("no stopped thread to fork".into()))?;
+        let saved = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+        let at = saved.rip;
+        let mut text = [0u8; 2];
+        if self.read_raw(at, &mut text)? < 2 {
+            return Err(Error::Placement("no code to run a system call at".into()));
+        }
+        let mut regs = saved;
+        // clone(CLONE_PARENT) with no exit signal: a fork whose parent is the tracer's
+        // (the debuggee gets no SIGCHLD, no zombie and no child to wait for).
+        regs.rax = syscalls::SYS_CLONE;
+        regs.rdi = CLONE_PARENT;
+        regs.rsi = 0;
+        regs.rdx = 0;
+        regs.r10 = 0;
+        regs.r8 = 0;
+        regs.orig_rax = u64::MAX;
+        self.write_raw(at, &[0x0f, 0x05])?;
+        let mut child = None;
+        let result = (|| {
+            sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+            for _ in 0..16 {
+                let w = patch::step_and_wait(tid, 0)?;
+                match sys::decode(w.status) {
+                    Status::Stopped(
+                        libc::SIGTRAP,
+                        libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_CLONE,
+                    ) => {
+                        child = sys::event_msg(tid).ok().map(|m| Pid(m as i32));
+                    }
+                    Status::Stopped(libc::SIGTRAP, 0) => {
+                        let after = sys::get_regs(tid)
+                            .map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+                        if after.rip == at + 2 {
+                            return Ok(after.rax);
+                        }
+                    }
+                    Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
+                    Status::Stopped(..) | Status::Other => {}
+                    Status::Exited(_) | Status::Signaled(..) => {
+                        stash_push(w);
+                        return Err(Error::Exited);
+                    }
+                }
+            }
+            Err(Error::Placement(
+                "the injected fork did not complete".into(),
+            ))
+        })();
+        let _ = self.write_raw(at, &text);
+        let _ = sys::set_regs(tid, &saved);
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(saved);
+        }
+        let ret = result?;
+        let child = match child {
+            Some(c) if c.0 > 0 => c,
+            _ => {
+                return Err(Error::Placement(format!(
+                    "the injected fork failed ({})",
+                    ret as i64
+                )))
+            }
+        };
+        // Its first stop (auto-attached).
+        loop {
+            match sys::wait(child.0, false, false) {
+                Ok(Some(w)) if matches!(sys::decode(w.status), Status::Stopped(..)) => break,
+                Ok(Some(_)) => return Err(Error::Exited),
+                Ok(None) => continue,
+                Err(e) => return Err(Error::ptrace("waitpid", Tid(child.0), e)),
+            }
+        }
+        let ctid = Tid(child.0);
+        let clean = (|| -> Result<()> {
+            let mem = open_mem(child).ok_or(Error::Exited)?;
+            let mut bytes: Vec<(u64, Vec<u8>)> = self.original_bytes();
+            bytes.push((at, text.to_vec()));
+            for (a, b) in &bytes {
+                mem.write_at(b, *a).map_err(|source| Error::Memory {
+                    addr: RuntimeAddr(*a),
+                    len: b.len(),
+                    source,
+                })?;
+            }
+            let mut regs = saved;
+            regs.orig_rax = u64::MAX;
+            sys::set_regs(ctid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", ctid, e))?;
+            Ok(())
+        })();
+        if let Err(e) = clean {
+            kill_stopped(child);
+            return Err(e);
+        }
+        Ok(child)
+    }
+
+    /// Kills every snapshot and a replay's process (the session ends).
+    pub(super) fn drop_recording(&mut self) {
+        if self.rec.as_ref().is_some_and(|r| r.replay.is_some()) {
+            self.leave_replay();
+        }
+        if let Some(rec) = self.rec.take() {
+            for s in &rec.snapshots {
+                kill_stopped(s.pid);
+            }
+        }
+    }
+}
+
+/// Kills a stopped process this thread traces (a snapshot, a replay) and reaps it.
+pub(super) fn kill_stopped(pid: Pid) {
+    let _ = sys::kill(pid.0, libc::SIGKILL);
+    loop {
+        match sys::wait(pid.0, false, false) {
+            Ok(Some(w)) => {
+                if matches!(
+                    sys::decode(w.status),
+                    Status::Exited(_) | Status::Signaled(..)
+                ) {
+                    return;
+                }
+                let _ = sys::cont(w.tid, 0);
+            }
+            Ok(None) => continue,
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,762 @@
+//! Replay: going back to a position by running a fork of the snapshot before it with
+//! every recorded system call emulated, and forward again until the present, where the
+//! live process (kept stopped meanwhile) takes over (docs/reverse.md).
+//!
+//! While a replay is shown, the tracer's process fields (pid, threads, /proc/PID/mem)
+//! are the replay's; the live process is parked with the int3s written into it, and is
+//! brought up to date with the breakpoint table when it comes back.
+
+use super::record::{kill_stopped, Move, Position};
+use super::syscalls::{self, Class};
+use super::*;
+
+/// What [`Tracer::scan`] calls at every breakpoint trap on the way.
+pub type OnTrap<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, RuntimeAddr);
+
+/// A process the tracer is not showing: its per-process fields.
+pub(super) struct Parked {
+    pid: Pid,
+    threads: HashMap<Tid, Thread>,
+    mem: Option<File>,
+    leader_stat: Option<File>,
+    phase: Phase,
+    /// The addresses whose int3 is written into it, with the bytes under them.
+    int3s: BTreeMap<u64, u8>,
+}
+
+/// Progress along the live process's moves in the last interval between system calls
+/// (the one the present is in): when they are all made, the replay is at the present.
+#[derive(Clone, Copy, Debug, Default)]
+struct Follow {
+    idx: usize,
+    done: u64,
+    /// A single-step landed on the address of the current trap move without trapping.
+    landed: bool,
+    /// The breakpoint this follow put in for its current trap move.
+    guard: Option<u64>,
+}
+
+pub(super) struct Replay {
+    pub live: Option<Parked>,
+    pub live_pos: Position,
+    cursor: u64,
+    /// The current system call is emulated (skipped, its result injected).
+    emulated: bool,
+    /// Its recorded result replaces the real one.
+    any_result: bool,
+    /// Arguments changed at entry (mmap at the recorded address), restored at exit.
+    restore: Option<(u64, u64)>,
+    /// Stop with `Replayed` once this many calls are replayed.
+    stop_at_event: Option<u64>,
+    /// Making the moves of a target: no system call may come.
+    in_moves: bool,
+    follow: Option<Follow>,
+    pub diverged: Option<String>,
+}
+
+impl Tracer {
+    fn park(&mut self) -> Parked {
+        Parked {
+            pid: self.pid,
+            threads: std::mem::take(&mut self.threads),
+            mem: self.mem.take(),
+            leader_stat: self.leader_stat.take(),
+            phase: self.phase,
+            int3s: self
+                .breakpoints
+                .iter()
+                .map(|(a, b)| (*a, b.saved))
+                .collect(),
+        }
+    }
+
+    fn unpark(&mut self, p: Parked) {
+        self.pid = p.pid;
+        self.info.pid = p.pid;
+        self.threads = p.threads;
+        self.mem = p.mem;
+        self.leader_stat = p.leader_stat;
+        self.phase = p.phase;
+        self.sync_int3s(&p.int3s);
+    }
+
+    /// Shows `pid` (a stopped, clean fork of the debuggee traced by this thread).
+    fn adopt(&mut self, pid: Pid) {
+        self.pid = pid;
+        self.info.pid = pid;
+        self.threads.clear();
+        self.threads.insert(
+            Tid(pid.0),
+            Thread {
+                sysgood: true,
+                ..Thread::default()
+            },
+        );
+        self.mem = open_mem(pid);
+        self.leader_stat = File::open(format!("/proc/{}/task/{}/stat", pid.0, pid.0)).ok();
+        self.phase = Phase::Stopped;
+    }
+
+    /// Makes the shown process's int3s those of the breakpoint table, given the ones
+    /// it has (with the bytes under them); its debug registers get the watchpoints.
+    fn sync_int3s(&mut self, has: &BTreeMap<u64, u8>) {
+        let gone: Vec<(u64, u8)> = has
+            .iter()
+            .filter(|(a, _)| !self.breakpoints.contains_key(a))
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        for (a, b) in gone {
+            let _ = self.write_raw(a, &[b]);
+        }
+        let new: Vec<u64> = self
+            .breakpoints
+            .keys()
+            .filter(|a| !has.contains_key(a))
+            .copied()
+            .collect();
+        for a in new {
+            let _ = self.write_raw(a, &[INT3]);
+        }
+        if self.debugregs_used {
+            let watch = self.watch;
+            for tid in self.threads() {
+                let _ = write_debug_regs(tid, &watch);
+            }
+        }
+    }
+
+    /// Whether the shown process is a replay.
+    pub fn is_replaying(&self) -> bool {
+        self.rec.as_ref().is_some_and(|r| r.replay.is_some())
+    }
+
+    /// Goes to `target`, an earlier point of the recording (or the present): a fork of
+    /// the last snapshot before it runs there with every system call emulated. The
+    /// process shown is then that replay, stopped; nothing is reported.
+    pub fn goto(&mut self, target: &Position) -> Result<()> {
+        self.require_stopped()?;
+        let Some(rec) = self.rec.as_ref() else {
+            return Err(Error::Replay(match &self.rec_ended {
+                Some(why) => format!("there is no recording to go back in: {why}"),
+                None => "this session does not record: launch with reverseDebugging".into(),
+            }));
+        };
+        let present = match &rec.replay {
+            Some(r) => r.live_pos.clone(),
+            None => rec.pos.clone().ok_or_else(|| {
+                Error::Replay(
+                    "the present is not at a point the recording can return to (after a pause, a watchpoint or a signal); run to a breakpoint or step first".into(),
+                )
+            })?,
+        };
+        if !target.leads_to(&present) {
+            return Err(Error::Replay("that point is not in the recording".into()));
+        }
+        if *target == present {
+            if rec.replay.is_some() {
+                self.leave_replay();
+            }
+            return Ok(());
+        }
+        let Some(snap) = rec
+            .snapshots
+            .iter()
+            .rev()
+            .find(|s| s.event <= target.event)
+            .copied()
+        else {
+            return Err(Error::Replay(
+                "that point is before the recording's start".into(),
+            ));
+        };
+        // A fork of the snapshot runs, so the snapshot stays as it was.
+        self.end_follow_guard();
+        if let Some(r) = self.replay_mut() {
+            r.follow = None;
+        }
+        let shown = self.park();
+        self.adopt(snap.pid);
+        let copy = self.fork_copy();
+        self.threads.clear();
+        let old = self.park();
+        drop(old);
+        let copy = match copy {
+            Ok(c) => c,
+            Err(e) => {
+                self.unpark(shown);
+                return Err(e);
+            }
+        };
+        let live = if self.is_replaying() {
+            kill_stopped(shown.pid);
+            None
+        } else {
+            Some(shown)
+        };
+        self.adopt(copy);
+        self.sync_int3s(&BTreeMap::new());
+        self.start_replay(live, present, snap.event)?;
+        let res = self.seek(target, None);
+        if res.is_err() {
+            // Nothing the replay cannot vouch for is shown: back to the present.
+            self.leave_replay();
+        }
+        res
+    }
+
+    fn start_replay(&mut self, live: Option<Parked>, present: Position, event: u64) -> Result<()> {
+        let snap_event = event;
+        let rec = self.rec.as_mut().ok_or(Error::Exited)?;
+        match rec.replay.as_mut() {
+            Some(r) => {
+                r.cursor = snap_event;
+                r.diverged = None;
+                r.stop_at_event = None;
+                r.in_moves = false;
+            }
+            None => {
+                rec.replay = Some(replay::Replay {
+                    live,
+                    live_pos: present,
+                    cursor: snap_event,
+                    emulated: false,
+                    any_result: false,
+                    restore: None,
+                    stop_at_event: None,
+                    in_moves: false,
+                    follow: None,
+                    diverged: None,
+                })
+            }
+        }
+        rec.pos = Some(Position {
+            event: snap_event,
+            path: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Replays the recording from its start to `to` (at most the present) with the
+    /// breakpoints `extra` in place too, calling `on_trap` at every breakpoint trap on
+    /// the way, `to` itself excepted; the replay shown is then at `to`. This is how the
+    /// past is searched (the last hit of a breakpoint, the lines before a point).
+    pub fn scan(
+        &mut self,
+        to: &Position,
+        extra: &[RuntimeAddr],
+        on_trap: OnTrap<'_>,
+    ) -> Result<()> {
+        let first = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.snapshots.first())
+            .map(|s| s.event)
+            .ok_or_else(|| Error::Replay("the recording has no snapshot yet".into()))?;
+        self.goto(&Position {
+            event: first,
+            path: Vec::new(),
+        })?;
+        if !self.is_replaying() {
+            return Err(Error::Replay(
+                "the recording has nothing before this point".into(),
+            ));
+        }
+        let mut planted = Vec::new();
+        for a in extra {
+            if self.insert_breakpoint(*a).is_ok() {
+                planted.push(*a);
+            }
+        }
+        let res = self.seek(to, Some(on_trap));
+        for a in planted {
+            let _ = self.remove_breakpoint(a);
+        }
+        if res.is_err() {
+            self.leave_replay();
+        }
+        res
+    }
+
+    /// The recording's start: the first snapshot's position.
+    pub fn recording_start(&self) -> Option<Position> {
+        let first = self.rec.as_ref()?.snapshots.first()?.event;
+        Some(Position {
+            event: first,
+            path: Vec::new(),
+        })
+    }
+
+    fn replay_mut(&mut self) -> Option<&mut Replay> {
+        self.rec.as_mut()?.replay.as_mut()
+    }
+
+    fn check_diverged(&mut self) -> Result<()> {
+        match self.replay_mut().and_then(|r| r.diverged.take()) {
+            Some(why) => Err(Error::Replay(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for the replay's next stop; an exit is a divergence.
+    fn replay_wait(&mut self) -> Result<(Tid, StopReason)> {
+        loop {
+            match self.wait()? {
+                Event::Stopped { tid, reason } => {
+                    self.check_diverged()?;
+                    return Ok((tid, reason));
+                }
+                ev if ev.is_exit() => {
+                    return Err(Error::Replay(
+                        "the recording diverged here: the replay ended".into(),
+                    ))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Runs the shown replay from an interval's start to `target`.
+    fn seek(&mut self, target: &Position, mut on_trap: Option<OnTrap<'_>>) -> Result<()> {
+        let cursor = self.replay_mut().map_or(0, |r| r.cursor);
+        if cursor < target.event {
+            if let Some(r) = self.replay_mut() {
+                r.stop_at_event = Some(target.event);
+            }
+            self.resume()?;
+            loop {
+                match self.replay_wait()? {
+                    (_, StopReason::Replayed) => break,
+                    (tid, StopReason::Breakpoint { addr }) => {
+                        if let Some(f) = on_trap.as_mut() {
+                            f(self, tid, addr);
+                        }
+                    }
+                    _ => {}
+                }
+                self.resume()?;
+            }
+        }
+        if let Some(r) = self.replay_mut() {
+            r.in_moves = true;
+        }
+        let tid = Tid(self.pid.0);
+        let last = target.path.len().saturating_sub(1);
+        let moved = (|| -> Result<()> {
+            for (i, m) in target.path.iter().enumerate() {
+                match *m {
+                    Move::Trap { addr, count } => {
+                        self.insert_breakpoint(addr)?;
+                        let mut n = 0;
+                        while n < count {
+                            self.resume()?;
+                            match self.replay_wait()? {
+                                (tid, StopReason::Breakpoint { addr: a }) => {
+                                    if a == addr {
+                                        n += 1;
+                                    }
+                                    let at_target = a == addr && n == count && i == last;
+                                    if let (false, Some(f)) = (at_target, on_trap.as_mut()) {
+                                        f(self, tid, a);
+                                    }
+                                }
+                                other => {
+                                    return Err(Error::Replay(format!(
+                                        "the recording diverged here: {other:?} on the way back"
+                                    )))
+                                }
+                            }
+                        }
+                        self.remove_breakpoint(addr)?;
+                    }
+                    Move::Step { count } => {
+                        for _ in 0..count {
+                            self.step(tid)?;
+                            match self.replay_wait()?.1 {
+                                StopReason::Step => {}
+                                other => {
+                                    return Err(Error::Replay(format!(
+                                        "the recording diverged here: {other:?} on the way back"
+                                    )))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Some(r) = self.replay_mut() {
+            r.in_moves = false;
+        }
+        moved?;
+        let live_pos = self.replay_mut().map(|r| r.live_pos.clone());
+        if let Some(rec) = self.rec.as_mut() {
+            rec.pos = Some(target.clone());
+        }
+        // In the present's interval, the rest of the live process's moves tell when
+        // going forward reaches the present.
+        if let Some(live) = live_pos.filter(|l| l.event == target.event) {
+            let mut f = Follow::default();
+            for (i, m) in target.path.iter().enumerate() {
+                f.idx = i;
+                f.done = match (*m, live.path[i]) {
+                    (Move::Trap { count, .. }, Move::Trap { count: c, .. })
+                    | (Move::Step { count }, Move::Step { count: c })
+                        if count < c =>
+                    {
+                        count
+                    }
+                    _ => {
+                        f.idx = i + 1;
+                        0
+                    }
+                };
+            }
+            self.start_follow(f);
+        }
+        Ok(())
+    }
+
+    /// Follows the live moves from `f`; at their end the present is reached.
+    fn start_follow(&mut self, mut f: Follow) {
+        let Some(live) = self.replay_mut().map(|r| r.live_pos.clone()) else {
+            return;
+        };
+        if let Some(Move::Trap { addr, .. }) = live.path.get(f.idx) {
+            if self.insert_breakpoint_here(*addr).is_ok() {
+                f.guard = Some(addr.0);
+            }
+        }
+        if let Some(r) = self.replay_mut() {
+            r.follow = Some(f);
+        }
+    }
+
+    fn end_follow_guard(&mut self) {
+        let guard = self
+            .replay_mut()
+            .and_then(|r| r.follow.as_mut())
+            .and_then(|f| f.guard.take());
+        if let Some(g) = guard {
+            let _ = self.remove_breakpoint_here(RuntimeAddr(g));
+        }
+    }
+
+    /// Whether the follow is at its end (the replay is at the present).
+    fn follow_done(&self) -> bool {
+        let Some(r) = self.rec.as_ref().and_then(|r| r.replay.as_ref()) else {
+            return false;
+        };
+        r.follow.is_some_and(|f| f.idx >= r.live_pos.path.len())
+    }
+
+    /// Advances the follow by one trap or one step of the shown replay.
+    fn follow_advance(&mut self, trap: Option<u64>, step_pc: Option<u64>) {
+        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
+            return;
+        };
+        let Some(mut f) = r.follow else {
+            return;
+        };
+        let cur = r.live_pos.path.get(f.idx).copied();
+        let mut completed = false;
+        match cur {
+            Some(Move::Trap { addr, count }) => {
+                if trap == Some(addr.0) {
+                    f.done += 1;
+                    f.landed = false;
+                } else if step_pc == Some(addr.0) {
+                    if f.done + 1 == count {
+                        f.done += 1;
+                    } else {
+                        f.landed = true;
+                    }
+                }
+                completed = f.done >= count;
+            }
+            Some(Move::Step { count }) => {
+                if step_pc.is_some() {
+                    f.done += 1;
+                }
+                completed = f.done >= count;
+            }
+            None => {}
+        }
+        r.follow = Some(f);
+        if completed {
+            self.end_follow_guard();
+            let next = Follow {
+                idx: f.idx + 1,
+                ..Follow::default()
+            };
+            self.start_follow(next);
+        }
+    }
+
+    /// A step of the shown replay is about to start at `pc`: leaving the address of the
+    /// current trap move after landing there counts as that arrival.
+    pub(super) fn replay_before_step(&mut self, pc: u64) {
+        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
+            return;
+        };
+        let Some(f) = r.follow.as_mut() else {
+            return;
+        };
+        if f.landed {
+            if let Some(Move::Trap { addr, .. }) = r.live_pos.path.get(f.idx) {
+                if addr.0 == pc {
+                    f.landed = false;
+                    f.done += 1;
+                }
+            }
+        }
+    }
+
+    /// The shown replay reported a stop (see `note_stop`).
+    pub(super) fn replay_noted(&mut self, tid: Tid, reason: &StopReason) {
+        let pc = self.threads.get(&tid).and_then(|t| t.regs).map(|r| r.rip);
+        match reason {
+            StopReason::Breakpoint { addr } => self.follow_advance(Some(addr.0), None),
+            StopReason::Step => {
+                let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
+                self.follow_advance(None, pc);
+            }
+            _ => {}
+        }
+        let seeking = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.replay.as_ref())
+            .is_some_and(|r| r.in_moves || r.stop_at_event.is_some());
+        if !seeking && self.follow_done() {
+            self.leave_replay();
+            if let Some(rec) = self.rec.as_mut() {
+                rec.arrived = true;
+            }
+        }
+    }
+
+    /// Before a forward resume of the shown replay: live single-steps still to make in
+    /// the present's interval are made first, as the live process made them.
+    pub(super) fn replay_before_resume(&mut self) -> Result<()> {
+        loop {
+            let Some(r) = self.rec.as_ref().and_then(|r| r.replay.as_ref()) else {
+                return Ok(());
+            };
+            let Some(f) = r.follow else {
+                return Ok(());
+            };
+            let Some(Move::Step { count }) = r.live_pos.path.get(f.idx).copied() else {
+                return Ok(());
+            };
+            if f.done >= count {
+                return Ok(());
+            }
+            let tid = Tid(self.pid.0);
+            self.step(tid)?;
+            self.replay_wait()?;
+            if !self.is_replaying() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Gives up the shown replay for the live process, which shows again, stopped where
+    /// it was, with the breakpoint table's int3s.
+    pub fn leave_replay(&mut self) {
+        self.end_follow_guard();
+        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.take()) else {
+            return;
+        };
+        let replay_pid = self.pid;
+        self.threads.clear();
+        kill_stopped(replay_pid);
+        if let Some(live) = r.live {
+            self.unpark(live);
+        }
+        let pos = r.live_pos;
+        if let Some(rec) = self.rec.as_mut() {
+            rec.pos = Some(pos);
+        }
+    }
+
+    /// A system call's entry in the shown replay.
+    pub(super) fn replay_entry(
+        &mut self,
+        tid: Tid,
+        mut regs: libc::user_regs_struct,
+    ) -> Result<Option<Outcome>> {
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
+        let nr = regs.orig_rax;
+        let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
+        let why = if r.in_moves {
+            Some(format!(
+                "the recording diverged here: system call {nr} where the recording has none"
+            ))
+        } else {
+            match rec.events.get(r.cursor as usize) {
+                None => Some(
+                    "the replay reached the end of the recording without reaching the present"
+                        .to_string(),
+                ),
+                Some(ev) => {
+                    let k = syscalls::compared_args(nr);
+                    if ev.nr != nr || ev.args[..k] != args[..k] {
+                        Some(format!(
+                            "the recording diverged here: system call {nr} {:x?} where the recording has {} {:x?}",
+                            &args[..k],
+                            ev.nr,
+                            &ev.args[..k]
+                        ))
+                    } else {
+                        None
+                    }
+                }
+            }
+        };
+        if let Some(why) = why {
+            tracing::warn!("{why}");
+            r.diverged = Some(why);
+            // The call must not run: skipped, and the replay stops here.
+            regs.orig_rax = u64::MAX;
+            let _ = sys::set_regs(tid, &regs);
+            return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
+        }
+        let ev = &rec.events[r.cursor as usize];
+        r.restore = None;
+        r.any_result = false;
+        match syscalls::class(nr, &args) {
+            Class::Emulate | Class::Unsupported(_) => {
+                r.emulated = true;
+                regs.orig_rax = u64::MAX;
+                sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+            }
+            class => {
+                r.emulated = false;
+                r.any_result = class == Class::RealAnyResult;
+                if nr == syscalls::SYS_MMAP && (ev.result as i64) >= 0 && ev.result != args[0] {
+                    r.restore = Some((regs.rdi, regs.r10));
+                    regs.rdi = ev.result;
+                    regs.r10 |= syscalls::MAP_FIXED;
+                    sys::set_regs(tid, &regs)
+                        .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// A system call's exit in the shown replay: the recorded result and memory.
+    pub(super) fn replay_exit(
+        &mut self,
+        tid: Tid,
+        mut regs: libc::user_regs_struct,
+    ) -> Result<Option<Outcome>> {
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
+        if r.diverged.is_some() {
+            return Ok(None);
+        }
+        let Some(ev) = rec.events.get(r.cursor as usize) else {
+            return Ok(None);
+        };
+        let mut why = None;
+        if r.emulated {
+            regs.rax = ev.result;
+        } else {
+            if let Some((rdi, r10)) = r.restore.take() {
+                regs.rdi = rdi;
+                regs.r10 = r10;
+            }
+            if !r.any_result && regs.rax != ev.result {
+                why = Some(format!(
+                    "the recording diverged here: system call {} returned {:#x} where the recording has {:#x}",
+                    ev.nr, regs.rax, ev.result
+                ));
+            }
+            regs.rax = ev.result;
+        }
+        let writes: Vec<(u64, Vec<u8>)> = if r.emulated {
+            ev.writes.clone()
+        } else {
+            Vec::new()
+        };
+        if let Some(why) = why {
+            tracing::warn!("{why}");
+            r.diverged = Some(why);
+            return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
+        }
+        for (a, b) in &writes {
+            self.write_raw(*a, b)?;
+        }
+        sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(regs);
+        }
+        self.replay_advance(tid)
+    }
+
+    /// The recorded event the replay is at.
+    pub(super) fn replay_cursor(&self) -> u64 {
+        self.rec
+            .as_ref()
+            .and_then(|r| r.replay.as_ref())
+            .map_or(0, |r| r.cursor)
+    }
+
+    /// The replay cannot go on: said by the stop it reports.
+    pub(super) fn replay_diverged(&mut self, why: &str) {
+        tracing::warn!("{why}");
+        if let Some(r) = self.replay_mut() {
+            r.diverged = Some(why.to_string());
+        }
+    }
+
+    /// One recorded event was replayed: the position moves on; the replay may have
+    /// reached the point it was sent to, or the present (the live process goes on).
+    pub(super) fn replay_advance(&mut self, tid: Tid) -> Result<Option<Outcome>> {
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
+        r.cursor += 1;
+        let cursor = r.cursor;
+        let stop = r.stop_at_event == Some(cursor);
+        if stop {
+            r.stop_at_event = None;
+        }
+        let live_event = r.live_pos.event;
+        rec.pos = Some(Position {
+            event: cursor,
+            path: Vec::new(),
+        });
+        if cursor == live_event {
+            self.start_follow(Follow::default());
+        }
+        if stop {
+            return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
+        }
+        if self.follow_done() {
+            // The present is right here: the live process goes on from there, as if
+            // the replay had been it.
+            self.leave_replay();
+            if let Some(rec) = self.rec.as_mut() {
+                rec.arrived = true;
+            }
+            self.continue_all()?;
+            return Ok(Some(Outcome::Absorbed));
+        }
+        Ok(None)
+    }
+}

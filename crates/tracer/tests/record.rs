@@ -1,0 +1,561 @@
+//! Recording and replay: a program that reads a file, the time, its pid and getrandom()
+//! is recorded; going back to an earlier breakpoint hit shows exactly the state it had
+//! there, going forward again reaches the later hits and then the live process, and the
+//! program's output happens once. Snapshots and replays are gone after the end.
+
+mod common;
+
+use std::io::Read;
+use tracer::{Event, LaunchConfig, Position, RuntimeAddr, StopAt, StopReason, Tracer};
+
+/// What a hit of `note(i, r)` shows: its arguments and the global sum.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+struct Seen {
+    i: u64,
+    r: u64,
+    sum: u64,
+}
+
+fn seen(t: &mut Tracer, sum_addr: RuntimeAddr) -> Seen {
+    let tid = t.threads()[0];
+    let regs = t.regs(tid).expect("regs");
+    let mut b = [0u8; 8];
+    t.read_memory(sum_addr, &mut b).expect("g_sum");
+    Seen {
+        i: regs.0.rdi & 0xffff_ffff,
+        r: regs.0.rsi & 0xffff_ffff,
+        sum: u64::from_le_bytes(b),
+    }
+}
+
+fn next_hit(t: &mut Tracer, at: RuntimeAddr) {
+    t.resume().expect("resume");
+    loop {
+        match t.wait().expect("event") {
+            Event::Stopped {
+                reason: StopReason::Breakpoint { addr },
+                ..
+            } if addr == at => return,
+            Event::Stopped { reason, .. } => {
+                panic!("unexpected stop {reason:?}: {:?}", t.recording())
+            }
+            ev if ev.is_exit() => panic!("exited early: {ev:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// The processes whose parent is `pid` (snapshots are the tracer's children, made with
+/// CLONE_PARENT: never the debuggee's).
+fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let rest = stat.rsplit(')').next().unwrap_or("");
+        if rest
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse::<i32>().ok())
+            == Some(pid)
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn back_to_an_earlier_hit_and_forward_to_the_present() {
+    let sample = common::compile("rev_io", &["-g", "-O0"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.txt");
+    let output = dir.path().join("out.txt");
+    std::fs::write(&input, "from the file\n").expect("input");
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec![input.clone().into(), output.clone().into()],
+        stop_at: StopAt::Entry,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, io) = Tracer::launch(&config).expect("launch");
+    let live = t.pid();
+    t.wait().expect("entry");
+    assert!(t.is_recording());
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    let sum = RuntimeAddr(common::symbol(&sample.path, "g_sum") + bias);
+    t.insert_breakpoint(note).expect("insert");
+
+    let mut hits: Vec<(Position, Seen)> = Vec::new();
+    for _ in 0..5 {
+        next_hit(&mut t, note);
+        let pos = t.position().expect("a hit has an exact position");
+        hits.push((pos, seen(&mut t, sum)));
+    }
+    assert_eq!(
+        hits.iter().map(|h| h.1.i).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    let info = t.recording().expect("recording");
+    assert!(info.events > 20, "system calls recorded: {}", info.events);
+    assert!(!info.snapshots.is_empty());
+    assert_eq!(info.ended, None, "still recording");
+    let live_regs = t.regs(t.threads()[0]).expect("regs").0;
+
+    // Back to the second hit: a replay, showing what the live process saw there.
+    t.goto(&hits[1].0).expect("goto");
+    assert!(t.is_replaying());
+    assert_ne!(t.pid(), live, "a replay is a copy");
+    assert_eq!(seen(&mut t, sum), hits[1].1);
+    assert_eq!(t.position().as_ref(), Some(&hits[1].0));
+
+    // Further back, then forward through the later hits.
+    t.goto(&hits[0].0).expect("goto first");
+    assert_eq!(seen(&mut t, sum), hits[0].1);
+    for h in &hits[1..4] {
+        next_hit(&mut t, note);
+        assert!(t.is_replaying());
+        assert_eq!(seen(&mut t, sum), h.1, "forward in the replay");
+    }
+    // The fifth hit is the present: the live process shows again.
+    next_hit(&mut t, note);
+    assert!(!t.is_replaying(), "the present is the live process");
+    assert_eq!(t.pid(), live);
+    assert_eq!(seen(&mut t, sum), hits[4].1);
+    assert_eq!(t.regs(t.threads()[0]).expect("regs").0.rip, live_regs.rip);
+
+    // Back once more and straight to the present.
+    t.goto(&hits[2].0).expect("goto third");
+    assert_eq!(seen(&mut t, sum), hits[2].1);
+    let present = t.recording().expect("info").present.expect("present");
+    t.goto(&present).expect("to the present");
+    assert!(!t.is_replaying());
+
+    // Before the start, or a point never reached, is refused.
+    let later = Position {
+        event: hits[4].0.event + 5,
+        path: Vec::new(),
+    };
+    assert!(t.goto(&later).is_err());
+
+    assert!(
+        children_of(live.0).is_empty(),
+        "the program has no child of ours"
+    );
+    let snapshots: Vec<i32> = children_of(std::process::id() as i32)
+        .into_iter()
+        .filter(|p| {
+            *p != live.0 && tracer::procfs::tracer_of(tracer::Pid(*p)).is_some_and(|t| t > 0)
+        })
+        .collect();
+    assert!(!snapshots.is_empty(), "snapshots are forks kept stopped");
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    let mut stdout = String::new();
+    io.stdio
+        .stdout
+        .expect("stdout")
+        .read_to_string(&mut stdout)
+        .expect("read stdout");
+    // One line per iteration: nothing was written again by a replay.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 5, "{stdout}");
+    for (k, (_, s)) in hits.iter().enumerate() {
+        // note() prints the sum after adding to it.
+        assert_eq!(
+            lines[k],
+            format!("step {} r={} sum={}", s.i, s.r, s.sum + s.r + s.i)
+        );
+    }
+    let written = std::fs::read_to_string(&output).expect("output file");
+    assert_eq!(written.lines().count(), 6, "{written}");
+    assert!(written.ends_with("in=from the file\n"), "{written}");
+    let last = hits[4].1;
+    assert_eq!(code, ((last.sum + last.r + last.i) % 7) as i32 + 10);
+    drop(t);
+    for p in snapshots {
+        assert!(common::gone(p), "snapshot {p} left behind");
+    }
+}
+
+/// Going back a few instructions: positions reached by single-steps replay exactly.
+#[test]
+fn steps_are_positions_too() {
+    let sample = common::compile("rev_io", &["-g", "-O0"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "x\n").expect("input");
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec![input.into(), dir.path().join("out.txt").into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    next_hit(&mut t, note);
+    next_hit(&mut t, note);
+    let tid = t.threads()[0];
+    let mut trail = Vec::new();
+    for _ in 0..6 {
+        trail.push((
+            t.position().expect("position"),
+            t.regs(tid).expect("regs").0,
+        ));
+        t.step(tid).expect("step");
+        assert!(matches!(
+            t.wait().expect("step"),
+            Event::Stopped {
+                reason: StopReason::Step,
+                ..
+            }
+        ));
+    }
+    for (pos, regs) in trail.iter().rev() {
+        t.goto(pos).expect("goto");
+        let now = t.regs(t.threads()[0]).expect("regs").0;
+        assert_eq!((now.rip, now.rsp, now.rbp), (regs.rip, regs.rsp, regs.rbp));
+    }
+    // Forward by steps in the replay reaches the present, the live process.
+    for _ in 0..6 {
+        let tid = t.threads()[0];
+        t.step(tid).expect("step");
+        t.wait().expect("step");
+    }
+    assert!(!t.is_replaying());
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    loop {
+        match t.wait().expect("event") {
+            Event::Exited { .. } => break,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// A second thread ends the recording; the program goes on live and unharmed.
+#[test]
+fn a_second_thread_ends_the_recording() {
+    let sample = common::compile("proc_threads", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["50".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "the threads all ran their iterations");
+    let info = t.recording().expect("was recorded");
+    let ended = info.ended.expect("ended");
+    assert!(
+        ended.contains("multi-threaded recording is not supported yet"),
+        "{ended}"
+    );
+}
+
+/// A signal sent to the program ends the recording (a replay could not deliver it at
+/// the same point); the program goes on live, and going back says why it cannot.
+#[test]
+fn a_signal_from_outside_ends_the_recording() {
+    let sample = common::compile("proc_spin", &["-g", "-O0"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // SIGWINCH passes silently (its default action is to ignore it).
+    // SAFETY: kill has no memory preconditions.
+    unsafe { libc::kill(t.pid().0, libc::SIGWINCH) };
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(t.interrupt().expect("pause"));
+    loop {
+        if let Event::Stopped { .. } = t.wait().expect("pause") {
+            break;
+        }
+    }
+    let ended = t.recording().and_then(|r| r.ended).expect("ended");
+    assert!(ended.contains("signal 28"), "{ended}");
+    assert!(!t.is_recording());
+    let err = t.goto(&Position::default()).expect_err("no recording");
+    assert!(err.to_string().contains("signal 28"), "{err}");
+    let pid = t.pid();
+    drop(t);
+    assert!(common::gone(pid.0));
+}
+
+/// `rdtsc` and `rdtscp` are recorded (PR_SET_TSC): going back shows the values read then.
+#[test]
+fn rdtsc_is_replayed_with_the_recorded_values() {
+    let sample = common::compile("rev_tsc", &["-g", "-O0"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "tsc_note") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    let mut hits = Vec::new();
+    for _ in 0..4 {
+        next_hit(&mut t, note);
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        hits.push((t.position().expect("position"), regs.rsi));
+    }
+    assert!(hits.windows(2).all(|w| w[0].1 < w[1].1), "{hits:?}");
+    for (pos, v) in hits.iter().rev() {
+        t.goto(pos).expect("goto");
+        assert_eq!(t.regs(t.threads()[0]).expect("regs").0.rsi, *v);
+    }
+    t.goto(&hits[3].0).expect("present");
+    assert!(!t.is_replaying());
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0);
+    let mut out = String::new();
+    io.stdio
+        .stdout
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("stdout");
+    let printed: Vec<u64> = out
+        .split_whitespace()
+        .map(|w| w.parse().expect("n"))
+        .collect();
+    assert_eq!(printed, hits.iter().map(|h| h.1).collect::<Vec<_>>());
+}
+
+/// A replay that meets a different world says so and shows nothing: the file the
+/// program opened (opened again on replay, so its mappings work) is gone, the replay
+/// stops with "the recording diverged here", and the live process is shown again.
+#[test]
+fn a_divergence_is_said_and_the_present_shown() {
+    let sample = common::compile("rev_io", &["-g", "-O0"]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "x\n").expect("input");
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec![input.clone().into(), dir.path().join("out.txt").into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    let live = t.pid();
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    next_hit(&mut t, note);
+    let first = t.position().expect("position");
+    next_hit(&mut t, note);
+    let live_regs = t.regs(t.threads()[0]).expect("regs").0;
+    std::fs::remove_file(&input).expect("remove the input");
+    let err = t.goto(&first).expect_err("diverges");
+    assert!(
+        err.to_string().contains("the recording diverged here"),
+        "{err}"
+    );
+    assert!(!t.is_replaying());
+    assert_eq!(t.pid(), live);
+    let now = t.regs(t.threads()[0]).expect("regs").0;
+    assert_eq!((now.rip, now.rsp), (live_regs.rip, live_regs.rsp));
+    // The live program goes on unharmed.
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => {
+                assert!((10..17).contains(&code), "exit code {code}");
+                break;
+            }
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    }
+}
+
+/// Pauses while a recorded program makes system calls as fast as it can: each pause is
+/// reported (a system-call stop must not swallow the pause's interrupt), the program is
+/// never harmed (its result is the plain run's) and the recording goes on.
+#[test]
+fn pauses_during_system_calls_harm_nothing() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let plain = std::process::Command::new(&sample.path)
+        .args(["syscalls", "3000"])
+        .status()
+        .expect("plain run")
+        .code();
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "3000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let (h, _io) = tracer::spawn_launch(
+        config,
+        Box::new(move |_t: &mut Tracer, ev| {
+            let _ = tx.send(ev);
+        }),
+    )
+    .expect("launch");
+    let next = || {
+        rx.recv_timeout(std::time::Duration::from_secs(20))
+            .expect("an event: a pause was not swallowed")
+    };
+    assert!(matches!(next(), Event::Stopped { .. }));
+    h.resume().expect("resume");
+    let mut pauses = 0;
+    let code = loop {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        if !h.pause().unwrap_or(false) {
+            // Not running any more: its end is on the way.
+            match next() {
+                Event::Exited { code } => break Some(code),
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        match next() {
+            Event::Stopped {
+                reason: StopReason::Paused,
+                ..
+            } => {
+                pauses += 1;
+                let info = h.call(|t: &mut Tracer| t.recording()).expect("call");
+                assert!(info.expect("recording").ended.is_none(), "still recording");
+                h.resume().expect("resume");
+            }
+            Event::Exited { code } => break Some(code),
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert!(pauses > 0, "the program was paused");
+    assert_eq!(
+        code, plain,
+        "the recorded program computed what the plain one did"
+    );
+}
+
+/// A pause that reaches a recorded thread sitting in a system-call stop nobody reaped yet
+/// is reported at that call's exit, never swallowed (the stop consumes the interrupt).
+#[test]
+fn a_pause_at_a_system_call_stop_is_not_lost() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "3000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    // Nobody waits meanwhile: the thread stops at its next system call and stays there.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    assert!(t.interrupt().expect("pause"));
+    match t.wait().expect("event") {
+        Event::Stopped {
+            reason: StopReason::Paused,
+            ..
+        } => {}
+        other => panic!("the pause was lost: {other:?}"),
+    }
+    assert!(t.recording().expect("recording").ended.is_none());
+}
+
+/// A long recording has many snapshots; going back starts from the last one before the
+/// point, and every point shows what it showed live.
+#[test]
+fn replays_start_from_later_snapshots() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "6000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let tick = RuntimeAddr(common::symbol(&sample.path, "tick") + bias);
+    t.insert_breakpoint(tick).expect("insert");
+    let mut hits = Vec::new();
+    for _ in 0..6 {
+        next_hit(&mut t, tick);
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        hits.push((t.position().expect("position"), regs.rdi, regs.rsi));
+    }
+    let info = t.recording().expect("recording");
+    assert!(
+        info.snapshots.len() >= 4,
+        "snapshots at {:?}",
+        info.snapshots
+    );
+    assert!(info.snapshots.iter().any(|s| *s > hits[2].0.event));
+    for (pos, i, acc) in hits.iter().take(5).rev() {
+        t.goto(pos).expect("goto");
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        assert_eq!((regs.rdi, regs.rsi), (*i, *acc), "at {pos:?}");
+    }
+    // Forward from the first hit through the later snapshots' intervals to the present.
+    for (_, i, acc) in &hits[1..] {
+        next_hit(&mut t, tick);
+        let regs = t.regs(t.threads()[0]).expect("regs").0;
+        assert_eq!((regs.rdi, regs.rsi), (*i, *acc));
+    }
+    assert!(!t.is_replaying());
+}
