@@ -264,7 +264,7 @@ impl Binary {
             if die.has_children() {
                 let name = die
                     .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| self.dwarf().attr_string(unit, v).ok());
+                    .and_then(|v| unit.dwarf().attr_string(unit, v).ok());
                 scopes.push((depth, name, tag));
             }
         }
@@ -278,7 +278,7 @@ impl Binary {
             // DWARF 5 allows DW_AT_entry_pc as an offset from the unit base.
             return Some(unit.low_pc.wrapping_add(off));
         }
-        unit.unit_ref(self.dwarf()).attr_address(v).ok().flatten()
+        unit.r().attr_address(v).ok().flatten()
     }
 
     /// The identity shared by every instance of a function: follow the origin chain.
@@ -402,7 +402,7 @@ impl Binary {
             if die.has_children() {
                 let name = die
                     .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| self.dwarf().attr_string(&unit, v).ok());
+                    .and_then(|v| unit.dwarf().attr_string(&unit, v).ok());
                 scopes.push((depth, name, die.tag()));
             }
         }
@@ -441,9 +441,7 @@ impl Binary {
         let mut ops = expr.operations(unit.encoding());
         match ops.next().ok()?? {
             gimli::Operation::Address { address } => Some(address),
-            gimli::Operation::AddressIndex { index } => {
-                unit.unit_ref(self.dwarf()).address(index).ok()
-            }
+            gimli::Operation::AddressIndex { index } => unit.r().address(index).ok(),
             _ => None,
         }
     }

@@ -14,9 +14,11 @@ mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;
+mod split;
 mod stats;
 mod units;
 
+pub use split::MissingSplitUnit;
 pub use units::CacheStats;
 
 /// Address and line newtypes.

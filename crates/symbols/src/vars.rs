@@ -413,7 +413,7 @@ impl Binary {
                 unit: unit_index,
             });
         }
-        let Ok(Some(mut list)) = unit.unit_ref(self.dwarf()).attr_locations(value) else {
+        let Ok(Some(mut list)) = unit.r().attr_locations(value) else {
             return VariableLocation::OptimizedOut;
         };
         while let Ok(Some(entry)) = list.next() {
@@ -442,7 +442,7 @@ fn const_bytes(binary: &Binary, owner: DieId, v: AttributeValue<R>) -> VariableL
             let Ok(unit) = binary.unit(owner.unit) else {
                 return VariableLocation::OptimizedOut;
             };
-            match binary.dwarf().attr_string(&unit, other) {
+            match unit.dwarf().attr_string(&unit, other) {
                 Ok(s) => reader_bytes(&s),
                 Err(_) => return VariableLocation::OptimizedOut,
             }
