@@ -99,6 +99,8 @@ pub struct Binary {
     pub(crate) gdb_index: OnceLock<Option<crate::gdbindex::GdbIndex>>,
     /// The split DWARF package beside the executable (`split.rs`), read on first use.
     pub(crate) dwp: OnceLock<Option<crate::split::Package>>,
+    /// The on-disk index cache file, once [`Binary::load_index_cache`] opened one.
+    pub(crate) cached: OnceLock<crate::cache::CachedIndex>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -239,6 +241,7 @@ impl Binary {
             counters: Default::default(),
             gdb_index: OnceLock::new(),
             dwp: OnceLock::new(),
+            cached: OnceLock::new(),
         })
     }
 

@@ -9,7 +9,10 @@
 
 mod binary;
 mod blocks;
+/// The on-disk index cache.
+pub mod cache;
 mod callsites;
+mod debugnames;
 mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
@@ -18,6 +21,7 @@ mod split;
 mod stats;
 mod units;
 
+pub use cache::IndexCache;
 pub use split::MissingSplitUnit;
 pub use units::CacheStats;
 
