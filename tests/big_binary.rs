@@ -332,6 +332,34 @@ fn names_program() -> &'static Path {
     })
 }
 
+/// The generated program built with `-gsplit-dwarf`: skeletons in the executable, one
+/// `.dwo` per unit beside its object (cached by the script beside the plain build).
+fn split_program() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = program().parent().unwrap().with_file_name("ci-split");
+        let run = Command::new("python3")
+            .arg(testsupport::repo().join("scripts/gen-big-cpp"))
+            .args([
+                "--size",
+                "ci",
+                "--cxxflags",
+                "-g -O0 -gsplit-dwarf",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .expect("running scripts/gen-big-cpp");
+        assert!(
+            run.status.success(),
+            "gen-big-cpp (split) failed: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let path = String::from_utf8(run.stdout).unwrap();
+        PathBuf::from(path.lines().last().unwrap().trim())
+    })
+}
+
 /// The generated program with a `.gdb_index` added by gdb-add-index (a copy).
 fn indexed_program() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
@@ -446,4 +474,41 @@ fn debug_names_names_the_one_unit_of_a_function_no_elf_symbol_has() {
     );
     let (gdb_frames, _) = gdb_at_in(binary, name, &[]);
     assert_eq!(frames, gdb_frames, "frames against gdb's");
+}
+
+#[test]
+fn a_split_dwarf_first_stop_opens_only_the_dwo_files_it_needs() {
+    // With -gsplit-dwarf the executable's skeletons are tiny; the first stop must still
+    // not open every unit's .dwo (the background index does, on its own thread).
+    let binary = split_program();
+    let mut c = DapClient::with_peer(spawn_cold());
+    c.initialize();
+    c.ok("launch", json!({"program": binary}));
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "big::u93::work"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    let frame = frames[0]["id"].as_i64().unwrap();
+    let args = c.scope_vars(frame, "Arguments");
+    let seed = value(var(&args, "seed"));
+    let log = plain(&finish(c));
+    let name = format!("path={} ", binary.display());
+    let loaded: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("loaded a split unit") && l.contains(&name))
+        .filter(|l| l.contains("background=false"))
+        .collect();
+    assert!(
+        !loaded.is_empty() && loaded.len() <= 3,
+        "requests opened {} .dwo files: {loaded:#?}",
+        loaded.len()
+    );
+    let (gdb_frames, gdb_values) = gdb_at_in(binary, "big::u93::work", &["seed"]);
+    assert_eq!(source_frames(&frames), gdb_frames, "frames against gdb's");
+    assert_eq!(seed, gdb_values[0], "seed against gdb's");
 }

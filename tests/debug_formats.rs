@@ -142,7 +142,13 @@ fn exprs(c: &mut DapClient, frame: i64, list: &[&str]) -> Vec<String> {
 }
 
 fn start(program: &Path) -> DapClient {
-    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[]));
+    // A split program is indexed in the background, and its index cached: not in ~/.cache.
+    let cache = scratch_dir("formats-cache").display().to_string();
+    let mut c = DapClient::with_peer(Peer::spawn(
+        Protocol::Dap,
+        &[],
+        &[("XDG_CACHE_HOME", &cache)],
+    ));
     c.initialize();
     c.ok("launch", json!({"program": program}));
     c

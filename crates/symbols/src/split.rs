@@ -131,6 +131,14 @@ impl Binary {
             if split.name.is_none() {
                 split.name = skeleton.name.clone();
             }
+            tracing::debug!(
+                target: "tandem::parse",
+                path = %self.path.display(),
+                unit = index,
+                dwo = ?dwo_name,
+                background = crate::stats::in_background(),
+                "loaded a split unit"
+            );
             return Some(Unit::split(split, dwo.clone()));
         }
         tracing::warn!(unit = index, dwo = ?dwo_name, "the split file has no unit with the skeleton's id");
@@ -167,6 +175,22 @@ impl Binary {
             out.push(exe_dir.join(file));
         }
         out
+    }
+
+    /// Whether the program's units are skeletons of split units (decided from the
+    /// first unit: a DWARF 5 skeleton header, or a DWARF 4 root DIE with a dwo id).
+    pub fn has_split_units(&self) -> bool {
+        let Some(first) = self.units().first() else {
+            return false;
+        };
+        match first.header.type_() {
+            gimli::UnitType::Skeleton(_) => true,
+            gimli::UnitType::Compilation if first.header.version() < 5 => {
+                !gimli::Section::reader(&self.dwarf().debug_addr).is_empty()
+                    && self.skeleton(0).is_ok_and(|u| u.dwo_id.is_some())
+            }
+            _ => false,
+        }
     }
 
     /// The skeleton units whose split unit is nowhere to be found (neither in the

@@ -50,7 +50,7 @@ pub(super) fn start(
     // milliseconds), so there is nothing to build in the background nor to report.
     if !main.info().has_dwarf
         || main.built_index().is_some()
-        || main.debug_info_bytes() < super::tracer_side::QUICK_LOOKUP_BYTES
+        || !super::tracer_side::indexed_in_background(&main)
     {
         return;
     }
