@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! header (64 bytes): magic "TNDMIDX\0", version u32, header size u32, payload length u64,
-//!                    CRC-32 of the payload u32, key length u32, unit count u32, 0 u32,
+//!                    CRC-32 of the whole file but this field u32, key length u32, unit count u32, 0 u32,
 //!                    bytes of unit DIEs u64, 16 reserved bytes
 //! payload:           key bytes (padded to 8)
 //!                    table: address map offset, count; name slots offset, count;
@@ -41,7 +41,7 @@ use crate::index::SymbolIndex;
 
 const MAGIC: &[u8; 8] = b"TNDMIDX\0";
 /// Bumped whenever the layout or the meaning of an entry changes.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 64;
 const SLOT: usize = 20;
 const RANGE: usize = 24;
@@ -121,6 +121,14 @@ fn fnv1a(bytes: &[u8]) -> u32 {
     })
 }
 
+/// The CRC-32 of the whole file but its own field (header bytes 24..28).
+fn checksum(file: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&file[..24.min(file.len())]);
+    h.update(file.get(28..).unwrap_or_default());
+    h.finalize()
+}
+
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(
         b.get(at..at.checked_add(4)?)?.try_into().ok()?,
@@ -157,7 +165,7 @@ impl CachedIndex {
             ));
         }
         let payload = &b[HEADER..];
-        if crc32fast::hash(payload) != u32_at(b, 24).unwrap_or(0) {
+        if checksum(b) != u32_at(b, 24).unwrap_or(0) {
             return Err("checksum mismatch".into());
         }
         let key_len = u32_at(b, 28).unwrap_or(0) as usize;
@@ -362,13 +370,15 @@ fn serialize(binary: &Binary, key: &str, index: &SymbolIndex) -> Vec<u8> {
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(HEADER as u32).to_le_bytes());
     out.extend_from_slice(&(p.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&p).to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes()); // the checksum, below
     out.extend_from_slice(&(key.len() as u32).to_le_bytes());
     out.extend_from_slice(&(binary.unit_count() as u32).to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&binary.debug_info_bytes().to_le_bytes());
     out.resize(HEADER, 0);
     out.extend_from_slice(&p);
+    let sum = checksum(&out);
+    out[24..28].copy_from_slice(&sum.to_le_bytes());
     out
 }
 
