@@ -93,6 +93,11 @@ fn request_walks(log: &str) -> (Vec<usize>, usize) {
 /// gdb's answers after `break WHERE` and `run`: the frames with a source line (name,
 /// line) and each expression's `output`.
 fn gdb_at(location: &str, exprs: &[&str]) -> (Vec<(String, i64)>, Vec<String>) {
+    gdb_at_in(program(), location, exprs)
+}
+
+/// [`gdb_at`] in another build of the program.
+fn gdb_at_in(binary: &Path, location: &str, exprs: &[&str]) -> (Vec<(String, i64)>, Vec<String>) {
     let mut cmd = Command::new("gdb");
     cmd.args([
         "-batch",
@@ -108,7 +113,7 @@ fn gdb_at(location: &str, exprs: &[&str]) -> (Vec<(String, i64)>, Vec<String>) {
         cmd.args(["-ex", "echo EXPR\\n", "-ex", &format!("output {e}")]);
         cmd.args(["-ex", "echo \\n"]);
     }
-    let out = cmd.arg(program()).output().expect("running gdb");
+    let out = cmd.arg(binary).output().expect("running gdb");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let (_, after) = text.split_once("BT\n").expect("gdb stopped");
     let mut frames = Vec::new();
@@ -146,8 +151,24 @@ fn source_frames(frames: &[Value]) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// A fresh, empty on-disk index cache for one session, so every test here is a cold
+/// start (tests/index_cache.rs tests the warm ones).
+fn cold_cache() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    support::dap::scratch_dir(&format!("big-cold-cache-{n}"))
+        .display()
+        .to_string()
+}
+
+fn spawn_cold() -> Peer {
+    let cache = cold_cache();
+    Peer::spawn(Protocol::Dap, &[], &[("XDG_CACHE_HOME", &cache)])
+}
+
 fn client() -> DapClient {
-    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[]));
+    let mut c = DapClient::with_peer(spawn_cold());
     c.initialize_with(json!({"supportsProgressReporting": true}));
     c.ok("launch", json!({"program": program()}));
     c
@@ -288,6 +309,57 @@ fn inlined_copies_join_a_function_breakpoint_when_the_background_index_is_done()
     );
 }
 
+/// The generated program built by clang-19 with `-gpubnames`: DWARF 5 `.debug_names`
+/// (cached by the script beside the g++ build).
+fn names_program() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = program().parent().unwrap().with_file_name("ci-clang-names");
+        let run = Command::new("python3")
+            .arg(testsupport::repo().join("scripts/gen-big-cpp"))
+            .args(["--size", "ci", "--cxx", "clang++-19"])
+            .args(["--cxxflags", "-g -O0 -gpubnames", "--out"])
+            .arg(&out)
+            .output()
+            .expect("running scripts/gen-big-cpp");
+        assert!(
+            run.status.success(),
+            "gen-big-cpp (clang) failed: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let path = String::from_utf8(run.stdout).unwrap();
+        PathBuf::from(path.lines().last().unwrap().trim())
+    })
+}
+
+/// The generated program built with `-gsplit-dwarf`: skeletons in the executable, one
+/// `.dwo` per unit beside its object (cached by the script beside the plain build).
+fn split_program() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let out = program().parent().unwrap().with_file_name("ci-split");
+        let run = Command::new("python3")
+            .arg(testsupport::repo().join("scripts/gen-big-cpp"))
+            .args([
+                "--size",
+                "ci",
+                "--cxxflags",
+                "-g -O0 -gsplit-dwarf",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .expect("running scripts/gen-big-cpp");
+        assert!(
+            run.status.success(),
+            "gen-big-cpp (split) failed: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let path = String::from_utf8(run.stdout).unwrap();
+        PathBuf::from(path.lines().last().unwrap().trim())
+    })
+}
+
 /// The generated program with a `.gdb_index` added by gdb-add-index (a copy).
 fn indexed_program() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
@@ -313,7 +385,7 @@ fn indexed_program() -> &'static Path {
 /// of `binary` whose DIEs setting it walked, whether it was answered before the
 /// background index was done, and the stop's frames.
 fn break_on(binary: &Path, name: &str) -> (Vec<usize>, bool, Vec<(String, i64)>) {
-    let mut c = DapClient::with_peer(Peer::spawn(Protocol::Dap, &[], &[]));
+    let mut c = DapClient::with_peer(spawn_cold());
     c.initialize();
     c.ok("launch", json!({"program": binary}));
     let body = c.ok(
@@ -376,4 +448,67 @@ fn a_gdb_index_names_the_one_unit_of_a_function_no_elf_symbol_has() {
     );
     let (gdb_frames, _) = gdb_at(name, &[]);
     assert_eq!(indexed_frames, gdb_frames, "frames against gdb's");
+}
+
+#[test]
+fn debug_names_names_the_one_unit_of_a_function_no_elf_symbol_has() {
+    // As with .gdb_index above: clang's .debug_names says which unit has the inlined-only
+    // big::u93::local_step93, so setting the breakpoint does not wait for the full index
+    // and walks at most that unit.
+    let binary = names_program();
+    let sections = Command::new("readelf")
+        .args(["-S", "-W"])
+        .arg(binary)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&sections.stdout).contains(".debug_names"));
+    let name = "big::u93::local_step93";
+    let (walks, early, frames) = break_on(binary, name);
+    assert!(
+        early,
+        "with .debug_names, the answer does not wait for the full index"
+    );
+    assert!(
+        walks.len() <= 1,
+        "with .debug_names, finding it walked units {walks:?}"
+    );
+    let (gdb_frames, _) = gdb_at_in(binary, name, &[]);
+    assert_eq!(frames, gdb_frames, "frames against gdb's");
+}
+
+#[test]
+fn a_split_dwarf_first_stop_opens_only_the_dwo_files_it_needs() {
+    // With -gsplit-dwarf the executable's skeletons are tiny; the first stop must still
+    // not open every unit's .dwo (the background index does, on its own thread).
+    let binary = split_program();
+    let mut c = DapClient::with_peer(spawn_cold());
+    c.initialize();
+    c.ok("launch", json!({"program": binary}));
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "big::u93::work"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    c.ok("configurationDone", json!({}));
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    let frame = frames[0]["id"].as_i64().unwrap();
+    let args = c.scope_vars(frame, "Arguments");
+    let seed = value(var(&args, "seed"));
+    let log = plain(&finish(c));
+    let name = format!("path={} ", binary.display());
+    let loaded: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("loaded a split unit") && l.contains(&name))
+        .filter(|l| l.contains("background=false"))
+        .collect();
+    assert!(
+        !loaded.is_empty() && loaded.len() <= 3,
+        "requests opened {} .dwo files: {loaded:#?}",
+        loaded.len()
+    );
+    let (gdb_frames, gdb_values) = gdb_at_in(binary, "big::u93::work", &["seed"]);
+    assert_eq!(source_frames(&frames), gdb_frames, "frames against gdb's");
+    assert_eq!(seed, gdb_values[0], "seed against gdb's");
 }

@@ -193,6 +193,11 @@ impl Peer {
         // A private runtime directory: a `tandem dap` under test never finds the workspace
         // socket of a language server started by another test or by an editor.
         cmd.env("XDG_RUNTIME_DIR", private_runtime_dir());
+        // No test shares the user's on-disk index cache, nor another run's: only a test
+        // that names its own XDG_CACHE_HOME gets one (tests/index_cache.rs).
+        if !envs.iter().any(|(k, _)| *k == "XDG_CACHE_HOME") {
+            cmd.env("TANDEM_INDEX_CACHE", "0");
+        }
         for (k, v) in envs {
             cmd.env(k, v);
         }

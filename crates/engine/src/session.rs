@@ -441,6 +441,17 @@ impl Session {
                 )
             })
             .collect();
+        // A skeleton unit whose .dwo is nowhere: its lines still work, its DIEs do not.
+        notes.extend(main.missing_split_units().iter().map(|m| {
+            format!(
+                "warning: split DWARF file {} not found{}: its functions, variables and types are not available\n",
+                m.dwo.display(),
+                m.unit_name
+                    .as_ref()
+                    .map(|n| format!(" (unit {n})"))
+                    .unwrap_or_default()
+            )
+        }));
         let notes_tx = tx.clone();
         let frame_ids = Arc::new(AtomicU64::new(1));
         let core = Arc::new(Mutex::new(Core {

@@ -97,6 +97,10 @@ pub struct Binary {
     pub(crate) counters: crate::stats::RequestCounters,
     /// `.gdb_index`, when the DWARF file has a valid one (read on first use).
     pub(crate) gdb_index: OnceLock<Option<crate::gdbindex::GdbIndex>>,
+    /// The split DWARF package beside the executable (`split.rs`), read on first use.
+    pub(crate) dwp: OnceLock<Option<crate::split::Package>>,
+    /// The on-disk index cache file, once [`Binary::load_index_cache`] opened one.
+    pub(crate) cached: OnceLock<crate::cache::CachedIndex>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -109,7 +113,7 @@ impl std::fmt::Debug for Binary {
     }
 }
 
-fn map_file(path: &Path) -> Result<Arc<Mmap>> {
+pub(crate) fn map_file(path: &Path) -> Result<Arc<Mmap>> {
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -236,6 +240,8 @@ impl Binary {
             cfi,
             counters: Default::default(),
             gdb_index: OnceLock::new(),
+            dwp: OnceLock::new(),
+            cached: OnceLock::new(),
         })
     }
 
@@ -266,6 +272,15 @@ impl Binary {
     /// The DWARF sections (decompressed on first use).
     pub(crate) fn dwarf(&self) -> &gimli::Dwarf<R> {
         &self.dwarf_data().dwarf
+    }
+
+    /// The DWARF sections, shared with the units that read them.
+    pub(crate) fn dwarf_arc(&self) -> &Arc<gimli::Dwarf<R>> {
+        &self.dwarf_data().dwarf
+    }
+
+    pub(crate) fn endian(&self) -> RunTimeEndian {
+        self.endian
     }
 
     /// The compilation and type unit headers, in offset order.
@@ -525,7 +540,7 @@ impl Binary {
 
 /// The DWARF of a binary: its sections and the list of unit headers.
 pub(crate) struct DwarfData {
-    dwarf: gimli::Dwarf<R>,
+    dwarf: Arc<gimli::Dwarf<R>>,
     units: Vec<UnitSlot>,
 }
 
@@ -538,7 +553,7 @@ impl DwarfData {
             Err(never) => match never {},
         };
         DwarfData {
-            dwarf: sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian)),
+            dwarf: Arc::new(sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian))),
             units: Vec::new(),
         }
     }
@@ -591,5 +606,8 @@ fn load_dwarf(
             }
         }
     }
-    Ok(DwarfData { dwarf, units })
+    Ok(DwarfData {
+        dwarf: Arc::new(dwarf),
+        units,
+    })
 }

@@ -237,7 +237,7 @@ impl Binary {
         let unit = self.unit(id.unit).ok()?;
         let die = unit.entry(id.offset).ok()?;
         if let Some(v) = die.attr_value(gimli::DW_AT_low_pc) {
-            if let Ok(Some(a)) = unit.unit_ref(self.dwarf()).attr_address(v) {
+            if let Ok(Some(a)) = unit.r().attr_address(v) {
                 return Some(CallTarget::Entry(FileAddr(a)));
             }
         }
@@ -330,7 +330,7 @@ impl Binary {
                     let ret = die
                         .attr_value(gimli::DW_AT_call_return_pc)
                         .or_else(|| die.attr_value(gimli::DW_AT_low_pc))
-                        .and_then(|v| unit.unit_ref(self.dwarf()).attr_address(v).ok().flatten());
+                        .and_then(|v| unit.r().attr_address(v).ok().flatten());
                     if let Some(ret) = ret {
                         let site = CallSite {
                             return_pc: FileAddr(ret),

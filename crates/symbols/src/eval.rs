@@ -445,7 +445,7 @@ impl Binary {
                 }
                 E::RequiresIndexedAddress { index, .. } => {
                     let unit = self.unit(expr.unit)?;
-                    let a = unit.unit_ref(self.dwarf()).address(index)?;
+                    let a = unit.r().address(index)?;
                     eval.resume_with_indexed_address(ctx.bias.to_runtime(FileAddr(a)).0)?
                 }
                 E::RequiresTls(offset) => {

@@ -264,7 +264,7 @@ impl Binary {
             if die.has_children() {
                 let name = die
                     .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| self.dwarf().attr_string(unit, v).ok());
+                    .and_then(|v| unit.dwarf().attr_string(unit, v).ok());
                 scopes.push((depth, name, tag));
             }
         }
@@ -278,7 +278,7 @@ impl Binary {
             // DWARF 5 allows DW_AT_entry_pc as an offset from the unit base.
             return Some(unit.low_pc.wrapping_add(off));
         }
-        unit.unit_ref(self.dwarf()).attr_address(v).ok().flatten()
+        unit.r().attr_address(v).ok().flatten()
     }
 
     /// The identity shared by every instance of a function: follow the origin chain.
@@ -402,7 +402,7 @@ impl Binary {
             if die.has_children() {
                 let name = die
                     .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| self.dwarf().attr_string(&unit, v).ok());
+                    .and_then(|v| unit.dwarf().attr_string(&unit, v).ok());
                 scopes.push((depth, name, die.tag()));
             }
         }
@@ -441,9 +441,7 @@ impl Binary {
         let mut ops = expr.operations(unit.encoding());
         match ops.next().ok()?? {
             gimli::Operation::Address { address } => Some(address),
-            gimli::Operation::AddressIndex { index } => {
-                unit.unit_ref(self.dwarf()).address(index).ok()
-            }
+            gimli::Operation::AddressIndex { index } => unit.r().address(index).ok(),
             _ => None,
         }
     }
@@ -497,18 +495,28 @@ impl Binary {
         self.functions_in(&index, query)
     }
 
-    /// Finds functions by name through the binary's `.gdb_index`, walking only the units
-    /// it names for `query`: the same answer as [`Binary::functions_by_name`] (inlined
-    /// copies included) without the full index, for a fully qualified query the index
-    /// has (`ns::Class::method`, `main`). `None` without a `.gdb_index`, or when it does
-    /// not have the name.
+    /// Finds functions by name through the on-disk index cache (when loaded), the
+    /// binary's `.gdb_index` or DWARF 5 `.debug_names`, walking only the units it names for `query`: the same answer as
+    /// [`Binary::functions_by_name`] (inlined copies included) without the full index,
+    /// for a fully qualified query the index has (`ns::Class::method`, `main`). `None`
+    /// without either section, or when it does not have the name.
     pub fn functions_by_index_section(&self, query: &str) -> Option<Vec<Function>> {
         let query = names::normalize(query);
-        let offsets = self.gdb_index()?.units_defining(&query)?;
-        let mut units: Vec<usize> = offsets
-            .iter()
-            .filter_map(|&o| self.unit_index_for_offset(o))
-            .collect();
+        let mut units: Vec<usize> = if let Some(cached) = self.cached_index() {
+            cached.units_for_name(&query)?
+        } else {
+            let offsets = match self.gdb_index() {
+                Some(index) => index.units_defining(&query)?,
+                None => {
+                    let simple = query.rsplit("::").next().unwrap_or(&query);
+                    self.units_named_in_debug_names(simple)?
+                }
+            };
+            offsets
+                .iter()
+                .filter_map(|&o| self.unit_index_for_offset(o))
+                .collect()
+        };
         units.sort_unstable();
         units.dedup();
         let syms = units

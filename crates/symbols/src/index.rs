@@ -57,6 +57,8 @@ pub struct SymbolIndex {
     /// ELF symbols not covered by DWARF.
     elf_only: Vec<SymbolEntry>,
     inlined: HashMap<DieId, Vec<u64>>,
+    /// The unit index of each of `units` (empty for an index of some units only).
+    unit_ids: Vec<usize>,
 }
 
 fn func_symbol(f: &FuncEntry) -> SymbolEntry {
@@ -88,6 +90,7 @@ impl SymbolIndex {
             units,
             elf_only: Vec::new(),
             inlined,
+            unit_ids: Vec::new(),
         }
     }
 
@@ -168,6 +171,21 @@ impl SymbolIndex {
         groups
     }
 
+    /// Every DWARF function entry with the index of its unit.
+    pub(crate) fn unit_functions(&self) -> impl Iterator<Item = (usize, &FuncEntry)> + '_ {
+        self.units
+            .iter()
+            .flat_map(|u| u.funcs.iter().map(|f| (f.die.unit, f)))
+    }
+
+    /// (unit, key of the inlined function) of every inlined call, per unit.
+    pub(crate) fn inlined_keys(&self) -> impl Iterator<Item = (usize, DieId)> + '_ {
+        self.units
+            .iter()
+            .zip(&self.unit_ids)
+            .flat_map(|(u, &unit)| u.inlined.iter().map(move |&(key, _)| (unit, key)))
+    }
+
     pub(crate) fn inlined_of(&self, key: DieId) -> &[u64] {
         self.inlined.get(&key).map_or(&[], Vec::as_slice)
     }
@@ -245,6 +263,7 @@ impl Binary {
                 index.inlined.entry(key).or_default().push(addr);
             }
             index.units.push(syms);
+            index.unit_ids.push(i);
         }
         // ELF symbols not covered by any DWARF function (assembly, stripped objects).
         let mut covered: Vec<(u64, u64)> = index

@@ -9,14 +9,20 @@
 
 mod binary;
 mod blocks;
+/// The on-disk index cache.
+pub mod cache;
 mod callsites;
+mod debugnames;
 mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;
+mod split;
 mod stats;
 mod units;
 
+pub use cache::IndexCache;
+pub use split::MissingSplitUnit;
 pub use units::CacheStats;
 
 /// Address and line newtypes.

@@ -317,7 +317,9 @@ impl Binary {
         &self,
         index: usize,
     ) -> std::result::Result<Vec<Option<Arc<Path>>>, gimli::Error> {
-        let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+        let unit = self
+            .skeleton(index)
+            .map_err(|_| gimli::Error::MissingUnitDie)?;
         let Some(program) = unit.line_program.as_ref() else {
             return Ok(Vec::new());
         };
@@ -353,7 +355,9 @@ impl Binary {
     }
 
     fn build_line_table(&self, index: usize) -> std::result::Result<LineTable, gimli::Error> {
-        let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+        let unit = self
+            .skeleton(index)
+            .map_err(|_| gimli::Error::MissingUnitDie)?;
         let Some(program) = unit.line_program.clone() else {
             return Ok(LineTable::default());
         };

@@ -10,7 +10,53 @@ use crate::functions::UnitSymbols;
 use crate::lines::LineTable;
 use crate::reader::R;
 
-pub(crate) type Unit = gimli::Unit<R>;
+/// A parsed unit with the DWARF sections its attributes are read from: the
+/// executable's, or a split unit's `.dwo` / package contribution (`split.rs`).
+pub(crate) struct Unit {
+    unit: gimli::Unit<R>,
+    dwarf: Arc<gimli::Dwarf<R>>,
+    split: bool,
+}
+
+impl Unit {
+    pub(crate) fn new(unit: gimli::Unit<R>, dwarf: Arc<gimli::Dwarf<R>>) -> Unit {
+        Unit {
+            unit,
+            dwarf,
+            split: false,
+        }
+    }
+
+    pub(crate) fn split(unit: gimli::Unit<R>, dwarf: Arc<gimli::Dwarf<R>>) -> Unit {
+        Unit {
+            unit,
+            dwarf,
+            split: true,
+        }
+    }
+
+    /// The sections this unit's attributes refer to.
+    pub(crate) fn dwarf(&self) -> &gimli::Dwarf<R> {
+        &self.dwarf
+    }
+
+    /// The unit and its sections, for gimli's attribute helpers.
+    pub(crate) fn r(&self) -> gimli::UnitRef<'_, R> {
+        self.unit.unit_ref(&self.dwarf)
+    }
+
+    /// Whether the DIEs come from a split file (`.dwo` or `.dwp`).
+    pub(crate) fn is_split(&self) -> bool {
+        self.split
+    }
+}
+
+impl std::ops::Deref for Unit {
+    type Target = gimli::Unit<R>;
+    fn deref(&self) -> &gimli::Unit<R> {
+        &self.unit
+    }
+}
 pub(crate) type Die = DebuggingInformationEntry<R>;
 /// A unit's file names indexed by DWARF file index.
 pub(crate) type FileTable = Arc<Vec<Option<Arc<std::path::Path>>>>;
@@ -19,7 +65,10 @@ pub(crate) type FileTable = Arc<Vec<Option<Arc<std::path::Path>>>>;
 pub(crate) struct UnitSlot {
     pub(crate) header: gimli::UnitHeader<R>,
     pub(crate) offset: u64,
+    /// The unit as the executable has it (for a split unit, its skeleton).
     unit: OnceLock<Result<Arc<Unit>, gimli::Error>>,
+    /// The unit DIEs are read from: the split unit when there is one, else `unit`.
+    dies: OnceLock<Arc<Unit>>,
     pub(crate) files: OnceLock<Result<FileTable, gimli::Error>>,
     pub(crate) lines: OnceLock<Result<Arc<LineTable>, gimli::Error>>,
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
@@ -39,6 +88,7 @@ impl UnitSlot {
             header,
             offset,
             unit: OnceLock::new(),
+            dies: OnceLock::new(),
             files: OnceLock::new(),
             lines: OnceLock::new(),
             funcs: OnceLock::new(),
@@ -51,6 +101,10 @@ impl UnitSlot {
 /// Ids of DIEs in `.debug_types` (DWARF 4 type units) start here, above any
 /// `.debug_info` offset.
 pub(crate) const TYPES_BASE: u64 = 1 << 62;
+
+/// Ids of DIEs in split units (`.dwo`, `.dwp`) start here: `SPLIT_BASE + (unit << 32) +
+/// offset`, below [`TYPES_BASE`] and above any `.debug_info` offset.
+pub(crate) const SPLIT_BASE: u64 = 1 << 61;
 
 /// A DIE anywhere in `.debug_info`: unit index plus offset within the unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -114,15 +168,33 @@ impl Binary {
         }
     }
 
-    /// The parsed unit (abbreviations, root DIE, line program header), cached.
+    /// The unit whose DIEs requests read (abbreviations, root DIE, line program
+    /// header), cached: for a split DWARF skeleton, its split unit (loaded from the
+    /// `.dwo` or `.dwp` on first use), else the unit itself.
     pub(crate) fn unit(&self, index: usize) -> Result<Arc<Unit>> {
+        let skeleton = self.skeleton(index)?;
+        let slot = &self.units()[index];
+        Ok(slot
+            .dies
+            .get_or_init(|| match self.load_split(index, &skeleton) {
+                Some(split) => Arc::new(split),
+                None => skeleton.clone(),
+            })
+            .clone())
+    }
+
+    /// The unit as the executable holds it, whose line program and address ranges
+    /// are the unit's (for a split unit, its skeleton; nothing else is loaded).
+    pub(crate) fn skeleton(&self, index: usize) -> Result<Arc<Unit>> {
         let slot = self
             .units()
             .get(index)
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot.unit.get_or_init(|| {
             self.counters.unit_parsed();
-            self.dwarf().unit(slot.header.clone()).map(Arc::new)
+            self.dwarf()
+                .unit(slot.header.clone())
+                .map(|u| Arc::new(Unit::new(u, self.dwarf_arc().clone())))
         });
         result.clone().map_err(Error::from)
     }
@@ -163,6 +235,14 @@ impl Binary {
 
     /// Converts a global `.debug_info` offset to a DIE id.
     pub(crate) fn die_id(&self, global: u64) -> Option<DieId> {
+        if (SPLIT_BASE..TYPES_BASE).contains(&global) {
+            let unit = usize::try_from((global - SPLIT_BASE) >> 32).ok()?;
+            let local = usize::try_from(global & 0xffff_ffff).ok()?;
+            return (unit < self.units().len()).then_some(DieId {
+                unit,
+                offset: UnitOffset(local),
+            });
+        }
         let unit = self.unit_index_for_offset(global)?;
         let local = usize::try_from(global - self.units()[unit].offset).ok()?;
         Some(DieId {
@@ -173,7 +253,13 @@ impl Binary {
 
     /// The global `.debug_info` offset of a DIE.
     pub(crate) fn global_offset(&self, id: DieId) -> u64 {
-        self.units()[id.unit].offset + id.offset.0 as u64
+        let slot = &self.units()[id.unit];
+        if slot.dies.get().is_some_and(|u| u.is_split()) {
+            // A split unit's DIE offsets are its own file's, unrelated to the skeleton's
+            // place in `.debug_info`: the id says unit and offset outright.
+            return SPLIT_BASE + ((id.unit as u64) << 32) + (id.offset.0 as u64 & 0xffff_ffff);
+        }
+        slot.offset + id.offset.0 as u64
     }
 
     /// Resolves a reference attribute to the DIE it names.
@@ -183,7 +269,14 @@ impl Binary {
                 unit,
                 offset: *offset,
             }),
-            AttributeValue::DebugInfoRef(offset) => self.die_id(offset.0 as u64),
+            AttributeValue::DebugInfoRef(offset) => match self.unit(unit) {
+                // In a split file, a section offset is the unit's own file's.
+                Ok(u) if u.is_split() => Some(DieId {
+                    unit,
+                    offset: offset.to_unit_offset(&u.header)?,
+                }),
+                _ => self.die_id(offset.0 as u64),
+            },
             AttributeValue::DebugTypesRef(signature) => {
                 self.type_signatures().get(&signature.0).copied()
             }
@@ -216,8 +309,10 @@ impl Binary {
                 if *done {
                     continue;
                 }
-                let Ok(unit) = self.unit(index) else { continue };
-                let unit_ref = unit.unit_ref(self.dwarf());
+                let Ok(unit) = self.skeleton(index) else {
+                    continue;
+                };
+                let unit_ref = unit.r();
                 let Ok(mut ranges) = unit_ref.unit_ranges() else {
                     continue;
                 };
@@ -251,7 +346,7 @@ impl Binary {
     /// A string attribute of a DIE, or `None` when absent or unreadable.
     pub(crate) fn attr_str(&self, unit: &Unit, die: &Die, at: gimli::DwAt) -> Option<String> {
         let value = die.attr_value(at)?;
-        let s = self.dwarf().attr_string(unit, value).ok()?;
+        let s = unit.dwarf().attr_string(unit, value).ok()?;
         s.to_string_lossy().ok().map(|c| c.into_owned())
     }
 
@@ -280,7 +375,7 @@ impl Binary {
     /// Address ranges of a DIE (low/high pc or DW_AT_ranges), empty ones dropped.
     pub(crate) fn die_ranges(&self, unit: &Unit, die: &Die) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
-        let Ok(mut iter) = unit.unit_ref(self.dwarf()).die_ranges(die) else {
+        let Ok(mut iter) = unit.r().die_ranges(die) else {
             return out;
         };
         while let Ok(Some(r)) = iter.next() {

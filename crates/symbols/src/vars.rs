@@ -452,7 +452,7 @@ impl Binary {
                 });
             }
         }
-        let Ok(Some(mut list)) = unit.unit_ref(self.dwarf()).attr_locations(value) else {
+        let Ok(Some(mut list)) = unit.r().attr_locations(value) else {
             return VariableLocation::OptimizedOut;
         };
         let mut found = None;
@@ -484,7 +484,9 @@ impl Binary {
         pc: u64,
     ) -> Option<gimli::Expression<R>> {
         use gimli::RawLocListEntry as E;
-        let dwarf = self.dwarf();
+        // The unit's own sections (a split unit's location lists are in its .dwo).
+        let r = unit.r();
+        let dwarf = r.dwarf;
         let offset = match value {
             AttributeValue::LocationListsRef(o) => *o,
             AttributeValue::DebugLocListsIndex(i) => dwarf.locations_offset(unit, *i).ok()?,
@@ -548,7 +550,7 @@ fn const_bytes(binary: &Binary, owner: DieId, v: AttributeValue<R>) -> VariableL
             let Ok(unit) = binary.unit(owner.unit) else {
                 return VariableLocation::OptimizedOut;
             };
-            match binary.dwarf().attr_string(&unit, other) {
+            match unit.dwarf().attr_string(&unit, other) {
                 Ok(s) => reader_bytes(&s),
                 Err(_) => return VariableLocation::OptimizedOut,
             }

@@ -13,6 +13,27 @@ use std::sync::{Mutex, Weak};
 
 use super::*;
 
+/// The cache's default size cap (`TANDEM_INDEX_CACHE_MAX_BYTES` overrides it).
+const CACHE_MAX_BYTES: u64 = 4 << 30;
+
+/// The on-disk index cache shared by every session and face: `$XDG_CACHE_HOME/tandem`
+/// (else `~/.cache/tandem`); `TANDEM_INDEX_CACHE=0` turns it off.
+pub(crate) fn index_cache() -> Option<symbols::IndexCache> {
+    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if set("TANDEM_INDEX_CACHE").is_some_and(|v| v == "0") {
+        return None;
+    }
+    let dir = match set("XDG_CACHE_HOME") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::path::PathBuf::from(set("HOME")?).join(".cache"),
+    }
+    .join("tandem");
+    let max = set("TANDEM_INDEX_CACHE_MAX_BYTES")
+        .and_then(|v| v.to_str()?.parse().ok())
+        .unwrap_or(CACHE_MAX_BYTES);
+    Some(symbols::IndexCache::new(dir, max))
+}
+
 /// Progress is reported at most this many times per build (and at the end).
 const PROGRESS_STEPS: usize = 20;
 
@@ -29,8 +50,14 @@ pub(super) fn start(
     // milliseconds), so there is nothing to build in the background nor to report.
     if !main.info().has_dwarf
         || main.built_index().is_some()
-        || main.debug_info_bytes() < super::tracer_side::QUICK_LOOKUP_BYTES
+        || !super::tracer_side::indexed_in_background(&main)
     {
+        return;
+    }
+    // A warm session: the cache file of this build names the units of every function,
+    // so lookups need no full index (see `symbols::cache`).
+    let cache = index_cache();
+    if cache.as_ref().is_some_and(|c| main.load_index_cache(c)) {
         return;
     }
     let spawned = std::thread::Builder::new()
@@ -56,6 +83,11 @@ pub(super) fn start(
                 "background index built"
             );
             let _ = events.send(SessionEvent::Indexing { done: total, total });
+            if let Some(cache) = &cache {
+                if let Err(e) = main.store_index_cache(cache) {
+                    tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
+                }
+            }
             let (Some(handle), Some(core)) = (handle.upgrade(), core.upgrade()) else {
                 return;
             };

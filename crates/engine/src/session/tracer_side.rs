@@ -563,6 +563,13 @@ pub(super) fn resolve_from(
 /// second and the answer is whole at once (every inlined copy in the response).
 pub(super) const QUICK_LOOKUP_BYTES: u64 = 8 << 20;
 
+/// Whether `b` is big enough that its full index is built in the background (see
+/// [`QUICK_LOOKUP_BYTES`]). A split-DWARF program always is: its skeleton units say
+/// nothing of the size of its `.dwo` files, and building the index opens every one.
+pub(super) fn indexed_in_background(b: &Binary) -> bool {
+    b.debug_info_bytes() >= QUICK_LOOKUP_BYTES || b.has_split_units()
+}
+
 /// Resolves a breakpoint's request in `modules`.
 pub(super) fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resolution {
     resolve_in_with(modules, key, map, None)
@@ -619,10 +626,7 @@ pub(super) fn resolve_in_with(
                     Ok(found)
                 } else if !m.main && is_system(&m.path) {
                     b.functions_by_symbol_name(name)
-                } else if m.main
-                    && b.built_index().is_none()
-                    && b.debug_info_bytes() >= QUICK_LOOKUP_BYTES
-                {
+                } else if m.main && b.built_index().is_none() && indexed_in_background(b) {
                     match b.functions_by_symbol_name(name) {
                         Ok(quick) if !quick.is_empty() => Ok(quick),
                         _ => b.functions_by_name(name),

@@ -1,0 +1,78 @@
+//! The on-disk index cache at the library level: a cache file answers function lookups
+//! exactly as the full index does, and no damaged file is ever used (or panics).
+
+// Helpers outside #[test] functions panic on purpose: a broken oracle fails the test.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use symbols::{Binary, Function, IndexCache};
+
+fn key(f: &[Function]) -> Vec<(String, Vec<u64>)> {
+    let mut out: Vec<(String, Vec<u64>)> = f
+        .iter()
+        .map(|f| {
+            let mut addrs: Vec<u64> = f.breakpoint_addrs().iter().map(|a| a.0).collect();
+            addrs.sort_unstable();
+            (f.name.clone(), addrs)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_cache_file_answers_as_the_full_index_and_damage_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    // -O2: inlined copies, whose units the cache must name too.
+    let bin = common::build_c(dir.path(), "c/sym_lines.c", &["-g", "-O2"], "gcc-O2");
+    let cache = IndexCache::new(dir.path().join("cache"), u64::MAX);
+    let built = Binary::open(&bin).unwrap();
+    let index = built.symbol_index();
+    built.store_index_cache(&cache).unwrap();
+
+    let warm = Binary::open(&bin).unwrap();
+    assert!(warm.load_index_cache(&cache));
+    let names: Vec<String> = index
+        .entries()
+        .filter(|e| e.kind == symbols::SymbolKind::Function && e.range.is_some())
+        .map(|e| e.name.to_string())
+        .collect();
+    assert!(names.len() > 3, "{names:?}");
+    let mut checked = 0;
+    for name in names.iter().chain(&["square".to_string()]) {
+        let full = built.functions_by_name(name).unwrap();
+        if !full.iter().all(|f| f.from_dwarf) {
+            continue; // ELF-only code (`_init`): not in the cache, found through .symtab
+        }
+        let cached = warm.functions_by_index_section(name).unwrap_or_default();
+        assert_eq!(key(&cached), key(&full), "{name}");
+        checked += 1;
+    }
+    assert!(checked > 3, "{checked} DWARF functions checked");
+    assert!(
+        warm.built_index().is_none(),
+        "the answers needed no full index"
+    );
+
+    let file = std::fs::read_dir(cache.dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "tidx"))
+        .unwrap();
+    let good = std::fs::read(&file).unwrap();
+    // Every truncation and a flipped byte at many offsets: rejected, never a panic.
+    let step = (good.len() / 97).max(1);
+    for at in (0..good.len()).step_by(step) {
+        for bytes in [good[..at].to_vec(), {
+            let mut b = good.clone();
+            b[at] ^= 0x41;
+            b
+        }] {
+            std::fs::write(&file, &bytes).unwrap();
+            let fresh = Binary::open(&bin).unwrap();
+            assert!(!fresh.load_index_cache(&cache), "damage at {at} accepted");
+            assert!(!file.exists(), "a rejected file is removed");
+        }
+    }
+}
