@@ -158,6 +158,8 @@ pub struct Peer {
     stdin: Option<ChildStdin>,
     rx: Receiver<Inbound>,
     stderr: Arc<Mutex<String>>,
+    /// Set when tandem's stderr reached its end (everything it wrote is in `stderr`).
+    stderr_done: Arc<std::sync::atomic::AtomicBool>,
     /// Methods of the LSP requests sent, by id, to validate their responses.
     sent_methods: HashMap<String, String>,
     next_id: i64,
@@ -216,6 +218,8 @@ impl Peer {
         let stderr = Arc::new(Mutex::new(String::new()));
         let mut err_pipe = child.stderr.take().unwrap();
         let sink = stderr.clone();
+        let stderr_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = stderr_done.clone();
         std::thread::spawn(move || {
             use std::io::Read;
             let mut buf = [0u8; 4096];
@@ -227,6 +231,7 @@ impl Peer {
                     .unwrap()
                     .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
+            done.store(true, std::sync::atomic::Ordering::Release);
         });
         Peer {
             protocol,
@@ -234,6 +239,7 @@ impl Peer {
             child,
             rx,
             stderr,
+            stderr_done,
             sent_methods: HashMap::new(),
             next_id: 1,
             next_seq: 1,
@@ -348,6 +354,14 @@ impl Peer {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
+                // What it wrote last may still be in the pipe: wait (bounded) for the
+                // reader to reach its end, so `stderr()` after this has all of it.
+                let until = Instant::now() + Duration::from_secs(2);
+                while !self.stderr_done.load(std::sync::atomic::Ordering::Acquire)
+                    && Instant::now() < until
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 return status;
             }
             if start.elapsed() > timeout {
