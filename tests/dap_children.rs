@@ -7,40 +7,17 @@
 //! the stops carry the values the sample computes, and nothing is left traced or stopped.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
+#[path = "children_util.rs"]
+mod children_util;
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use children_util::{forks, plain, printed, target};
 use serde_json::{json, Value};
-use support::dap::{build, line_of, sample_path, DapClient};
-
-fn forks() -> PathBuf {
-    build("c/forks.c", "gcc", &["-g", "-O0"])
-}
-
-fn target() -> PathBuf {
-    build("c/exec_target.c", "gcc", &["-g", "-O0"])
-}
-
-/// The program alone: its output and exit code.
-fn plain(args: &[&str]) -> (String, i32) {
-    let out = Command::new(forks()).args(args).output().unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
-/// What the program printed, from the session's output events.
-fn printed(c: &DapClient) -> String {
-    c.output
-        .iter()
-        .filter(|(cat, _)| cat == "stdout")
-        .map(|(_, t)| t.replace("\r\n", "\n"))
-        .collect()
-}
+use support::dap::{line_of, sample_path, DapClient};
 
 /// The parent's session: launched with `caps` and `extra` launch attributes, no
 /// breakpoints of its own, running.

@@ -6,39 +6,17 @@
 //! nothing is left traced or stopped when the session ends.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
+#[path = "children_util.rs"]
+mod children_util;
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+use children_util::{forks, plain, printed, target};
 use serde_json::{json, Value};
-use support::dap::{alive, build, line_of, sample_path, DapClient};
-
-fn forks() -> PathBuf {
-    build("c/forks.c", "gcc", &["-g", "-O0"])
-}
-
-fn target() -> PathBuf {
-    build("c/exec_target.c", "gcc", &["-g", "-O0"])
-}
-
-fn plain(args: &[&str]) -> (String, i32) {
-    let out = Command::new(forks()).args(args).output().unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
-fn printed(c: &DapClient) -> String {
-    c.output
-        .iter()
-        .filter(|(cat, _)| cat == "stdout")
-        .map(|(_, t)| t.replace("\r\n", "\n"))
-        .collect()
-}
+use support::dap::{alive, line_of, sample_path, DapClient};
 
 /// A session of a client without `startDebugging` (unless `caps` says otherwise): the
 /// program launched with `extra`, breakpoints at `lines` of `source`, running.

@@ -221,26 +221,11 @@ impl DapClient {
     }
 
     pub fn event_within(&mut self, name: &str, timeout: Duration) -> Option<Value> {
-        // Consuming an event consumes every event before it, so waits stay in order.
-        if let Some(i) = self.events.iter().position(|e| e["event"] == name) {
-            let e = self.events.remove(i).unwrap();
-            self.events.drain(..i);
-            return Some(e);
-        }
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let m = self.next_message(left)?;
-            if m["type"] == "event" && m["event"] == name {
-                self.events.clear();
-                return Some(m);
-            }
-            self.keep(m);
-        }
+        self.first_event_of(&[name], timeout)
     }
 
-    /// The next event named one of `names` (those before it are consumed, those after
-    /// it kept), within `timeout`.
+    /// The next event named one of `names` within `timeout`. Consuming an event
+    /// consumes every event before it (those after it are kept), so waits stay in order.
     pub fn first_event_of(&mut self, names: &[&str], timeout: Duration) -> Option<Value> {
         let named = |e: &Value| {
             names
