@@ -167,12 +167,13 @@ fn fork_then_exec_stops_in_the_new_program() {
 }
 
 #[test]
+/// A posix_spawn loop of 20 children (vfork + exec), each in a session of its own.
 fn posix_spawn_children_each_in_a_session() {
     let target = target();
     let tsrc = sample_path("c/exec_target.c");
     let line = line_of(&tsrc, "S:target");
     let t = target.to_str().unwrap();
-    let n = 4;
+    let n = 20;
     let count = n.to_string();
     let (expected, code) = plain(&["spawn", &count, t]);
     let mut p = parent(
