@@ -25,7 +25,11 @@ struct Oracle {
 }
 
 fn gdb_calls(program: &Path, src: &Path, line: i64) -> Oracle {
-    let script = scratch_dir("step-targets").join("gdb_calls.py");
+    // One file per call: the tests run in parallel, and rewriting a shared one while
+    // another gdb reads it gave that gdb an empty script.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let script = scratch_dir("step-targets").join(format!("gdb_calls_{line}_{n}.py"));
     std::fs::write(&script, include_str!("support/gdb_calls.py")).unwrap();
     let name = src.file_name().unwrap().to_string_lossy().into_owned();
     let out = std::process::Command::new("gdb")
