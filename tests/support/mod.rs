@@ -260,6 +260,19 @@ impl Peer {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// tandem's stderr once `ready` holds for it (a line it wrote may still be in the
+    /// pipe, not yet read), or as it is after `timeout`.
+    pub fn stderr_when(&self, ready: impl Fn(&str) -> bool, timeout: Duration) -> String {
+        let until = Instant::now() + timeout;
+        loop {
+            let text = self.stderr();
+            if ready(&text) || Instant::now() >= until {
+                return text;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
