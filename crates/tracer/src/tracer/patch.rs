@@ -745,6 +745,20 @@ impl Tracer {
         let tid = self
             .injection_thread()
             .ok_or_else(|| Error::Placement("no stopped thread to run a system call".into()))?;
+        self.inject_syscall_on(tid, at, nr, args, &mut |_, _| {})
+    }
+
+    /// [`Tracer::inject_syscall`] on thread `tid`; `on_event` sees each ptrace event
+    /// stop the call makes, with its message (a clone's `PTRACE_EVENT_CLONE` and the
+    /// new pid).
+    pub(super) fn inject_syscall_on(
+        &mut self,
+        tid: Tid,
+        at: u64,
+        nr: u64,
+        args: [u64; 6],
+        on_event: &mut dyn FnMut(i32, u64),
+    ) -> Result<u64> {
         let saved = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
         let mut text = [0u8; 2];
         if self.read_raw(at, &mut text)? < 2 {
@@ -762,7 +776,12 @@ impl Tracer {
             for _ in 0..16 {
                 let w = step_and_wait(tid, 0)?;
                 match sys::decode(w.status) {
-                    Status::Stopped(libc::SIGTRAP, _) => {
+                    // An event stop comes before the call returns: the step's own trap
+                    // follows.
+                    Status::Stopped(libc::SIGTRAP, event) if event != 0 => {
+                        on_event(event, sys::event_msg(tid).unwrap_or(0));
+                    }
+                    Status::Stopped(libc::SIGTRAP, 0) => {
                         let after = sys::get_regs(tid)
                             .map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
                         if after.rip == at + 2 {

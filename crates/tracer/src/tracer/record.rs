@@ -457,54 +457,20 @@ impl Tracer {
         if self.read_raw(at, &mut text)? < 2 {
             return Err(Error::Placement("no code to run a system call at".into()));
         }
-        let mut regs = saved;
         // clone(CLONE_PARENT) with no exit signal: a fork whose parent is the tracer's
         // (the debuggee gets no SIGCHLD, no zombie and no child to wait for).
-        regs.rax = syscalls::SYS_CLONE;
-        regs.rdi = CLONE_PARENT;
-        regs.rsi = 0;
-        regs.rdx = 0;
-        regs.r10 = 0;
-        regs.r8 = 0;
-        regs.orig_rax = u64::MAX;
-        self.write_raw(at, &[0x0f, 0x05])?;
         let mut child = None;
-        let result = (|| {
-            sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
-            for _ in 0..16 {
-                let w = patch::step_and_wait(tid, 0)?;
-                match sys::decode(w.status) {
-                    Status::Stopped(
-                        libc::SIGTRAP,
-                        libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_CLONE,
-                    ) => {
-                        child = sys::event_msg(tid).ok().map(|m| Pid(m as i32));
-                    }
-                    Status::Stopped(libc::SIGTRAP, 0) => {
-                        let after = sys::get_regs(tid)
-                            .map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
-                        if after.rip == at + 2 {
-                            return Ok(after.rax);
-                        }
-                    }
-                    Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
-                    Status::Stopped(..) | Status::Other => {}
-                    Status::Exited(_) | Status::Signaled(..) => {
-                        stash_push(w);
-                        return Err(Error::Exited);
-                    }
+        let ret = self.inject_syscall_on(
+            tid,
+            at,
+            syscalls::SYS_CLONE,
+            [CLONE_PARENT, 0, 0, 0, 0, 0],
+            &mut |event, msg| {
+                if matches!(event, libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_CLONE) {
+                    child = Some(Pid(msg as i32));
                 }
-            }
-            Err(Error::Placement(
-                "the injected fork did not complete".into(),
-            ))
-        })();
-        let _ = self.write_raw(at, &text);
-        let _ = sys::set_regs(tid, &saved);
-        if let Some(t) = self.threads.get_mut(&tid) {
-            t.regs = Some(saved);
-        }
-        let ret = result?;
+            },
+        )?;
         let child = match child {
             Some(c) if c.0 > 0 => c,
             _ => {
