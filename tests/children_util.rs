@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::support::dap::{build, DapClient};
+use crate::support::dap::{build, line_of, sample_path, DapClient};
 
 pub fn forks() -> PathBuf {
     build("c/forks.c", "gcc", &["-g", "-O0"])
@@ -22,6 +22,29 @@ pub fn plain(args: &[&str]) -> (String, i32) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         out.status.code().unwrap_or(-1),
     )
+}
+
+/// The shell pipeline both suites debug (`exec_target 2 | cat; exec_target 3; echo`),
+/// the line of exec_target.c it stops at, and what `sh -c` prints of it undebugged.
+pub struct Pipeline {
+    pub script: String,
+    pub source: PathBuf,
+    pub line: i64,
+    pub expected: String,
+}
+
+pub fn pipeline() -> Pipeline {
+    let t = target().display().to_string();
+    let source = sample_path("c/exec_target.c");
+    let line = line_of(&source, "S:target");
+    let script = format!("{t} 2 | cat; {t} 3; echo status $?");
+    let plain = Command::new("sh").args(["-c", &script]).output().unwrap();
+    Pipeline {
+        expected: String::from_utf8_lossy(&plain.stdout).into_owned(),
+        script,
+        source,
+        line,
+    }
 }
 
 /// What the program printed, from the session's output events.

@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use children_util::{forks, plain, printed, target};
+use children_util::{forks, pipeline, plain, printed, target, Pipeline};
 use serde_json::{json, Value};
 use support::dap::{line_of, sample_path, DapClient};
 
@@ -318,13 +318,12 @@ fn the_filter_is_matched_again_at_exec() {
 
 #[test]
 fn a_shell_pipeline_each_command_in_a_session() {
-    let target = target();
-    let tsrc = sample_path("c/exec_target.c");
-    let line = line_of(&tsrc, "S:target");
-    let t = target.display().to_string();
-    let script = format!("{t} 2 | cat; {t} 3; echo status $?");
-    let plain = Command::new("sh").args(["-c", &script]).output().unwrap();
-    let expected = String::from_utf8_lossy(&plain.stdout).into_owned();
+    let Pipeline {
+        script,
+        source: tsrc,
+        line,
+        expected,
+    } = pipeline();
     let mut p = DapClient::new();
     p.initialize_with(json!({"supportsStartDebuggingRequest": true}));
     p.ok(

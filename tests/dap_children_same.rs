@@ -11,10 +11,9 @@ mod children_util;
 mod support;
 
 use std::collections::BTreeSet;
-use std::process::Command;
 use std::time::Duration;
 
-use children_util::{forks, plain, printed, target};
+use children_util::{forks, pipeline, plain, printed, target, Pipeline};
 use serde_json::{json, Value};
 use support::dap::{alive, line_of, sample_path, DapClient};
 
@@ -239,13 +238,12 @@ fn a_clone_without_clone_thread_stops_in_the_same_session() {
 /// source, pending in the shell, stops each target with its own argument.
 #[test]
 fn a_shell_pipeline_in_the_same_session() {
-    let target = target();
-    let tsrc = sample_path("c/exec_target.c");
-    let line = line_of(&tsrc, "S:target");
-    let t = target.display().to_string();
-    let script = format!("{t} 2 | cat; {t} 3; echo status $?");
-    let plain = Command::new("sh").args(["-c", &script]).output().unwrap();
-    let expected = String::from_utf8_lossy(&plain.stdout).into_owned();
+    let Pipeline {
+        script,
+        source: tsrc,
+        line,
+        expected,
+    } = pipeline();
     let mut c = DapClient::new();
     c.initialize();
     c.ok(
