@@ -483,7 +483,7 @@ impl Binary {
                     };
                     // `DW_OP_entry_value(DW_OP_regval_type R T)` (gcc's xmm arguments): the
                     // entry register's bits as T.
-                    if let Some((reg, base_type)) = regval_type_only(&inner.bytes) {
+                    if let Some((reg, base_type)) = regval_type_only(&inner) {
                         let v = regs.reg(reg).ok_or_else(|| {
                             Error::OptimizedOut(format!(
                                 "entry value of register {reg} not described by the call site"
@@ -621,31 +621,21 @@ impl Binary {
 
 /// `(register, base type offset)` when an expression is exactly one
 /// `DW_OP_regval_type` (what gcc puts in `DW_OP_entry_value` for an xmm argument).
-fn regval_type_only(bytes: &[u8]) -> Option<(u16, usize)> {
+fn regval_type_only(expr: &LocationExpr) -> Option<(u16, usize)> {
     const DW_OP_REGVAL_TYPE: u8 = 0xa5;
-    let (&op, mut rest) = bytes.split_first()?;
-    if op != DW_OP_REGVAL_TYPE {
+    if expr.bytes.first() != Some(&DW_OP_REGVAL_TYPE) {
         return None;
     }
-    let reg = uleb(&mut rest)?;
-    let ty = uleb(&mut rest)?;
-    rest.is_empty()
-        .then(|| Some((u16::try_from(reg).ok()?, usize::try_from(ty).ok()?)))
-        .flatten()
-}
-
-/// Reads one ULEB128 number off the front of `bytes`.
-fn uleb(bytes: &mut &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = bytes.split_first()?;
-        *bytes = rest;
-        value |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(value);
-        }
+    let mut reader = gimli::EndianSlice::new(&expr.bytes, gimli::RunTimeEndian::Little);
+    let op = gimli::Operation::parse(&mut reader, expr.encoding).ok()?;
+    match op {
+        gimli::Operation::RegisterOffset {
+            register,
+            offset: 0,
+            base_type,
+        } if gimli::Reader::is_empty(&reader) => Some((register.0, base_type.0)),
+        _ => None,
     }
-    None
 }
 
 impl Binary {
