@@ -57,15 +57,16 @@ fn child_session(parent: &mut DapClient, source: &Path, lines: &[i64]) -> (DapCl
         name.contains(&format!("[{pid}]")),
         "named after the child: {name}"
     );
-    // The child waits for its session: stopped, not running a single instruction.
-    // (Its SIGSTOP is acted on as it returns from the fork: poll for it.)
-    let waits = support::dap::wait_until(Duration::from_secs(5), || {
-        testsupport::process_state(pid as i32) == Some('T')
-    });
+    // The child waits for its session without running a single instruction of its own:
+    // parked in rt_sigsuspend with every signal blocked, made from the syscall
+    // instruction of its fork (no job-control stop, which its parent would be told of).
+    // (It gets there as it is detached: poll for it.)
+    let waits = support::dap::wait_until(Duration::from_secs(5), || parked(pid as i32));
     assert!(
         waits,
-        "child {pid} should wait stopped: {:?}",
-        testsupport::process_state(pid as i32)
+        "child {pid} should wait parked: {:?} {:?}",
+        testsupport::process_state(pid as i32),
+        std::fs::read_to_string(format!("/proc/{pid}/syscall"))
     );
     parent.respond(&req, true, json!({}));
     let mut c = DapClient::new();
@@ -78,6 +79,24 @@ fn child_session(parent: &mut DapClient, source: &Path, lines: &[i64]) -> (DapCl
     );
     c.ok("configurationDone", json!({}));
     (c, set)
+}
+
+/// Whether `pid` waits in `rt_sigsuspend` with every signal but SIGKILL and SIGSTOP
+/// blocked, untraced.
+fn parked(pid: i32) -> bool {
+    let syscall = std::fs::read_to_string(format!("/proc/{pid}/syscall")).unwrap_or_default();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_string()
+    };
+    syscall.split_whitespace().next() == Some(&libc::SYS_rt_sigsuspend.to_string())
+        && field("SigBlk:") == "fffffffffffbfeff"
+        && field("TracerPid:") == "0"
 }
 
 /// The value of `expr` in the top frame of the stopped thread.
@@ -141,6 +160,32 @@ fn prefork_workers_each_in_a_session() {
             "{expected}"
         );
     }
+    p.finish();
+}
+
+/// A parent that handles SIGCHLD without SA_NOCLDSTOP and waits with WUNTRACED |
+/// WCONTINUED sees no stop and no continue of its workers, whose sessions took them
+/// over; each worker's signal mask is the one it inherited.
+#[test]
+fn handing_workers_over_is_invisible_to_their_parent() {
+    let src = sample_path("c/forks.c");
+    let job = line_of(&src, "S:job");
+    let (expected, code) = plain(&["sigchld"]);
+    assert!(expected.contains("job-control notices 0\n"), "{expected}");
+    let mut p = parent(
+        &["sigchld"],
+        json!({"supportsStartDebuggingRequest": true}),
+        json!({}),
+    );
+    for k in 0..3 {
+        let (c, set) = child_session(&mut p, &src, &[job]);
+        assert_eq!(set["breakpoints"][0]["verified"], true, "{set}");
+        let (values, exit) = breakpoint_then_exit(c, &["k"]);
+        assert_eq!(values[0], k.to_string());
+        assert_ne!(exit, 99, "worker {k}'s signal mask changed");
+    }
+    assert_eq!(parent_exit(&mut p), i64::from(code));
+    assert_eq!(printed(&p), expected);
     p.finish();
 }
 
@@ -565,10 +610,8 @@ fn a_child_waiting_for_its_session_dies_with_a_killed_tandem() {
     let program = p.debuggee_pid.expect("the process event");
     let req = p.adapter_request("startDebugging");
     let child = req["arguments"]["configuration"]["pid"].as_i64().unwrap();
-    let waits = support::dap::wait_until(Duration::from_secs(5), || {
-        testsupport::process_state(child as i32) == Some('T')
-    });
-    assert!(waits, "child {child} waits stopped");
+    let waits = support::dap::wait_until(Duration::from_secs(5), || parked(child as i32));
+    assert!(waits, "child {child} waits parked");
     // SAFETY: kill(2) on the adapter process this test started.
     unsafe { libc::kill(p.peer.pid() as i32, libc::SIGKILL) };
     let gone = support::dap::wait_until(Duration::from_secs(10), || {
@@ -580,4 +623,52 @@ fn a_child_waiting_for_its_session_dies_with_a_killed_tandem() {
         testsupport::process_state(child as i32),
         testsupport::process_state(program as i32)
     );
+}
+
+/// tandem killed outright while a child of an *attached* program waits for its session:
+/// the guard lets that child run on from its fork (the program is not tandem's to end),
+/// so the program completes as it would have.
+#[test]
+fn a_child_of_an_attached_program_runs_on_after_tandem_is_killed() {
+    let t = target().display().to_string();
+    let out = std::env::temp_dir().join(format!("tandem-guard-{}", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    let script = format!(
+        "read go; {t} 2; echo \"status $?\" > {out}",
+        out = out.display()
+    );
+    let mut sh = Command::new("sh")
+        .args(["-c", &script])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut p = DapClient::new();
+    p.initialize_with(json!({"supportsStartDebuggingRequest": true}));
+    p.ok("attach", json!({"type": "tandem", "pid": sh.id()}));
+    p.ok("configurationDone", json!({}));
+    // The shell forks the command once it reads its line.
+    use std::io::Write;
+    sh.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let req = p.adapter_request("startDebugging");
+    let child = req["arguments"]["configuration"]["pid"].as_i64().unwrap();
+    let waits = support::dap::wait_until(Duration::from_secs(5), || parked(child as i32));
+    assert!(waits, "child {child} waits parked");
+    // SAFETY: kill(2) on the adapter process this test started.
+    unsafe { libc::kill(p.peer.pid() as i32, libc::SIGKILL) };
+    let ended =
+        support::dap::wait_until(Duration::from_secs(20), || sh.try_wait().unwrap().is_some());
+    if !ended {
+        let _ = sh.kill();
+        // SAFETY: kill(2) on the child the test saw forked.
+        unsafe { libc::kill(child as i32, libc::SIGKILL) };
+        panic!(
+            "the program did not complete: child {child} {:?}",
+            testsupport::process_state(child as i32)
+        );
+    }
+    assert!(sh.wait().unwrap().success());
+    let plain = Command::new(&t).arg("2").status().unwrap();
+    let wrote = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    assert_eq!(wrote, format!("status {}\n", plain.code().unwrap()));
 }

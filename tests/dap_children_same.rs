@@ -167,6 +167,35 @@ fn follow_children_same_with_a_client_that_could_open_sessions() {
     );
 }
 
+/// A parent that handles SIGCHLD without SA_NOCLDSTOP and waits with WUNTRACED |
+/// WCONTINUED sees no stop and no continue of its workers while they are handed to
+/// their child adapters; each worker's signal mask is the one it inherited.
+#[test]
+fn handing_workers_over_is_invisible_to_their_parent() {
+    let src = sample_path("c/forks.c");
+    let job = line_of(&src, "S:job");
+    let (expected, code) = plain(&["sigchld"]);
+    assert!(expected.contains("job-control notices 0\n"), "{expected}");
+    let (mut c, parent) = session(&["sigchld"], json!({}), json!({}), "c/forks.c", &[job]);
+    let mut stops = 0;
+    let exit = loop {
+        let stopped = match next_stop(&mut c) {
+            Ok(s) => s,
+            Err(exit) => break exit,
+        };
+        let tid = stopped["body"]["threadId"].as_i64().unwrap();
+        assert_ne!(tgid(tid), parent, "{stopped}");
+        stops += 1;
+        c.ok("continue", json!({"threadId": tid}));
+    };
+    assert_eq!(stops, 3);
+    assert_eq!(exit, i64::from(code));
+    c.event("terminated");
+    c.drain_events(Duration::from_millis(500));
+    assert_eq!(printed(&c), expected);
+    c.finish();
+}
+
 #[test]
 fn fork_then_exec_stops_in_the_new_program_in_the_same_session() {
     let target = target();

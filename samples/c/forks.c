@@ -4,10 +4,16 @@
  *   forks spawn N PROG  posix_spawn PROG N times (vfork underneath), one after another
  *   forks crash      a child dereferences a null pointer
  *   forks clone      a child made by clone(2) without CLONE_THREAD (a process)
+ *   forks sigchld    prefork with a SIGCHLD handler without SA_NOCLDSTOP and waitpid
+ *                    with WUNTRACED | WCONTINUED: any job-control stop or continue of a
+ *                    worker is counted and printed; each worker checks that its signal
+ *                    mask is the one it inherited (SIGUSR1 blocked, nothing else)
  * The parent reports every child's exit in order; children print nothing, so the
  * output is deterministic. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +34,68 @@ __attribute__((noinline)) static int job(int k)
 __attribute__((noinline)) static void crash(int *p)
 {
     *p = 42; /* S:crash */
+}
+
+static volatile sig_atomic_t job_notices;
+
+static void on_chld(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    if (si->si_code == CLD_STOPPED || si->si_code == CLD_CONTINUED)
+        job_notices++;
+}
+
+/* A worker whose signal mask is not the inherited one exits with 99. */
+static int checked_job(int k)
+{
+    sigset_t now, want;
+    sigprocmask(SIG_BLOCK, NULL, &now);
+    sigemptyset(&want);
+    sigaddset(&want, SIGUSR1);
+    for (int s = 1; s < 65; s++)
+        if (sigismember(&now, s) != sigismember(&want, s))
+            return 99;
+    return job(k);
+}
+
+static void sigchld_mode(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_chld;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, NULL);
+    pid_t pids[3];
+    for (int k = 0; k < 3; k++) {
+        pids[k] = fork();
+        if (pids[k] == 0)
+            _exit(checked_job(k));
+    }
+    for (int k = 0; k < 3; k++) {
+        int status = 0;
+        for (;;) {
+            pid_t r = waitpid(pids[k], &status, WUNTRACED | WCONTINUED);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r > 0 && WIFSTOPPED(status)) {
+                printf("worker %d stopped\n", k);
+                continue;
+            }
+            if (r > 0 && WIFCONTINUED(status)) {
+                printf("worker %d continued\n", k);
+                continue;
+            }
+            break;
+        }
+        printf("worker %d exit %d\n", k, WEXITSTATUS(status));
+    }
+    printf("job-control notices %d\n", (int)job_notices);
 }
 
 static int clone_child(void *arg)
@@ -59,6 +127,8 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < 3; k++)
             report("worker", k, pids[k]);
+    } else if (strcmp(mode, "sigchld") == 0) {
+        sigchld_mode();
     } else if (strcmp(mode, "exec") == 0 && argc > 2) {
         pid_t pid = fork();
         if (pid == 0) {

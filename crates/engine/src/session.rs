@@ -98,7 +98,7 @@ pub struct LaunchOptions {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AttachOptions {
     /// The process is a fork child another session handed over
-    /// ([`SessionEvent::ChildForked`]): it waits in a job-control stop, ended on attach.
+    /// ([`SessionEvent::ChildForked`]): it waits parked (`tracer::park`), ended on attach.
     pub handed_over: bool,
     /// It is a vfork child that has not exec'd yet: its memory is its parent's, so its
     /// breakpoints are planted only once it execs.
@@ -200,9 +200,9 @@ pub enum SessionEvent {
         program: PathBuf,
     },
     /// The program forked (or vforked) and the child was handed over: freed of every
-    /// breakpoint and patch, untraced, waiting in a job-control stop for a session to
-    /// attach with [`AttachOptions::handed_over`] (or for a SIGCONT that lets it run
-    /// free). Only with [`LaunchOptions::follow_children`] / [`AttachOptions`].
+    /// breakpoint and patch, untraced, waiting parked (`tracer::park`) for a session to
+    /// attach with [`AttachOptions::handed_over`] (or for `tracer::park::free`, which
+    /// lets it run free). Only with [`LaunchOptions::follow_children`] / [`AttachOptions`].
     ChildForked {
         /// The new process.
         pid: Pid,

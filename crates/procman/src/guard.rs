@@ -1,15 +1,16 @@
 //! The guard of handed-over fork children: a small process of its own that ends or frees
 //! them if tandem dies before their sessions take them over.
 //!
-//! A child the engine hands over ([`engine::SessionEvent::ChildForked`]) waits untraced
-//! in a job-control stop until its session attaches. If tandem is killed outright in
+//! A child the engine hands over ([`engine::SessionEvent::ChildForked`]) waits untraced,
+//! parked ([`tracer::park`]) or in a job-control stop, until its session attaches. If tandem is killed outright in
 //! that window (SIGKILL, OOM), nothing inside tandem can run, and the child would stay
 //! stopped for good. So the binary enables a guard ([`enable`]): the same executable
 //! started with `TANDEM_CHILD_GUARD` set ([`serve`]), reading `k PID` (a child of a
 //! launched program: killed with it), `c PID` (of an attached one: let run) and `- PID`
 //! (taken over, freed or killed by tandem) on its stdin. When its stdin ends — tandem
 //! exited or died, the pipe's write end closes with it — it acts on every child still
-//! listed that is still waiting (stopped, untraced): SIGKILL or SIGCONT, and exits.
+//! listed that is still waiting (untraced): SIGKILL, or let run from where it waits
+//! ([`tracer::park::free`]), and exits.
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -96,7 +97,8 @@ fn still_waiting(pid: i32) -> bool {
             .unwrap_or_default()
             .to_string()
     };
-    field("State:").starts_with('T') && field("TracerPid:") == "0"
+    field("TracerPid:") == "0"
+        && (field("State:").starts_with('T') || tracer::park::is_parked(Pid(pid)))
 }
 
 /// The guard's own main: reads the children to guard until its stdin ends, then ends or
@@ -126,13 +128,12 @@ pub fn serve() -> i32 {
         if !still_waiting(pid) {
             continue;
         }
-        let p = nix::unistd::Pid::from_raw(pid);
-        let signal = if kill {
-            nix::sys::signal::SIGKILL
+        if kill {
+            let p = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(p, nix::sys::signal::SIGKILL);
         } else {
-            nix::sys::signal::SIGCONT
-        };
-        let _ = nix::sys::signal::kill(p, signal);
+            tracer::park::free(Pid(pid));
+        }
     }
     0
 }

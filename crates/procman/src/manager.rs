@@ -414,10 +414,10 @@ impl Drop for ProcessManager {
 }
 
 /// Lets a fork child that was handed over ([`engine::SessionEvent::ChildForked`]) and
-/// that no session takes over run on: it is untraced and free of breakpoints, waiting in
-/// a job-control stop, which SIGCONT ends. A pid that is gone is no error.
+/// that no session takes over run on: it is untraced and free of breakpoints, waiting
+/// parked ([`tracer::park`]) or in a job-control stop. A pid that is gone is no error.
 pub fn release_child(pid: Pid) {
-    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid.0), nix::sys::signal::SIGCONT);
+    tracer::park::free(pid);
     crate::guard::forget(pid);
 }
 

@@ -66,6 +66,7 @@ pub mod debugregs;
 pub mod error;
 pub mod handle;
 pub mod launch;
+pub mod park;
 pub mod procfs;
 pub mod regs;
 mod sys;

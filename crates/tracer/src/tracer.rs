@@ -230,8 +230,9 @@ impl SignalPolicy {
 pub struct AttachConfig {
     /// Fork handling.
     pub fork_policy: ForkPolicy,
-    /// Send SIGCONT once attached, so a process in a job-control stop (a fork child
-    /// handed over by [`ForkPolicy::Follow`]) runs on the next resume.
+    /// The process is a fork child handed over by [`ForkPolicy::Follow`]: once
+    /// attached, take it out of its parking ([`crate::park`]), or send SIGCONT to one in
+    /// a job-control stop, so it runs on the next resume.
     pub continue_job_stop: bool,
     /// The process is a vfork child handed over before its exec: it shares its memory
     /// with the parent (blocked in vfork until then), so no breakpoint may be written
@@ -755,7 +756,10 @@ impl Tracer {
             return Ok(t);
         }
         t.phase = Phase::Stopped;
-        if config.continue_job_stop {
+        // A handed-over fork child parked by the tracer that saw its fork: back to its
+        // registers at the fork's return. Else it waits in a job-control stop.
+        let parked = config.continue_job_stop && crate::park::unpark_traced(Tid(pid.0));
+        if config.continue_job_stop && !parked {
             // Ends the job-control stop, and also discards a SIGSTOP still pending
             // (a handed-over fork child may not have reached its stop yet). The
             // SIGCONT itself passes silently (policy) and LISTENing threads are

@@ -3,11 +3,11 @@
 //! and the children let go (refused, unanswered, filtered out) running free.
 //!
 //! A child the program forks is handed over by the engine ([`SessionEvent::ChildForked`]):
-//! freed of every breakpoint and patch, untraced, waiting in a job-control stop. Its
+//! freed of every breakpoint and patch, untraced, waiting parked (`tracer::park`). Its
 //! session is a new adapter the client starts for the `attach` configuration sent here
 //! (`tandemChild` in it makes that adapter take the waiting child over); the child runs on
-//! at that session's `configurationDone`. A child nobody takes over gets SIGCONT and runs
-//! as it would without the debugger.
+//! at that session's `configurationDone`. A child nobody takes over is let run on from
+//! its fork (`tracer::park::free`) as it would without the debugger.
 //!
 //! [`SessionEvent::ChildForked`]: engine::SessionEvent::ChildForked
 

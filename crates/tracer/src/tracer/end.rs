@@ -59,13 +59,13 @@ impl Tracer {
     }
 
     /// A fork child handed over but never picked up by another tracer is not left
-    /// in its job-control stop: continue it.
+    /// waiting: it runs on.
     pub(super) fn release_handed_over(&mut self) {
         for pid in std::mem::take(&mut self.handed_over) {
-            // Untraced: nobody took it. SIGCONT also drops a SIGSTOP not acted on yet.
+            // Untraced: nobody took it.
             if procfs::tracer_of(pid) == Some(0) {
                 tracing::info!(pid = pid.0, "continuing a fork child nobody followed");
-                let _ = sys::kill(pid.0, libc::SIGCONT);
+                crate::park::free(pid);
             }
         }
     }

@@ -808,10 +808,13 @@ impl Tracer {
             }
         }
         if self.fork_policy == ForkPolicy::Follow {
-            // PTRACE_DETACH only injects a signal from a signal-delivery-stop, and
-            // this is an event stop: queue SIGSTOP now, it stops the child right
+            // Parked in a wait of its own (no job-control stop its parent would be
+            // told of); else a SIGSTOP queued now (PTRACE_DETACH only injects a signal
+            // from a signal-delivery-stop, and this is an event stop) stops it right
             // after the detach, before any instruction of its own.
-            let _ = sys::tgkill(child.0, child.0, libc::SIGSTOP);
+            if !crate::park::park(ctid) {
+                let _ = sys::tgkill(child.0, child.0, libc::SIGSTOP);
+            }
             self.handed_over
                 .retain(|p| procfs::process_state(*p).is_some());
             self.handed_over.push(child);
