@@ -82,6 +82,18 @@ fn dap_values(dap: &mut DapClient, frame: i64) -> BTreeSet<String> {
     out
 }
 
+/// The process a thread belongs to.
+fn tid_process(tid: i64) -> i64 {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
 fn parent_pid(pid: i64) -> i64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
@@ -432,5 +444,121 @@ fn a_core_file_opened_by_the_adapter_shows_its_values_in_the_editor() {
     let (line, col) = at(&src, "LINE_TOTAL", "sum");
     let hover = hover_text(&mut lsp, &uri, line, col);
     assert!(!hover.contains("live value"), "{hover}");
+    lsp.finish();
+}
+
+/// Issue 31: a forking program debugged with its children in the same session (a client
+/// without `startDebugging`): the workers run at once and may all be stopped together;
+/// the editor shows one thread (`tandem.focusSession` with its `threadId`, as the VS Code
+/// extension sends it), and hovers show that worker's values (its own `k`), then the next
+/// one's. The language server follows the process shown.
+#[test]
+fn hovers_follow_the_child_process_that_stopped() {
+    let fx = Workspace::new("children", "forks.c", "forks", &[]);
+    let src = fx.source();
+    let uri = fx.uri();
+    let mut lsp = start_lsp(&fx);
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
+    dap.initialize();
+    dap.ok("launch", json!({"program": "./forks", "args": ["prefork"]}));
+    let job = line_of(&src, "S:job");
+    dap.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": job}]}),
+    );
+    dap.ok("configurationDone", json!({}));
+    let parent = dap.debuggee_pid.expect("a process event");
+    let (line, k_col) = at(&src, "int acc = k * 7", "k *");
+    let (_, acc_col) = at(&src, "int acc = k * 7", "acc");
+    let mut seen = BTreeSet::new();
+    for _ in 0..3 {
+        let stop = dap.event("stopped");
+        assert_eq!(stop["body"]["reason"], "breakpoint", "{stop}");
+        let tid = stop["body"]["threadId"].as_i64().unwrap();
+        assert_ne!(tid, parent, "a worker stops, not the parent");
+        let frame = dap.frames(tid)[0]["id"].as_i64().unwrap();
+        let k = dap.evaluate(frame, "k")["result"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let acc = dap.evaluate(frame, "acc")["result"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        // As the VS Code extension does when the thread shown changes: the session's
+        // pid and the thread.
+        let focus = lsp.request(
+            "workspace/executeCommand",
+            json!({"command": "tandem.focusSession", "arguments": [{"pid": parent, "threadId": tid}]}),
+        );
+        assert_eq!(focus["result"]["pid"], json!(tid_process(tid)), "{focus}");
+        let hover = hover_text(&mut lsp, &uri, line, k_col);
+        assert!(hover.contains(&format!("k = {k}")), "worker k={k}: {hover}");
+        let hover = hover_text(&mut lsp, &uri, line, acc_col);
+        assert!(
+            hover.contains(&format!("acc = {acc}")),
+            "worker k={k}: {hover}"
+        );
+        assert!(seen.insert(k), "{seen:?}");
+        dap.ok("continue", json!({"threadId": tid}));
+    }
+    assert_eq!(seen.len(), 3);
+    dap.event("terminated");
+    dap.finish();
+    lsp.finish();
+}
+
+/// Issue 31 with a client that opens a session per child (`startDebugging`, answered as
+/// VS Code answers it: a new `tandem dap` in the workspace, which bridges to the language
+/// server): each worker's session is focused by its pid (the VS Code extension sends the
+/// pid of the session shown) and hovers show that worker's values.
+#[test]
+fn hovers_follow_the_child_session_shown() {
+    let fx = Workspace::new("child-sessions", "forks.c", "forks", &[]);
+    let src = fx.source();
+    let uri = fx.uri();
+    let mut lsp = start_lsp(&fx);
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
+    dap.initialize_with(json!({"supportsStartDebuggingRequest": true}));
+    dap.ok("launch", json!({"program": "./forks", "args": ["prefork"]}));
+    dap.ok("configurationDone", json!({}));
+    let job = line_of(&src, "S:job");
+    let (line, k_col) = at(&src, "int acc = k * 7", "k *");
+    let mut seen = BTreeSet::new();
+    for _ in 0..3 {
+        let req = dap.adapter_request("startDebugging");
+        let config = req["arguments"]["configuration"].clone();
+        let pid = config["pid"].as_i64().unwrap();
+        dap.respond(&req, true, json!({}));
+        let mut child = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
+        child.initialize_with(json!({"supportsStartDebuggingRequest": true}));
+        child.ok("attach", config);
+        child.ok(
+            "setBreakpoints",
+            json!({"source": {"path": src}, "breakpoints": [{"line": job}]}),
+        );
+        child.ok("configurationDone", json!({}));
+        let stop = child.event("stopped");
+        let tid = stop["body"]["threadId"].as_i64().unwrap();
+        let frame = child.frames(tid)[0]["id"].as_i64().unwrap();
+        let k = child.evaluate(frame, "k")["result"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let focus = lsp.request(
+            "workspace/executeCommand",
+            json!({"command": "tandem.focusSession", "arguments": [{"pid": pid}]}),
+        );
+        assert_eq!(focus["result"]["pid"], json!(pid), "{focus}");
+        let hover = hover_text(&mut lsp, &uri, line, k_col);
+        assert!(hover.contains(&format!("k = {k}")), "worker {pid}: {hover}");
+        assert!(seen.insert(k), "{seen:?}");
+        child.ok("continue", json!({"threadId": tid}));
+        child.event("terminated");
+        child.ok("disconnect", json!({}));
+    }
+    assert_eq!(seen.len(), 3);
+    dap.event("terminated");
+    dap.finish();
     lsp.finish();
 }

@@ -85,10 +85,18 @@ class SessionPids {
         };
     }
 
-    /** The `workspace/executeCommand` parameters focusing `session` (none: the newest stop). */
-    focusParams(session) {
+    /**
+     * The `workspace/executeCommand` parameters focusing `session` (none: the newest stop);
+     * with `threadId`, the thread VS Code shows in it (a forking program's children in one
+     * session: the language server focuses that thread's process).
+     */
+    focusParams(session, threadId) {
         const pid = session ? this.pids.get(session.id) : undefined;
-        return { command: 'tandem.focusSession', arguments: [{ pid: pid === undefined ? null : pid }] };
+        const arg = { pid: pid === undefined ? null : pid };
+        if (session && Number.isInteger(threadId)) {
+            arg.threadId = threadId;
+        }
+        return { command: 'tandem.focusSession', arguments: [arg] };
     }
 }
 
@@ -216,9 +224,9 @@ function activate(context) {
         (line) => output.appendLine(line));
     // The language server's live values follow the debug session VS Code shows: focused
     // when it becomes active, or when its pid arrives while it is.
-    const focus = (session) => {
+    const focus = (session, threadId) => {
         if (servers.client && (!session || session.type === 'tandem')) {
-            servers.client.sendRequest('workspace/executeCommand', pids.focusParams(session))
+            servers.client.sendRequest('workspace/executeCommand', pids.focusParams(session, threadId))
                 .catch((e) => output.appendLine(`tandem.focusSession: ${e.message || e}`));
         }
     };
@@ -233,11 +241,19 @@ function activate(context) {
         vscode.debug.registerDebugAdapterTrackerFactory('tandem', {
             createDebugAdapterTracker: (session) => pids.tracker(session),
         }),
-        vscode.debug.onDidChangeActiveDebugSession(focus),
+        vscode.debug.onDidChangeActiveDebugSession((session) => focus(session)),
         vscode.extensions.onDidChange(() => servers.update()),
         vscode.workspace.onDidChangeConfiguration((e) =>
             (e.affectsConfiguration('tandem.languageFeatures') ? servers.update() : undefined)),
     );
+    // The thread or frame VS Code shows (VS Code 1.90 and later): its process is focused.
+    if (vscode.debug.onDidChangeActiveStackItem) {
+        context.subscriptions.push(vscode.debug.onDidChangeActiveStackItem((item) => {
+            if (item && item.session && item.session.type === 'tandem') {
+                focus(item.session, item.threadId);
+            }
+        }));
+    }
     return servers.update();
 }
 

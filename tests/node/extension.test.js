@@ -53,7 +53,7 @@ function initialize(command, args, initializationOptions) {
 
 /** A fake VS Code: the extensions enabled, the settings, and what the extension registered. */
 function fakeVscode() {
-    const listeners = { extensions: [], config: [], activeSession: [] };
+    const listeners = { extensions: [], config: [], activeSession: [], activeStackItem: [] };
     const vscode = {
         enabled: new Set(),
         config: { path: TANDEM, languageFeatures: 'auto' },
@@ -64,6 +64,7 @@ function fakeVscode() {
             registerDebugAdapterDescriptorFactory: (type, f) => { vscode.registered.descriptor = f; return { dispose() {} }; },
             registerDebugAdapterTrackerFactory: (type, f) => { vscode.registered.tracker = f; return { dispose() {} }; },
             onDidChangeActiveDebugSession: (f) => { listeners.activeSession.push(f); return { dispose() {} }; },
+            onDidChangeActiveStackItem: (f) => { listeners.activeStackItem.push(f); return { dispose() {} }; },
             startDebugging: () => Promise.resolve(true),
         },
         extensions: {
@@ -194,13 +195,20 @@ test('live values follow the debug session VS Code shows', async () => {
     await vscode.fire('activeSession', b);
     await vscode.fire('activeSession', undefined);
     await vscode.fire('activeSession', { id: 'c', type: 'cppdbg' });
+    // A thread (or a frame of one) shown in a tandem session: that thread is focused.
+    await vscode.fire('activeStackItem', { session: b, threadId: 303 });
+    await vscode.fire('activeStackItem', { session: a, threadId: 104, frameId: 7 });
+    await vscode.fire('activeStackItem', { session: { id: 'c', type: 'cppdbg' }, threadId: 1 });
+    await vscode.fire('activeStackItem', undefined);
     assert.deepEqual(client.requests, [
         { method: 'workspace/executeCommand', params: { command: 'tandem.focusSession', arguments: [{ pid: 101 }] } },
         { method: 'workspace/executeCommand', params: { command: 'tandem.focusSession', arguments: [{ pid: 202 }] } },
         { method: 'workspace/executeCommand', params: { command: 'tandem.focusSession', arguments: [{ pid: null }] } },
+        { method: 'workspace/executeCommand', params: { command: 'tandem.focusSession', arguments: [{ pid: 202, threadId: 303 }] } },
+        { method: 'workspace/executeCommand', params: { command: 'tandem.focusSession', arguments: [{ pid: 101, threadId: 104 }] } },
     ]);
     trackA.onWillStopSession();
     assert.deepEqual(new extension.SessionPids().focusParams(a).arguments, [{ pid: null }]);
     await extension.deactivate();
-    console.log('focus: the active tandem session pid is sent as tandem.focusSession; none -> null; other debuggers ignored');
+    console.log('focus: the active tandem session pid is sent as tandem.focusSession, with the thread VS Code shows; none -> null; other debuggers ignored');
 });

@@ -928,22 +928,32 @@ impl Server {
 
     /// `tandem.focusSession`: `{"pid": N}` makes debuggee N's values the ones shown
     /// (`{"pid": null}`: the newest stop's again); answers `{"pid": …}` as now focused.
+    /// With `"threadId": T` (the DAP thread the editor shows, of that session) the process
+    /// of that thread is focused instead: in a session holding a forking program's
+    /// children (`followChildren: "same"`) that is the child the editor shows.
     fn focus_session(&self, arguments: &[Value]) -> Result<Value, ResponseError> {
         let invalid = || {
             ResponseError::new(
                 codes::INVALID_PARAMS,
-                "tandem.focusSession needs one argument {\"pid\": <process id or null>}",
+                "tandem.focusSession needs one argument {\"pid\": <process id or null>, \"threadId\"?: <thread id>}",
             )
         };
-        let pid = match arguments.first().and_then(|a| a.get("pid")) {
+        let id = |v: &Value| v.as_i64().and_then(|p| i32::try_from(p).ok());
+        let arg = arguments.first();
+        let pid = match arg.and_then(|a| a.get("pid")) {
             Some(Value::Null) => None,
-            Some(v) => Some(
-                v.as_i64()
-                    .and_then(|p| i32::try_from(p).ok())
-                    .ok_or_else(invalid)?,
-            ),
+            Some(v) => Some(id(v).ok_or_else(invalid)?),
             None => return Err(invalid()),
         };
+        let thread = match arg.and_then(|a| a.get("threadId")) {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(id(v).ok_or_else(invalid)?),
+        };
+        // A thread gone already (or never one) leaves the session's process focused.
+        let pid = thread
+            .and_then(|t| procman::tracer::procfs::process_of(procman::tracer::Tid(t)))
+            .map(|p| p.0)
+            .or(pid);
         if let Some(live) = &self.live {
             live.set_focus(pid);
             tracing::info!(?pid, "focused debug session");

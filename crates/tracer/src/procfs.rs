@@ -24,6 +24,13 @@ pub fn task_state(pid: Pid, tid: Tid) -> Option<char> {
     stat_state(&stat)
 }
 
+/// The process a thread belongs to (its `Tgid`), `None` when the thread does not exist.
+pub fn process_of(tid: Tid) -> Option<Pid> {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", tid.0)).ok()?;
+    let tgid = status.lines().find_map(|l| l.strip_prefix("Tgid:"))?;
+    tgid.trim().parse().ok().map(Pid)
+}
+
 /// The one-letter state of a process from /proc/PID/stat, `None` when it does not exist.
 pub fn process_state(pid: Pid) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.0)).ok()?;
