@@ -24,7 +24,7 @@ use crate::session::{frame_variables_in, render_result, ModuleInfo, ScopeKind, S
 use crate::unwind::{self, Frame, FrameData};
 use crate::values::{Node, Renderer, Value};
 
-/// Frame 0's registers: the unwound general ones and the thread's SSE and x87 registers
+/// A frame's registers: the unwound general ones and the thread's SSE and x87 registers
 /// (DWARF 17–32 and 33–40) from the core.
 struct CoreRegs<'a> {
     general: &'a FrameRegs,
@@ -308,11 +308,12 @@ impl CoreSession {
         Ok(out)
     }
 
-    /// The registers expressions in a frame read: frame 0 also has its thread's SSE
-    /// registers.
+    /// The registers expressions in a frame read: the thread's SSE and x87 registers
+    /// too, in callers as well (undescribed by the CFI, they keep their value across a
+    /// call, as for a live thread: `FrameData::registers`).
     fn regs_of<'a>(&'a self, data: &'a FrameData) -> CoreRegs<'a> {
-        let thread = match (data.physical, data.tid) {
-            (0, Some(tid)) => self.core.threads.iter().find(|t| t.tid == tid.0),
+        let thread = match data.tid {
+            Some(tid) if !data.frame.tail_call => self.core.threads.iter().find(|t| t.tid == tid.0),
             _ => None,
         };
         CoreRegs {

@@ -57,17 +57,20 @@ pub(crate) struct FrameData {
     pub inline_index: u32,
     /// Index of the physical frame (0 = innermost).
     pub physical: usize,
-    /// The thread, so frame 0 can read its SSE registers.
+    /// The thread, so a frame can read its SSE and x87 registers.
     pub tid: Option<tracer::Tid>,
     /// The calling physical frame, for `DW_OP_entry_value` through its call site.
     pub caller: Option<Arc<CallerFrame>>,
 }
 
 impl FrameData {
-    /// The registers expressions in this frame read (see [`FrameRegisters`]).
+    /// The registers expressions in this frame read (see [`FrameRegisters`]). A caller's
+    /// SSE and x87 registers are the thread's own: x86-64 CFI never describes them, and
+    /// an undescribed register keeps its value across the call (the rule gdb applies, and
+    /// the one this unwinder applies to the general registers).
     pub(crate) fn registers<'a>(&'a self, tracer: &'a tracer::Tracer) -> FrameRegisters<'a> {
-        match (self.physical, self.tid) {
-            (0, Some(tid)) if !self.frame.tail_call => FrameRegisters::Live(LiveRegs {
+        match self.tid {
+            Some(tid) if !self.frame.tail_call => FrameRegisters::Live(LiveRegs {
                 general: &self.regs,
                 tracer,
                 tid,

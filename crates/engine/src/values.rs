@@ -18,7 +18,12 @@ const MAX_STRING: usize = 200;
 /// Largest object read at once (bigger arrays are paged by address).
 const MAX_READ: u64 = 1 << 20;
 /// How many elements or members an inline summary shows.
-const SUMMARY_ITEMS: usize = 10;
+/// gdb's `print elements` default: at most this many elements of an array in its text.
+const PRINT_MAX: usize = 200;
+/// gdb's `repeat_count_threshold`: a run of more equal elements is `V <repeats N times>`.
+const REPEATS: usize = 10;
+/// Structs in structs (or arrays) deeper than this are `{...}` in a value's text.
+const MAX_NEST: usize = 8;
 /// How deep typedef/qualifier chains are followed.
 const MAX_CHAIN: usize = 32;
 
@@ -476,6 +481,10 @@ impl Renderer<'_> {
         (f.function.entry() == Some(file)).then_some(f.function.name)
     }
 
+    /// An array's one-line text, as gdb prints it: at most [`PRINT_MAX`] elements (then
+    /// `...`), a run of more than [`REPEATS`] equal elements as `V <repeats N times>`
+    /// (counting as [`REPEATS`] towards the limit), inner dimensions and elements that are
+    /// structs in full, `char` arrays as strings.
     fn array_summary(
         &self,
         ty: TypeRef,
@@ -485,9 +494,26 @@ impl Renderer<'_> {
         dim: usize,
         count: u64,
     ) -> String {
+        self.array_text(ty, element, ndims, place, dim, count, 0)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn array_text(
+        &self,
+        ty: TypeRef,
+        element: Option<TypeRef>,
+        ndims: usize,
+        place: &Place,
+        dim: usize,
+        count: u64,
+        depth: usize,
+    ) -> String {
         let Some(element) = element else {
             return "{...}".into();
         };
+        if depth > MAX_NEST {
+            return "{...}".into();
+        }
         if dim + 1 == ndims && count > 0 && count <= MAX_STRING as u64 {
             let is_char = resolve(self.binary, element).is_ok_and(|r| {
                 r.size == Some(1)
@@ -503,53 +529,109 @@ impl Renderer<'_> {
                 };
             }
         }
-        let mut parts = Vec::new();
         let stride = self.stride(ty, element, dim);
-        for i in 0..count.min(SUMMARY_ITEMS as u64) {
-            let p = place.offset(i.saturating_mul(stride));
-            let text = if dim + 1 < ndims {
-                // gdb prints the inner dimensions in full: `{{1, 2}, {3, 4}}`.
-                let inner = resolve(self.binary, ty)
+        let inner = if dim + 1 < ndims {
+            resolve(self.binary, ty)
+                .ok()
+                .and_then(|r| match r.kind {
+                    TypeKind::Array { dims, .. } => self.dim_len(&dims, dim + 1),
+                    _ => None,
+                })
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        // The elements' bytes, read once (runs are found by comparing them, as gdb does).
+        // (At most MAX_READ bytes: a run going on past them is cut there.)
+        let bytes = (stride > 0)
+            .then(|| {
+                place
+                    .read(self.mem, count.min(MAX_READ / stride) * stride)
                     .ok()
-                    .and_then(|r| match r.kind {
-                        TypeKind::Array { dims, .. } => self.dim_len(&dims, dim + 1),
-                        _ => None,
-                    })
-                    .unwrap_or(0);
-                self.array_summary(ty, Some(element), ndims, &p, dim + 1, inner)
-            } else {
-                match resolve(self.binary, element) {
-                    Ok(r) if is_scalar(&r.kind) => match p.read(self.mem, r.size.unwrap_or(0)) {
-                        Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
-                        Err(e) => e,
-                    },
-                    // An array of structs of scalars is printed in full, as gdb does:
-                    // `{{x = 1, y = 2}, {x = 3, y = 4}}`.
-                    Ok(Resolved {
-                        kind:
-                            TypeKind::Composite {
-                                members,
-                                declaration: false,
-                                ..
-                            },
-                        ..
-                    }) if !members.is_empty()
-                        && members.iter().all(|m| {
-                            m.ty.and_then(|t| resolve(self.binary, t).ok())
-                                .is_some_and(|r| is_scalar(&r.kind))
-                        }) =>
-                    {
-                        self.composite_summary(&members, &p)
+            })
+            .flatten();
+        let chunk = |i: u64| -> Option<&[u8]> {
+            let b = bytes.as_deref()?;
+            let at = usize::try_from(i.checked_mul(stride)?).ok()?;
+            b.get(at..at + usize::try_from(stride).ok()?)
+        };
+        let text_of = |i: u64| -> String {
+            let p = place.offset(i.saturating_mul(stride));
+            if dim + 1 < ndims {
+                // gdb prints the inner dimensions in full: `{{1, 2}, {3, 4}}`.
+                return self.array_text(ty, Some(element), ndims, &p, dim + 1, inner, depth);
+            }
+            match resolve(self.binary, element) {
+                Ok(r) if is_scalar(&r.kind) => match p.read(self.mem, r.size.unwrap_or(0)) {
+                    Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
+                    Err(e) => e,
+                },
+                // Elements that are structs, unions or arrays are printed in full, as
+                // gdb prints them: `{{x = 1, y = 2}, {x = 3, y = 4}}`.
+                Ok(_) => self
+                    .nested_text(element, &p, depth + 1)
+                    .unwrap_or_else(|| "{...}".into()),
+                Err(e) => e,
+            }
+        };
+        let mut parts = Vec::new();
+        let (mut i, mut things) = (0u64, 0usize);
+        while i < count && things < PRINT_MAX {
+            let text = text_of(i);
+            let mut j = i + 1;
+            match chunk(i) {
+                Some(first) => {
+                    while j < count && chunk(j) == Some(first) {
+                        j += 1;
                     }
-                    _ => "{...}".to_string(),
                 }
-            };
-            parts.push(text);
+                // Not in memory (pieces, some optimized out): equal texts are equal
+                // values, as gdb finds two optimized-out elements equal.
+                None => {
+                    while j < count && j - i <= PRINT_MAX as u64 && text_of(j) == text {
+                        j += 1;
+                    }
+                }
+            }
+            let run = j - i;
+            if run > REPEATS as u64 {
+                parts.push(format!("{text} <repeats {run} times>"));
+                i += run;
+                things += REPEATS;
+            } else {
+                parts.push(text);
+                i += 1;
+                things += 1;
+            }
         }
-        if count > SUMMARY_ITEMS as u64 {
-            parts.push("...".into());
+        let more = if i < count { "..." } else { "" };
+        format!("{{{}{more}}}", parts.join(", "))
+    }
+
+    /// The full text of a member or element that is a struct, union or array (`None`
+    /// for other kinds and unreadable types).
+    fn nested_text(&self, ty: TypeRef, place: &Place, depth: usize) -> Option<String> {
+        if depth > MAX_NEST {
+            return Some("{...}".into());
         }
-        format!("{{{}}}", parts.join(", "))
+        // A library type (`std::string`, a Rust `Vec`) as its language shows it, as
+        // gdb's pretty printers show it inside a struct.
+        if let Some((v, _)) = self.languages.render(self, "", ty, place) {
+            return Some(v.rendered);
+        }
+        let r = resolve(self.binary, ty).ok()?;
+        match &r.kind {
+            TypeKind::Composite {
+                members,
+                declaration: false,
+                ..
+            } => Some(self.composite_text(members, place, depth)),
+            TypeKind::Array { .. } => Some(
+                self.render_inner(ty, place, 0)
+                    .map_or_else(|e| e, |(text, _)| text),
+            ),
+            _ => None,
+        }
     }
 
     /// Bytes between consecutive elements at dimension `dim`.
@@ -566,45 +648,38 @@ impl Renderer<'_> {
         })
     }
 
+    /// A base class subobject's name, after its class as gdb names it: `<Base>`.
+    fn base_name(&self, ty: TypeRef) -> String {
+        self.binary
+            .type_info_shared(ty)
+            .ok()
+            .and_then(|i| i.name.clone())
+            .map_or_else(String::new, |n| format!("<{n}>"))
+    }
+
     fn composite_summary(&self, members: &[symbols::Member], place: &Place) -> String {
+        self.composite_text(members, place, 0)
+    }
+
+    /// A struct's or union's one-line text, every member in full as gdb prints it:
+    /// nested structs and unions, arrays (`tag = "aaa\000"`, `d = 0x…` for a flexible
+    /// array member), scalars; past [`MAX_NEST`] levels a member is `{...}`.
+    fn composite_text(&self, members: &[symbols::Member], place: &Place, depth: usize) -> String {
         let mut parts = Vec::new();
-        for m in members.iter().take(SUMMARY_ITEMS) {
-            let name = m.name.clone().unwrap_or_default();
-            let text = match m.ty.map(|t| resolve(self.binary, t)) {
-                Some(Ok(r)) if is_scalar(&r.kind) => match self.member_bytes(m, &r, place) {
+        for m in members {
+            // A base class is named as gdb names it: `<Shape> = {...}`.
+            let name = match (&m.name, m.is_base, m.ty) {
+                (None, true, Some(t)) => self.base_name(t),
+                _ => m.name.clone().unwrap_or_default(),
+            };
+            let text = match m.ty.map(|t| (t, resolve(self.binary, t))) {
+                Some((_, Ok(r))) if is_scalar(&r.kind) => match self.member_bytes(m, &r, place) {
                     Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
                     Err(e) => e,
                 },
-                // gdb prints a nested struct or union in full; one whose members are
-                // all scalars (a `json`'s `m_value` union) is, here too. Deeper ones
-                // and library types stay folded (their children show them).
-                Some(Ok(Resolved {
-                    kind:
-                        TypeKind::Composite {
-                            members: inner,
-                            declaration: false,
-                            ..
-                        },
-                    ..
-                })) if m.bitfield.is_none()
-                    && !inner.is_empty()
-                    && inner.iter().all(|i| {
-                        i.ty.and_then(|t| resolve(self.binary, t).ok())
-                            .is_some_and(|r| is_scalar(&r.kind))
-                    }) =>
-                {
-                    self.composite_summary(&inner, &place.offset(m.byte_offset))
-                }
-                // An array member is printed in full too (`tag = "aaa\000"`, `d =
-                // 0x…` for a flexible array member), as gdb prints it.
-                Some(Ok(r)) if m.bitfield.is_none() && matches!(r.kind, TypeKind::Array { .. }) => {
-                    match m.ty {
-                        Some(t) => self
-                            .render_inner(t, &place.offset(m.byte_offset), 0)
-                            .map_or_else(|e| e, |(text, _)| text),
-                        None => "{...}".into(),
-                    }
-                }
+                Some((t, Ok(_))) if m.bitfield.is_none() => self
+                    .nested_text(t, &place.offset(m.byte_offset), depth + 1)
+                    .unwrap_or_else(|| "{...}".into()),
                 _ => "{...}".into(),
             };
             if name.is_empty() {
@@ -613,13 +688,9 @@ impl Renderer<'_> {
                 parts.push(format!("{name} = {text}"));
             }
         }
-        if members.len() > SUMMARY_ITEMS {
-            parts.push("...".into());
-        }
         format!("{{{}}}", parts.join(", "))
     }
 
-    /// The bytes of a member, with bitfields extracted and sign-extended.
     pub(crate) fn member_bytes(
         &self,
         m: &symbols::Member,
@@ -721,12 +792,7 @@ impl Renderer<'_> {
                     // A base class subobject is named after its class, as gdb's
                     // `<Base> = {...}`.
                     let name = match (&m.name, m.is_base, m.ty) {
-                        (None, true, Some(t)) => self
-                            .binary
-                            .type_info_shared(t)
-                            .ok()
-                            .and_then(|i| i.name.clone())
-                            .map_or_else(String::new, |n| format!("<{n}>")),
+                        (None, true, Some(t)) => self.base_name(t),
                         _ => m.name.clone().unwrap_or_default(),
                     };
                     let Some(mty) = m.ty else {
