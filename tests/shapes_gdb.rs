@@ -25,11 +25,11 @@ const STOPS: &[&str] = &[
     "STOP records",
     "STOP implicit",
 ];
-/// Globals and expressions printed at every stop. `g_table`, `g_grid` and `g_row` are
-/// read through elements, sizes and (in [`TYPES`]) types: gdb prints them whole with
-/// `<repeats N times>` runs, an `unsigned char` array as a string and a pointer to an
-/// array with its type and symbol (`(int (*)[4]) 0x… <g_matrix+80>`), forms tandem's
-/// summaries do not use.
+/// Globals and expressions printed at every stop, also whole arrays: gdb prints them
+/// with `<repeats N times>` runs and at most 200 elements (`g_table`, an `unsigned char
+/// [256]`, as a string cut with `...`). `g_row` is read through its elements and type:
+/// gdb prints a pointer to an array with its type and symbol (`(int (*)[4]) 0x…
+/// <g_matrix+80>`), a form tandem's summaries do not use.
 const GLOBALS: &[&str] = &[
     "g_table[1]",
     "g_table[255]",
@@ -58,6 +58,10 @@ const GLOBALS: &[&str] = &[
     "g_anon",
     "g_anon.f",
     "g_anon.y",
+    "g_table",
+    "g_grid",
+    "g_matrix",
+    "g_points",
 ];
 
 /// Expressions of each stop's own locals (in the order of [`STOPS`]): elements and

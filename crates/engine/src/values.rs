@@ -514,7 +514,7 @@ impl Renderer<'_> {
         if depth > MAX_NEST {
             return "{...}".into();
         }
-        if dim + 1 == ndims && count > 0 && count <= MAX_STRING as u64 {
+        if dim + 1 == ndims && count > 0 {
             let is_char = resolve(self.binary, element).is_ok_and(|r| {
                 r.size == Some(1)
                     && matches!(
@@ -523,7 +523,7 @@ impl Renderer<'_> {
                     )
             });
             if is_char {
-                return match place.read(self.mem, count) {
+                return match place.read(self.mem, count.min(MAX_READ)) {
                     Ok(bytes) => char_array_text(&bytes),
                     Err(e) => e,
                 };
@@ -998,7 +998,8 @@ pub(crate) fn char_array_text(bytes: &[u8]) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut open = String::new();
     let mut i = 0;
-    while i < bytes.len() {
+    // gdb's `print elements`: characters are taken, a run whole, until 200 are.
+    while i < bytes.len() && i < PRINT_MAX {
         let c = bytes[i];
         let run = bytes[i..].iter().take_while(|b| **b == c).count();
         if run > THRESHOLD {
@@ -1015,7 +1016,8 @@ pub(crate) fn char_array_text(bytes: &[u8]) -> String {
     if !open.is_empty() {
         parts.push(format!("\"{open}\""));
     }
-    parts.join(", ")
+    let more = if i < bytes.len() { "..." } else { "" };
+    format!("{}{more}", parts.join(", "))
 }
 
 fn escape_str(bytes: &[u8]) -> String {
@@ -1060,6 +1062,21 @@ mod tests {
         );
         assert_eq!(char_array_text(b"\0"), "\"\"");
         assert_eq!(char_array_text(b"abc"), "\"abc\"");
+        // 200 characters at most (a run whole), then `...`, as gdb's `print elements`.
+        let mut table = vec![0u8; 256];
+        table[1] = 200;
+        table[255] = 9;
+        assert_eq!(
+            char_array_text(&table),
+            "\"\\000\\310\", '\\000' <repeats 253 times>..."
+        );
+        assert_eq!(char_array_text(&[b'a'; 300]), "'a' <repeats 300 times>");
+        assert_eq!(
+            char_array_text(&[b'x'; 250][..]).len(),
+            "'x' <repeats 250 times>".len()
+        );
+        let text: Vec<u8> = (0..250).map(|i| b'a' + (i % 7) as u8).collect();
+        assert!(char_array_text(&text).ends_with("\"..."));
     }
 
     #[test]
