@@ -16,10 +16,10 @@ use serde_json::json;
 use support::dap::{build, line_of, sample_path, DapClient};
 
 const SAMPLE: &str = "c/frames_probe.c";
-const STOPS: &[&str] = &["STOP leaf", "STOP bottom"];
+const STOPS: &[&str] = &["STOP leaf", "STOP bottom", "STOP odd"];
 /// Stops the program makes: `leaf` from `scalars`, twice from `keeper`, from `twice`
-/// (inlined into `shapes` at -O2), then the bottom of the recursion.
-const HITS: usize = 5;
+/// (inlined into `shapes` at -O2), the bottom of the recursion, then the odd values.
+const HITS: usize = 6;
 
 /// One frame: its function and line, then `name = value` of its arguments and locals.
 type Frame = Vec<String>;

@@ -5,7 +5,9 @@
  * a recursion whose every level has its own locals. tests/frames_values_gdb.rs stops at
  * each STOP line and compares `info args` / `info locals` of every frame with tandem's
  * scopes, built -O0 and -O2. */
+#include <math.h>
 #include <stdbool.h>
+#include <wchar.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -123,6 +125,46 @@ __attribute__((noinline)) int run_shapes(void)
     return shapes(fl, out, add, arr, grid, "word", 0.75f) + zeros[3];
 }
 
+struct node {
+    int val;
+    struct node *next;
+};
+
+struct __attribute__((packed)) packed {
+    char c;
+    int i;
+    short s;
+};
+
+/* Values whose text has its own rules in gdb: special floats, wide strings, signed and
+ * unsigned chars at their limits, 128-bit integers, null and odd pointers, arrays of
+ * floats, bools and enums, a linked list, a packed struct. */
+__attribute__((noinline)) int odd_values(int n)
+{
+    float fs[4] = {INFINITY, -INFINITY, NAN, -0.0f};
+    double ds[3] = {1e-310, 1.0 / 3.0, -1e300};
+    long double lds[2] = {1.0L / 3.0L, -2.5L};
+    bool flags[5] = {true, false, true, true, false};
+    enum colour cols[3] = {RED, BLUE, GREEN};
+    signed char sc = -1;
+    unsigned char uc = 255;
+    __int128 big = (__int128)1 << 100;
+    unsigned __int128 ubig = ~(unsigned __int128)0;
+    wchar_t wide[6] = L"wide";
+    const wchar_t *wp = L"pointer";
+    const char *nul = 0;
+    void *vp = (void *)0x1234;
+    char *bytes = "\x01\x7f\xff";
+    struct node tail = {2, 0};
+    struct node head = {1, &tail};
+    struct packed pk = {'p', 0x01020304, -5};
+    double ratio = n / 7.0;
+    sink = n; /* STOP odd */
+    return (int)(fs[3] + ds[1] + lds[0] + flags[2] + cols[1] + sc + uc + (int)big +
+                 (int)ubig + wide[0] + wp[0] + (nul != 0) + (vp != 0) + bytes[0] +
+                 head.next->val + pk.i + ratio);
+}
+
 __attribute__((noinline)) int recurse(int depth, int acc)
 {
     int here = depth * 10 + acc;
@@ -149,6 +191,7 @@ int main(void)
     total += keeper(5);
     total += run_shapes();
     total += recurse(3, 1);
+    total += odd_values(3);
     printf("%d\n", total);
     return 0;
 }

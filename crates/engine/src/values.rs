@@ -10,8 +10,10 @@ use crate::ids::ValueRef;
 
 /// Floating-point text as gdb prints it.
 mod float;
+mod wide;
 use float::float_text;
 pub(crate) use float::format_g;
+use wide::{wide_array_text, wide_char_text, wide_pointer_text, wide_prefix};
 
 /// Longest string read behind a `char *`.
 const MAX_STRING: usize = 200;
@@ -384,7 +386,7 @@ impl Renderer<'_> {
             _ => {
                 let size = r.size.unwrap_or(0);
                 let bytes = place.read(self.mem, size)?;
-                Ok((self.scalar_text(&r, &bytes)?, None))
+                Ok((self.scalar_of(ty, &r, &bytes)?, None))
             }
         }
     }
@@ -410,6 +412,23 @@ impl Renderer<'_> {
                 })
             }
         }
+    }
+
+    /// Text of a scalar of type `ty` (resolved: `r`) from its bytes: a wide character
+    /// type, which only its name tells apart, as one; else [`Renderer::scalar_text`].
+    pub(crate) fn scalar_of(
+        &self,
+        ty: TypeRef,
+        r: &Resolved,
+        bytes: &[u8],
+    ) -> Result<String, String> {
+        if let (TypeKind::Base(enc), Some((prefix, _))) = (&r.kind, wide_prefix(self.binary, ty)) {
+            if !bytes.is_empty() {
+                let signed = matches!(enc, BaseEncoding::Signed | BaseEncoding::SignedChar);
+                return Ok(wide_char_text(prefix, bytes, signed));
+            }
+        }
+        self.scalar_text(r, bytes)
     }
 
     /// Text of a scalar (base, enum, pointer) from its bytes.
@@ -449,6 +468,9 @@ impl Renderer<'_> {
         let Some(target) = target else {
             return format!("{addr:#x}");
         };
+        if let Some((prefix, size)) = wide_prefix(self.binary, target) {
+            return wide_pointer_text(self.mem, addr, prefix, size);
+        }
         let Ok(r) = resolve(self.binary, target) else {
             return format!("{addr:#x}");
         };
@@ -514,6 +536,18 @@ impl Renderer<'_> {
         if depth > MAX_NEST {
             return "{...}".into();
         }
+        if let (true, Some((prefix, size))) = (
+            dim + 1 == ndims && count > 0,
+            wide_prefix(self.binary, element),
+        ) {
+            let len = count.saturating_mul(size as u64).min(MAX_READ);
+            // Partly optimized out: element by element below, as gdb falls back to.
+            match place.read(self.mem, len) {
+                Ok(bytes) => return wide_array_text(prefix, &bytes, size),
+                Err(e) if matches!(place, Place::Memory(_)) => return e,
+                Err(_) => {}
+            }
+        }
         if dim + 1 == ndims && count > 0 {
             let is_char = resolve(self.binary, element).is_ok_and(|r| {
                 r.size == Some(1)
@@ -523,10 +557,11 @@ impl Renderer<'_> {
                     )
             });
             if is_char {
-                return match place.read(self.mem, count.min(MAX_READ)) {
-                    Ok(bytes) => char_array_text(&bytes),
-                    Err(e) => e,
-                };
+                match place.read(self.mem, count.min(MAX_READ)) {
+                    Ok(bytes) => return char_array_text(&bytes),
+                    Err(e) if matches!(place, Place::Memory(_)) => return e,
+                    Err(_) => {}
+                }
             }
         }
         let stride = self.stride(ty, element, dim);
@@ -563,7 +598,7 @@ impl Renderer<'_> {
             }
             match resolve(self.binary, element) {
                 Ok(r) if is_scalar(&r.kind) => match p.read(self.mem, r.size.unwrap_or(0)) {
-                    Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
+                    Ok(b) => self.scalar_of(element, &r, &b).unwrap_or_else(|e| e),
                     Err(e) => e,
                 },
                 // Elements that are structs, unions or arrays are printed in full, as
@@ -673,8 +708,8 @@ impl Renderer<'_> {
                 _ => m.name.clone().unwrap_or_default(),
             };
             let text = match m.ty.map(|t| (t, resolve(self.binary, t))) {
-                Some((_, Ok(r))) if is_scalar(&r.kind) => match self.member_bytes(m, &r, place) {
-                    Ok(b) => self.scalar_text(&r, &b).unwrap_or_else(|e| e),
+                Some((t, Ok(r))) if is_scalar(&r.kind) => match self.member_bytes(m, &r, place) {
+                    Ok(b) => self.scalar_of(t, &r, &b).unwrap_or_else(|e| e),
                     Err(e) => e,
                 },
                 Some((t, Ok(_))) if m.bitfield.is_none() => self

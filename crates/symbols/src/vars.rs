@@ -544,8 +544,10 @@ fn const_bytes(binary: &Binary, owner: DieId, v: AttributeValue<R>) -> VariableL
         AttributeValue::Data2(x) => x.to_le_bytes().to_vec(),
         AttributeValue::Data4(x) => x.to_le_bytes().to_vec(),
         AttributeValue::Data8(x) => x.to_le_bytes().to_vec(),
-        AttributeValue::Sdata(x) => x.to_le_bytes().to_vec(),
-        AttributeValue::Udata(x) => x.to_le_bytes().to_vec(),
+        // Extended to 16 bytes, so a constant of a 128-bit type (`~(unsigned
+        // __int128)0` is `DW_FORM_sdata` -1) reads whole; narrower types read a prefix.
+        AttributeValue::Sdata(x) => i128::from(x).to_le_bytes().to_vec(),
+        AttributeValue::Udata(x) => u128::from(x).to_le_bytes().to_vec(),
         other => {
             let Ok(unit) = binary.unit(owner.unit) else {
                 return VariableLocation::OptimizedOut;

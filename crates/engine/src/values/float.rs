@@ -6,12 +6,28 @@ pub(super) fn float_text(bytes: &[u8]) -> String {
     match bytes.len() {
         4 => {
             let v = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+            if v.is_nan() {
+                return nan_text(v.is_sign_negative(), u64::from(v.to_bits() & 0x7f_ffff));
+            }
             format_g(f64::from(v), 9)
         }
-        8 => format_g(f64::from_le_bytes(le8(bytes)), 17),
+        8 => {
+            let v = f64::from_le_bytes(le8(bytes));
+            if v.is_nan() {
+                return nan_text(v.is_sign_negative(), v.to_bits() & ((1 << 52) - 1));
+            }
+            format_g(v, 17)
+        }
         10 | 12 | 16 => x87_text(bytes),
         _ => "<unsupported float>".into(),
     }
+}
+
+/// A NaN as gdb prints it: its sign and its own mantissa bits (`nan(0x400000)` for a
+/// float's quiet NaN, `-nan(0x8000000000000)` for a double's negative one).
+fn nan_text(negative: bool, mantissa: u64) -> String {
+    let sign = if negative { "-" } else { "" };
+    format!("{sign}nan(0x{mantissa:x})")
 }
 
 fn le8(bytes: &[u8]) -> [u8; 8] {
@@ -267,6 +283,15 @@ mod tests {
             "2.7100000000000000".trim_end_matches('0')
         );
         assert_eq!(format_g(0.5, 9), "0.5");
+        assert_eq!(float_text(&f32::NAN.to_le_bytes()), "nan(0x400000)");
+        assert_eq!(
+            float_text(&(-f64::NAN).to_le_bytes()),
+            "-nan(0x8000000000000)"
+        );
+        assert_eq!(
+            float_text(&f64::from_bits(0x7ff0_0000_0000_0001).to_le_bytes()),
+            "nan(0x1)"
+        );
         assert_eq!(format_g(1e20, 17), "1e+20");
         assert_eq!(format_g(-2.5e-7, 17), "-2.4999999999999999e-07");
         assert_eq!(format_g(100.0, 17), "100");
