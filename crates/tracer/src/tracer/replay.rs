@@ -419,6 +419,9 @@ impl Tracer {
 
     /// Follows the live moves from `f`; at their end the present is reached.
     fn start_follow(&mut self, mut f: Follow) {
+        // A follow begun on the way (the seek passed the present's system call) gives
+        // way to this one: its guard must not outlive it.
+        self.end_follow_guard();
         let Some(live) = self.replay_mut().map(|r| r.live_pos.clone()) else {
             return;
         };
