@@ -252,35 +252,80 @@ fn steps_are_positions_too() {
     }
 }
 
-/// A second thread ends the recording; the program goes on live and unharmed.
+/// A multi-threaded program is recorded one thread at a time (docs/reverse.md,
+/// "Threads"): eight threads, each calling `proc_thread_hit(index)` three times. A
+/// replay re-creates the threads and shows each earlier hit in the thread that made it
+/// (its `index` argument) with the counters as they were; forward again reaches the
+/// present, and the program runs to its end recorded, unharmed.
 #[test]
-fn a_second_thread_ends_the_recording() {
+fn threads_are_recorded_one_at_a_time_and_replayed() {
     let sample = common::compile("proc_threads", &["-g", "-O0", "-pthread"]);
     let config = LaunchConfig {
         program: sample.path.clone(),
-        args: vec!["50".into()],
+        args: vec!["3".into()],
         stop_at: StopAt::Entry,
         stdio: tracer::StdioMode::Null,
         record: true,
         ..LaunchConfig::default()
     };
     let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    let live = t.pid();
     t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let hit = RuntimeAddr(common::symbol(&sample.path, "proc_thread_hit") + bias);
+    let counters = RuntimeAddr(common::symbol(&sample.path, "proc_hits") + bias);
+    t.insert_breakpoint(hit).expect("insert");
+    let look = |t: &mut Tracer| -> (u64, Vec<u8>) {
+        let tid = t.shown_thread();
+        let index = t.regs(tid).expect("regs").0.rdi;
+        let mut b = vec![0u8; 64];
+        t.read_memory(counters, &mut b).expect("proc_hits");
+        (index, b)
+    };
+    let mut hits = Vec::new();
+    for _ in 0..14 {
+        next_hit(&mut t, hit);
+        let pos = t.position().expect("a hit has an exact position");
+        hits.push((pos, look(&mut t)));
+    }
+    let indexes: Vec<u64> = hits.iter().map(|h| h.1 .0).collect();
+    assert!(
+        indexes.windows(2).any(|w| w[0] != w[1]),
+        "hits of several threads: {indexes:?}"
+    );
+    assert_eq!(t.recording().expect("info").ended, None, "still recording");
+
+    for k in [12, 2, 7] {
+        t.goto(&hits[k].0).expect("goto");
+        assert!(t.is_replaying());
+        assert_eq!(look(&mut t), hits[k].1, "hit {k} replayed");
+    }
+    for h in &hits[8..13] {
+        next_hit(&mut t, hit);
+        assert!(t.is_replaying());
+        assert_eq!(look(&mut t), h.1, "forward in the replay");
+    }
+    next_hit(&mut t, hit);
+    assert!(!t.is_replaying(), "the present is the live process");
+    assert_eq!(t.pid(), live);
+    assert_eq!(look(&mut t), hits[13].1);
+
+    t.remove_breakpoint(hit).expect("remove");
     t.resume().expect("resume");
     let code = loop {
         match t.wait().expect("event") {
             Event::Exited { code } => break code,
-            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            Event::Stopped { reason, tid } => panic!(
+                "unexpected stop {reason:?} of {tid:?} (the hit is at {hit:?}): {:?}",
+                t.recording()
+            ),
             _ => {}
         }
     };
     assert_eq!(code, 0, "the threads all ran their iterations");
-    let info = t.recording().expect("was recorded");
-    let ended = info.ended.expect("ended");
-    assert!(
-        ended.contains("multi-threaded recording is not supported yet"),
-        "{ended}"
-    );
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
+    assert!(ended.contains("the program ended"), "{ended}");
+    assert!(children_of(live.0).is_empty());
 }
 
 /// A signal sent to the program ends the recording (a replay could not deliver it at

@@ -6,6 +6,7 @@
 //! one: "run to the n-th next execution of this address", "single-step n times". Moves
 //! do not depend on which breakpoints are in place, and replay makes them again.
 
+use super::sched::{self, Sched, ThreadIndex};
 use super::syscalls::{self, Class};
 use super::*;
 use std::time::{Duration, Instant};
@@ -103,6 +104,8 @@ pub struct RecordingInfo {
 /// One recorded system call.
 #[derive(Clone, Debug)]
 pub(super) struct SysRecord {
+    /// The thread that made it (and ran until it).
+    pub thread: ThreadIndex,
     pub nr: u64,
     pub args: [u64; 6],
     pub result: u64,
@@ -134,6 +137,8 @@ pub(super) struct Recorder {
     /// The step being reported ended at a system call's exit: its position is that
     /// call's boundary, no move after it.
     pub syscall_stepped: bool,
+    /// The live process's threads and which one runs.
+    pub sched: Sched,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -171,6 +176,7 @@ impl Tracer {
             replay: None,
             arrived: false,
             syscall_stepped: false,
+            sched: Sched::new(tid),
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -234,14 +240,16 @@ impl Tracer {
             // Only a live process may end a recording: a replay never goes past it.
             tracing::warn!("the recording ended during a replay");
         }
-        if let Some(rec) = self.rec.take() {
-            for s in &rec.snapshots {
-                kill_stopped(s.pid);
-            }
-        }
+        let rec = self.rec.take();
         for t in self.threads.values_mut() {
             t.sysgood = false;
             t.in_syscall = false;
+        }
+        if let Some(rec) = rec {
+            for s in &rec.snapshots {
+                kill_stopped(s.pid);
+            }
+            self.release_threads(rec.sched);
         }
         self.rec_ended = Some(why);
     }
@@ -295,7 +303,7 @@ impl Tracer {
                     self.replay_exit(tid, regs)?
                 }
             } else if entering {
-                self.record_entry(regs);
+                self.record_entry(tid, regs);
                 None
             } else {
                 self.record_exit(tid, regs)?;
@@ -332,15 +340,39 @@ impl Tracer {
             }
             return Ok(o);
         }
+        // After a call's exit the schedule may give the processor to another thread.
+        let next = if entering {
+            tid
+        } else if self.is_replaying() {
+            self.replay_pick(tid)
+        } else if self.rec.is_some() {
+            self.sched_pick(tid)
+        } else {
+            tid
+        };
         if !collecting {
-            self.resume_thread(tid);
+            self.resume_thread(next);
         }
         Ok(Outcome::Absorbed)
     }
 
-    fn record_entry(&mut self, regs: libc::user_regs_struct) {
+    fn record_entry(&mut self, tid: Tid, mut regs: libc::user_regs_struct) {
         let nr = regs.orig_rax;
         let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
+        match self.sched_entry(tid, &mut regs) {
+            Err(why) => {
+                return self.end_recording(format!(
+                    "recording stopped at system call {nr}: {why}; the program goes on live"
+                ))
+            }
+            Ok(true) => {
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.entry = Some((nr, args));
+                }
+                return;
+            }
+            Ok(false) => {}
+        }
         match syscalls::class(nr, &args) {
             Class::Unsupported(why) => self.end_recording(format!(
                 "recording stopped at system call {nr}: {why}; the program goes on live"
@@ -365,6 +397,13 @@ impl Tracer {
             }
             return Ok(());
         };
+        let mut regs = regs;
+        if nr == sched::SYS_FUTEX {
+            let event = self.rec.as_ref().map_or(0, |r| r.events.len());
+            if let Some(r) = self.sched_futex_exit(tid, &mut regs, event) {
+                regs.rax = r;
+            }
+        }
         let result = regs.rax;
         if is_restart(result) {
             // Interrupted (a pause): the kernel runs the same call again on resume.
@@ -387,6 +426,7 @@ impl Tracer {
             return Ok(());
         };
         rec.events.push(SysRecord {
+            thread: rec.sched.current,
             nr,
             args,
             result,
@@ -407,8 +447,47 @@ impl Tracer {
         Ok(())
     }
 
+    /// A thread other than the main one died while recording. When it ended by its own
+    /// `exit` (the current thread) that is an event of the log, and the next thread
+    /// runs; threads killed by an `exit_group` are just gone.
+    pub(super) fn record_thread_exit(&mut self, tid: Tid, collecting: bool) -> Option<Outcome> {
+        let rec = self.rec.as_mut()?;
+        let current = rec.sched.current_tid() == Some(tid);
+        let (nr, args) = match rec.entry {
+            Some((nr, args)) if current && nr == sched::SYS_EXIT => (nr, args),
+            _ => {
+                self.sched_forget(tid);
+                return None;
+            }
+        };
+        rec.entry = None;
+        rec.events.push(SysRecord {
+            thread: rec.sched.current,
+            nr,
+            args,
+            result: 0,
+            writes: Vec::new(),
+        });
+        rec.pos = Some(Position {
+            event: rec.events.len() as u64,
+            path: Vec::new(),
+        });
+        let next = self.sched_thread_exited(tid);
+        if let (Some(next), false) = (next, collecting) {
+            if self.rec.is_some() {
+                self.resume_thread(next);
+            }
+        }
+        Some(Outcome::Info(Event::ThreadExited { tid }))
+    }
+
     /// Makes a snapshot of the stopped, recorded process at a system-call boundary.
     pub(super) fn take_snapshot(&mut self) -> Result<()> {
+        if self.threads.len() > 1 {
+            // A fork copies only the thread that makes it: a multi-threaded stretch is
+            // replayed from the last single-threaded snapshot, its clones run again.
+            return Ok(());
+        }
         let event = match self.rec.as_ref().and_then(|r| r.pos.as_ref()) {
             Some(p) if p.path.is_empty() => p.event,
             _ => return Ok(()),
@@ -524,6 +603,30 @@ impl Tracer {
             }
         }
     }
+}
+
+/// Kills a stopped process this thread traces whose threads are `tids` (a replay of a
+/// multi-threaded stretch) and reaps every one: a traced thread's exit is reported to
+/// the tracer, and the main thread's only after the others were reaped.
+pub(super) fn kill_process(pid: Pid, tids: &[Tid]) {
+    let _ = sys::kill(pid.0, libc::SIGKILL);
+    for t in tids.iter().filter(|t| t.0 != pid.0) {
+        loop {
+            match sys::wait(t.0, false, false) {
+                Ok(Some(w)) => {
+                    if matches!(
+                        sys::decode(w.status),
+                        Status::Exited(_) | Status::Signaled(..)
+                    ) {
+                        break;
+                    }
+                }
+                Ok(None) => continue,
+                Err(_) => break,
+            }
+        }
+    }
+    kill_stopped(pid);
 }
 
 /// Kills a stopped process this thread traces (a snapshot, a replay) and reaps it.

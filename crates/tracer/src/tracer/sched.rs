@@ -1,0 +1,407 @@
+//! Threads while recording and replaying: one thread runs at a time, as rr does
+//! (docs/reverse.md, "Threads"). The other threads wait in ptrace stops; futex calls
+//! are emulated by the tracer (a wait that would block parks its thread, a wake
+//! unparks), so no thread ever waits inside the kernel, the order in which threads run
+//! is the tracer's choice, and the recording's interleaved log of system calls, each
+//! tagged by a thread index stable across record and replay, is the schedule a replay
+//! follows exactly.
+
+use super::*;
+
+pub(super) const SYS_FUTEX: u64 = 202;
+pub(super) const SYS_EXIT: u64 = 60;
+pub(super) const SYS_CLONE3: u64 = 435;
+const SYS_SET_TID_ADDRESS: u64 = 218;
+pub(super) const CLONE_VM: u64 = 0x100;
+pub(super) const CLONE_THREAD: u64 = 0x10000;
+pub(super) const CLONE_CHILD_CLEARTID: u64 = 0x20_0000;
+const FUTEX_WAIT: u64 = 0;
+const FUTEX_WAKE: u64 = 1;
+const FUTEX_WAIT_BITSET: u64 = 9;
+const FUTEX_WAKE_BITSET: u64 = 10;
+/// FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME: neither changes what an emulated call does.
+const FUTEX_CMD_MASK: u64 = !(128 | 256);
+const EAGAIN: u64 = (-11i64) as u64;
+
+/// A thread's place in the order of creation (0 is the main thread): the same thread
+/// has the same index in the recording and in every replay, whatever its kernel id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(super) struct ThreadIndex(pub u32);
+
+impl ThreadIndex {
+    fn at(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A thread parked in an emulated futex wait (recording only).
+#[derive(Clone, Copy, Debug)]
+struct Waiter {
+    thread: ThreadIndex,
+    uaddr: u64,
+    bitset: u32,
+    /// The recorded event of its wait, whose result is known when it is woken.
+    event: usize,
+}
+
+/// What an emulated futex call does, decided at its entry.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Futex {
+    /// Returns this without waiting.
+    Result(u64),
+    /// Parks the thread on `uaddr` until a wake.
+    Park { uaddr: u64, bitset: u32 },
+}
+
+/// The threads of one process (the live one, or a replay) and which of them runs.
+#[derive(Clone, Debug)]
+pub(super) struct Sched {
+    /// Index → kernel id; `None` once the thread exited.
+    tids: Vec<Option<Tid>>,
+    /// The thread that runs (the only one resumed).
+    pub current: ThreadIndex,
+    /// Index → the address its exit clears and wakes (CLONE_CHILD_CLEARTID,
+    /// set_tid_address); recording only.
+    clear_tid: Vec<u64>,
+    waiters: Vec<Waiter>,
+    /// The futex call of the current thread between its entry and exit stops.
+    pub futex: Option<Futex>,
+    /// The clear-tid address of the thread a clone between its entry and exit makes.
+    pub clone_clear_tid: u64,
+}
+
+impl Sched {
+    pub(super) fn new(leader: Tid) -> Sched {
+        Sched {
+            tids: vec![Some(leader)],
+            current: ThreadIndex(0),
+            clear_tid: vec![0],
+            waiters: Vec::new(),
+            futex: None,
+            clone_clear_tid: 0,
+        }
+    }
+
+    /// Live threads.
+    pub(super) fn live(&self) -> usize {
+        self.tids.iter().flatten().count()
+    }
+
+    pub(super) fn tid(&self, i: ThreadIndex) -> Option<Tid> {
+        self.tids.get(i.at()).copied().flatten()
+    }
+
+    pub(super) fn index_of(&self, tid: Tid) -> Option<ThreadIndex> {
+        self.tids
+            .iter()
+            .position(|t| *t == Some(tid))
+            .map(|i| ThreadIndex(i as u32))
+    }
+
+    pub(super) fn current_tid(&self) -> Option<Tid> {
+        self.tid(self.current)
+    }
+
+    fn parked(&self, i: ThreadIndex) -> bool {
+        self.waiters.iter().any(|w| w.thread == i)
+    }
+
+    /// The next thread able to run after the current one, round robin.
+    pub(super) fn next_runnable(&self) -> Option<ThreadIndex> {
+        let n = self.tids.len();
+        (1..=n)
+            .map(|k| ThreadIndex(((self.current.at() + k) % n) as u32))
+            .find(|i| self.tid(*i).is_some() && !self.parked(*i))
+    }
+}
+
+impl Tracer {
+    /// The scheduler of the shown process (the replay's while one is shown).
+    pub(super) fn sched(&self) -> Option<&Sched> {
+        let rec = self.rec.as_ref()?;
+        match &rec.replay {
+            Some(r) => Some(&r.sched),
+            None => Some(&rec.sched),
+        }
+    }
+
+    pub(super) fn sched_mut(&mut self) -> Option<&mut Sched> {
+        let rec = self.rec.as_mut()?;
+        match &mut rec.replay {
+            Some(r) => Some(&mut r.sched),
+            None => Some(&mut rec.sched),
+        }
+    }
+
+    /// The only thread resumed while recording or replaying a multi-threaded stretch;
+    /// `None` when every thread may run.
+    pub(super) fn only_runner(&self) -> Option<Tid> {
+        self.sched().and_then(|s| s.current_tid())
+    }
+
+    /// The thread the shown point of a recording belongs to (the one that runs there),
+    /// else the main thread.
+    pub fn shown_thread(&self) -> Tid {
+        self.only_runner().unwrap_or(Tid(self.pid.0))
+    }
+
+    /// Refuses to run a thread that is not the one scheduled: what it did would not be
+    /// in the recording's schedule.
+    pub(super) fn require_runner(&self, tid: Tid) -> Result<()> {
+        match self.sched() {
+            Some(s) if s.live() > 1 && s.current_tid() != Some(tid) => Err(Error::Replay(
+                "while recording a multi-threaded program only the thread that runs can be stepped or resumed alone; this thread waits".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A thread the shown process created (its clone event): it joins the schedule,
+    /// waiting until it is chosen.
+    pub(super) fn sched_thread_created(&mut self, new: Tid) {
+        let Some(s) = self.sched_mut() else {
+            return;
+        };
+        let ctid = std::mem::take(&mut s.clone_clear_tid);
+        s.tids.push(Some(new));
+        s.clear_tid.push(ctid);
+    }
+
+    /// Recording: what the entry of call `nr` by the current thread of a multi-threaded
+    /// program means for the schedule. `Err` ends the recording with that reason;
+    /// `Ok(true)`: the call is emulated (skipped here, its result given at its exit).
+    pub(super) fn sched_entry(
+        &mut self,
+        tid: Tid,
+        regs: &mut libc::user_regs_struct,
+    ) -> std::result::Result<bool, String> {
+        let nr = regs.orig_rax;
+        let a = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
+        match nr {
+            SYS_CLONE3 | 56 => {
+                let (flags, ctid) = if nr == 56 {
+                    (a[0], a[3])
+                } else {
+                    let flags = sys::peek_word(tid, a[0]).map_err(|e| e.to_string())?;
+                    let ctid = sys::peek_word(tid, a[0] + 16).map_err(|e| e.to_string())?;
+                    (flags, ctid)
+                };
+                if flags & CLONE_THREAD == 0 || flags & CLONE_VM == 0 {
+                    return Err("recording a program that forks is not supported yet".into());
+                }
+                if let Some(s) = self.sched_mut() {
+                    s.clone_clear_tid = if flags & CLONE_CHILD_CLEARTID != 0 {
+                        ctid
+                    } else {
+                        0
+                    };
+                }
+                Ok(false)
+            }
+            SYS_SET_TID_ADDRESS => {
+                if let Some(s) = self.sched_mut() {
+                    let i = s.current.at();
+                    if let Some(c) = s.clear_tid.get_mut(i) {
+                        *c = a[0];
+                    }
+                }
+                Ok(false)
+            }
+            SYS_FUTEX if self.sched().is_some_and(|s| s.live() > 1) => {
+                let plan = match a[1] & FUTEX_CMD_MASK {
+                    FUTEX_WAIT | FUTEX_WAIT_BITSET => {
+                        let mut word = [0u8; 4];
+                        if self.read_raw(a[0], &mut word).unwrap_or(0) < 4 {
+                            return Err("a futex wait on memory tandem cannot read".into());
+                        }
+                        if u64::from(u32::from_ne_bytes(word)) != a[2] & 0xffff_ffff {
+                            Futex::Result(EAGAIN)
+                        } else {
+                            let bitset = if a[1] & FUTEX_CMD_MASK == FUTEX_WAIT_BITSET {
+                                a[5] as u32
+                            } else {
+                                u32::MAX
+                            };
+                            Futex::Park {
+                                uaddr: a[0],
+                                bitset,
+                            }
+                        }
+                    }
+                    FUTEX_WAKE | FUTEX_WAKE_BITSET => {
+                        let bitset = if a[1] & FUTEX_CMD_MASK == FUTEX_WAKE_BITSET {
+                            a[5] as u32
+                        } else {
+                            u32::MAX
+                        };
+                        Futex::Result(self.futex_wake(a[0], a[2] as u32, bitset))
+                    }
+                    _ => {
+                        return Err(
+                            "a futex operation tandem does not record yet (requeue, wake-op, priority inheritance)"
+                                .into(),
+                        )
+                    }
+                };
+                if let Some(s) = self.sched_mut() {
+                    s.futex = Some(plan);
+                }
+                regs.orig_rax = u64::MAX;
+                sys::set_regs(tid, regs).map_err(|e| e.to_string())?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Wakes at most `n` threads parked on `uaddr` whose bitset meets `bitset`, first
+    /// parked first; their waits return 0. Returns how many.
+    fn futex_wake(&mut self, uaddr: u64, n: u32, bitset: u32) -> u64 {
+        let Some(rec) = self.rec.as_mut() else {
+            return 0;
+        };
+        let s = &mut rec.sched;
+        let mut woken = Vec::new();
+        s.waiters.retain(|w| {
+            let take = (woken.len() as u32) < n && w.uaddr == uaddr && w.bitset & bitset != 0;
+            if take {
+                woken.push(*w);
+            }
+            !take
+        });
+        for w in &woken {
+            if let Some(ev) = rec.events.get_mut(w.event) {
+                ev.result = 0;
+            }
+            if let Some(t) = s.tid(w.thread) {
+                if let Ok(mut regs) = sys::get_regs(t) {
+                    regs.rax = 0;
+                    let _ = sys::set_regs(t, &regs);
+                    if let Some(th) = self.threads.get_mut(&t) {
+                        th.regs = Some(regs);
+                    }
+                }
+            }
+        }
+        woken.len() as u64
+    }
+
+    /// Recording: the exit stop of an emulated futex call of the current thread. Its
+    /// result is set, or the thread parks. Returns the result to record.
+    pub(super) fn sched_futex_exit(
+        &mut self,
+        tid: Tid,
+        regs: &mut libc::user_regs_struct,
+        event: usize,
+    ) -> Option<u64> {
+        let plan = self.sched_mut()?.futex.take()?;
+        match plan {
+            Futex::Result(r) => {
+                regs.rax = r;
+                let _ = sys::set_regs(tid, regs);
+                Some(r)
+            }
+            Futex::Park { uaddr, bitset } => {
+                let s = self.sched_mut()?;
+                let thread = s.current;
+                s.waiters.push(Waiter {
+                    thread,
+                    uaddr,
+                    bitset,
+                    event,
+                });
+                // Known when it is woken.
+                Some(0)
+            }
+        }
+    }
+
+    /// Recording: after the exit stop of the current thread's call (or its death): the
+    /// thread to resume. A thread that parked gives the processor to the next one able
+    /// to run; when none can, the recording ends and the waits run live.
+    pub(super) fn sched_pick(&mut self, tid: Tid) -> Tid {
+        let Some(s) = self.sched() else {
+            return tid;
+        };
+        let cur = s.current;
+        let cur_ok = s.tid(cur).is_some() && !s.parked(cur);
+        if cur_ok {
+            return s.tid(cur).unwrap_or(tid);
+        }
+        match s.next_runnable() {
+            Some(next) => {
+                let t = s.tid(next).unwrap_or(tid);
+                if let Some(s) = self.sched_mut() {
+                    s.current = next;
+                }
+                tracing::trace!(from = cur.0, to = next.0, "switch");
+                t
+            }
+            None => {
+                self.end_recording(
+                    "recording stopped: every thread of the program waits (a futex with a timeout, or for something outside); the program goes on live"
+                        .into(),
+                );
+                tid
+            }
+        }
+    }
+
+    /// Recording: the current thread died by its own `exit`: its clear-tid word was
+    /// zeroed by the kernel, and the wake the kernel does on it is emulated (no thread
+    /// waits in the kernel). Returns the thread to resume, if any.
+    pub(super) fn sched_thread_exited(&mut self, tid: Tid) -> Option<Tid> {
+        let s = self.sched()?;
+        let i = s.index_of(tid)?;
+        let clear = s.clear_tid.get(i.at()).copied().unwrap_or(0);
+        if let Some(s) = self.sched_mut() {
+            s.tids[i.at()] = None;
+            s.waiters.retain(|w| w.thread != i);
+        }
+        if clear != 0 {
+            self.futex_wake(clear, u32::MAX, u32::MAX);
+        }
+        if self.sched().is_some_and(|s| s.current != i) {
+            return None;
+        }
+        Some(self.sched_pick(tid))
+    }
+
+    /// Replay: a thread died.
+    pub(super) fn sched_forget(&mut self, tid: Tid) -> Option<ThreadIndex> {
+        let s = self.sched_mut()?;
+        let i = s.index_of(tid)?;
+        s.tids[i.at()] = None;
+        Some(i)
+    }
+
+    /// The recording ends while threads are parked: each goes back onto its futex call,
+    /// which it makes again live (the kernel's own wait and wake take over), and every
+    /// held thread but the current one (the caller's) runs again.
+    pub(super) fn release_threads(&mut self, s: Sched) {
+        for w in &s.waiters {
+            let Some(t) = s.tid(w.thread) else { continue };
+            if let Ok(mut regs) = sys::get_regs(t) {
+                regs.rax = SYS_FUTEX;
+                regs.rip -= 2;
+                let _ = sys::set_regs(t, &regs);
+                if let Some(th) = self.threads.get_mut(&t) {
+                    th.regs = Some(regs);
+                }
+            }
+        }
+        if self.phase == Phase::Stopped || s.live() < 2 {
+            return;
+        }
+        let cur = s.current_tid();
+        let held: Vec<Tid> = self
+            .threads
+            .iter()
+            .filter(|(t, th)| Some(**t) != cur && !th.running)
+            .map(|(t, _)| *t)
+            .collect();
+        for t in held {
+            self.resume_thread(t);
+        }
+    }
+}
