@@ -224,3 +224,139 @@ fn four_threads_recorded_go_back_to_their_hits_and_forward_to_the_live_end() {
         assert!(!alive(p), "process {p} left behind");
     }
 }
+
+/// A thread that never makes a system call (samples/c/rev_spin.c: the main thread
+/// spinning on a flag a worker sets) is preempted after a time slice; going back
+/// replays the preemption where the recording made it (found by the thread's
+/// registers), so the main thread sees what it saw, and forward again reaches the
+/// present and the program's end with its output.
+#[test]
+fn a_preempted_thread_is_replayed_to_the_same_point() {
+    let program = build("c/rev_spin.c", "gcc", &["-g", "-O0", "-pthread"]);
+    let plain = Command::new(&program).output().unwrap();
+    let plain_out = String::from_utf8(plain.stdout).unwrap();
+    let src = sample_path("c/rev_spin.c");
+    let after = line_of(&src, "/* after the spin */");
+    let print = line_of(&src, "/* print */");
+    let spin = line_of(&src, "while (!ready)");
+    let call = line_of(&src, "/* a call */");
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "stdio": "pipes", "reverseDebugging": true}),
+    );
+    c.event("capabilities");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": after}, {"line": print}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let pid = c.debuggee_pid.unwrap();
+    let get = |c: &mut DapClient, tid: i64, e: &str| -> String {
+        let fid = top(c, tid)["id"].as_i64().unwrap();
+        c.evaluate(fid, e)["result"].as_str().unwrap().to_string()
+    };
+    let (reason, tid) = stopped(&mut c);
+    assert_eq!(reason, "breakpoint");
+    assert_eq!(line(&mut c, tid), ("main".to_string(), after));
+    let produced = get(&mut c, tid, "produced");
+    c.ok("continue", json!({"threadId": tid}));
+    let (_, tid) = stopped(&mut c);
+    assert_eq!(line(&mut c, tid), ("main".to_string(), print));
+    assert_eq!(get(&mut c, tid, "seen"), produced);
+
+    c.ok("reverseContinue", json!({"threadId": tid}));
+    let (reason, tid) = stopped(&mut c);
+    assert_eq!(reason, "breakpoint");
+    assert_eq!(line(&mut c, tid), ("main".to_string(), after));
+    assert_eq!(
+        get(&mut c, tid, "produced"),
+        produced,
+        "the past, as it was"
+    );
+    // Back by lines: the call after the spin, then the spin's last test of the flag.
+    c.ok("stepBack", json!({"threadId": tid}));
+    let (reason, tid) = stopped(&mut c);
+    assert_eq!(reason, "step", "{:?}", c.output);
+    assert_eq!(line(&mut c, tid), ("main".to_string(), call));
+    c.ok("stepBack", json!({"threadId": tid}));
+    let (reason, tid) = stopped(&mut c);
+    assert_eq!(reason, "step", "{:?}", c.output);
+    assert_eq!(line(&mut c, tid), ("main".to_string(), spin));
+    c.ok("continue", json!({"threadId": tid}));
+    let (_, tid) = stopped(&mut c);
+    assert_eq!(line(&mut c, tid), ("main".to_string(), after));
+    c.ok("continue", json!({"threadId": tid}));
+    let (_, tid) = stopped(&mut c);
+    assert_eq!(tid, pid, "the present is the live process");
+    assert_eq!(
+        get(&mut c, tid, "seen"),
+        produced,
+        "forward again to the present"
+    );
+    c.ok("continue", json!({"threadId": tid}));
+    let exited = c.event("exited");
+    assert_eq!(exited["body"]["exitCode"], 0);
+    let stdout: String = c
+        .output
+        .iter()
+        .filter(|(cat, _)| cat == "stdout")
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert_eq!(stdout, plain_out);
+    c.finish();
+    assert!(
+        wait_until(std::time::Duration::from_secs(5), || !alive(pid)),
+        "the debuggee is gone"
+    );
+}
+
+/// A thread preempted in a tight loop that changes its registers at every pass
+/// (samples/c/eng_threads.c's worker incrementing a counter): the recording goes on
+/// and the program runs right, but a replay cannot find that point again without a
+/// branch counter: going back says the recording diverged there, and the live process
+/// is shown again, never a wrong past.
+#[test]
+fn a_point_in_a_preempted_tight_loop_is_refused_not_guessed() {
+    let program = build("c/eng_threads.c", "gcc", &["-g", "-O0", "-pthread"]);
+    let src = sample_path("c/eng_threads.c");
+    let last = line_of(&src, "return 0;");
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "stdio": "pipes", "reverseDebugging": true}),
+    );
+    c.event("capabilities");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": last}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let pid = c.debuggee_pid.unwrap();
+    let (reason, tid) = stopped(&mut c);
+    assert_eq!(reason, "breakpoint");
+    assert_eq!(tid, pid);
+    c.ok("reverseContinue", json!({"threadId": tid}));
+    let st = c.event("stopped");
+    let text: String = c.output.iter().map(|(_, t)| t.as_str()).collect();
+    assert!(text.contains("the recording diverged here"), "{text}");
+    assert!(text.contains("branch counter"), "{text}");
+    assert_eq!(st["body"]["threadId"], pid, "the live process again: {st}");
+    c.ok("continue", json!({"threadId": tid}));
+    let exited = c.event("exited");
+    assert_eq!(exited["body"]["exitCode"], 0);
+    let stdout: String = c
+        .output
+        .iter()
+        .filter(|(cat, _)| cat == "stdout")
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert_eq!(stdout, "6\n");
+    c.finish();
+    assert!(
+        wait_until(std::time::Duration::from_secs(5), || !alive(pid)),
+        "the debuggee is gone"
+    );
+}

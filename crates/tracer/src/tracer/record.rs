@@ -111,6 +111,8 @@ pub(super) struct SysRecord {
     pub result: u64,
     /// What the kernel (may have) written, read right after the call.
     pub writes: Vec<(u64, Vec<u8>)>,
+    /// A preemption: the registers the thread had where it was interrupted.
+    pub regs: Option<Box<sched::RegsKey>>,
 }
 
 /// A copy-on-write fork of the debuggee, stopped, made after `event` system calls.
@@ -139,6 +141,10 @@ pub(super) struct Recorder {
     pub syscall_stepped: bool,
     /// The live process's threads and which one runs.
     pub sched: Sched,
+    /// The time slice's timer (made when a second thread appears).
+    pub timer: Option<sys::ThreadTimer>,
+    /// When the armed timer fires.
+    pub armed: Option<Instant>,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -177,6 +183,8 @@ impl Tracer {
             arrived: false,
             syscall_stepped: false,
             sched: Sched::new(tid),
+            timer: None,
+            armed: None,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -291,6 +299,7 @@ impl Tracer {
         t.in_syscall = entering;
         let step = !entering && std::mem::take(&mut t.syscall_step);
         let mut outcome = None;
+        let mut recorded = false;
         if self.rec.is_some() {
             let regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
             if let Some(t) = self.threads.get_mut(&tid) {
@@ -306,7 +315,7 @@ impl Tracer {
                 self.record_entry(tid, regs);
                 None
             } else {
-                self.record_exit(tid, regs)?;
+                recorded = self.record_exit(tid, regs)?;
                 None
             };
         }
@@ -345,7 +354,7 @@ impl Tracer {
             tid
         } else if self.is_replaying() {
             self.replay_pick(tid)
-        } else if self.rec.is_some() {
+        } else if self.rec.is_some() && recorded {
             self.sched_pick(tid)
         } else {
             tid
@@ -385,17 +394,17 @@ impl Tracer {
         }
     }
 
-    fn record_exit(&mut self, tid: Tid, regs: libc::user_regs_struct) -> Result<()> {
+    fn record_exit(&mut self, tid: Tid, regs: libc::user_regs_struct) -> Result<bool> {
         let Some((nr, args)) = self.rec.as_mut().and_then(|r| r.entry.take()) else {
             if self.rec.as_ref().is_some_and(|r| r.snapshots.is_empty()) {
                 // The first boundary: rdtsc faults from here on (snapshots inherit it).
                 if let Err(e) = self.trap_tsc() {
                     self.end_recording(format!("recording stopped: {e}"));
-                    return Ok(());
+                    return Ok(false);
                 }
                 self.take_snapshot()?;
             }
-            return Ok(());
+            return Ok(false);
         };
         let mut regs = regs;
         if nr == sched::SYS_FUTEX {
@@ -407,7 +416,7 @@ impl Tracer {
         let result = regs.rax;
         if is_restart(result) {
             // Interrupted (a pause): the kernel runs the same call again on resume.
-            return Ok(());
+            return Ok(false);
         }
         let read_u64 = |a: u64| sys::peek_word(tid, a).ok();
         let regions = syscalls::written(nr, &args, result, &read_u64);
@@ -423,7 +432,7 @@ impl Tracer {
             }
         }
         let Some(rec) = self.rec.as_mut() else {
-            return Ok(());
+            return Ok(false);
         };
         rec.events.push(SysRecord {
             thread: rec.sched.current,
@@ -431,6 +440,7 @@ impl Tracer {
             args,
             result,
             writes,
+            regs: None,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,
@@ -444,7 +454,7 @@ impl Tracer {
                 tracing::warn!("a snapshot failed: {e}");
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// A thread other than the main one died while recording. When it ended by its own
@@ -467,6 +477,7 @@ impl Tracer {
             args,
             result: 0,
             writes: Vec::new(),
+            regs: None,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,

@@ -61,6 +61,13 @@ pub(super) struct Replay {
     thread_call: bool,
 }
 
+impl Replay {
+    /// The recorded event the replay is at.
+    pub(super) fn cursor(&self) -> u64 {
+        self.cursor
+    }
+}
+
 impl Tracer {
     fn park(&mut self) -> Parked {
         Parked {
@@ -178,6 +185,7 @@ impl Tracer {
         };
         // A fork of the snapshot runs, so the snapshot stays as it was.
         self.end_follow_guard();
+        self.drop_preempt_guard();
         if let Some(r) = self.replay_mut() {
             r.follow = None;
         }
@@ -456,6 +464,19 @@ impl Tracer {
         }
     }
 
+    /// Takes the int3 that finds a preemption point out (the breakpoint table is shared
+    /// with the live process, which must never get it).
+    fn drop_preempt_guard(&mut self) {
+        let guard = self
+            .rec
+            .as_mut()
+            .and_then(|r| r.replay.as_mut())
+            .and_then(|r| r.sched.preempt_guard.take());
+        if let Some(g) = guard {
+            let _ = self.remove_breakpoint_here(RuntimeAddr(g));
+        }
+    }
+
     fn end_follow_guard(&mut self) {
         let guard = self
             .replay_mut()
@@ -589,6 +610,7 @@ impl Tracer {
     /// it was, with the breakpoint table's int3s.
     pub fn leave_replay(&mut self) {
         self.end_follow_guard();
+        self.drop_preempt_guard();
         let Some(r) = self.rec.as_mut().and_then(|r| r.replay.take()) else {
             return;
         };
@@ -778,6 +800,7 @@ impl Tracer {
             event: cursor,
             path: Vec::new(),
         });
+        self.plant_preempt_guard();
         if cursor == live_event {
             self.start_follow(Follow::default());
         }

@@ -6,7 +6,9 @@
 //! tagged by a thread index stable across record and replay, is the schedule a replay
 //! follows exactly.
 
+use super::record::{Position, SysRecord};
 use super::*;
+use std::time::{Duration, Instant};
 
 pub(super) const SYS_FUTEX: u64 = 202;
 pub(super) const SYS_EXIT: u64 = 60;
@@ -22,6 +24,45 @@ const FUTEX_WAKE_BITSET: u64 = 10;
 /// FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME: neither changes what an emulated call does.
 const FUTEX_CMD_MASK: u64 = !(128 | 256);
 const EAGAIN: u64 = (-11i64) as u64;
+const SYS_SCHED_YIELD: u64 = 24;
+const SYS_NANOSLEEP: u64 = 35;
+const SYS_CLOCK_NANOSLEEP: u64 = 230;
+/// The event number of a preemption (no system call has it).
+pub(super) const PREEMPT_EVENT: u64 = 1 << 33;
+/// How long a thread runs while others could before it is preempted.
+const SLICE: Duration = Duration::from_millis(30);
+/// How many times a replay passes a preemption point's pc with other registers before
+/// it gives up (each pass is a trap and a step: a tight loop that ran a whole slice
+/// is millions of passes; without a branch counter it cannot be skipped).
+const MAX_GUARD_PASSES: u64 = 20_000;
+
+/// What identifies a thread's state at a preemption point: its general registers (the
+/// flags only as far as instructions set them).
+pub(super) type RegsKey = [u64; 19];
+
+pub(super) fn regs_key(r: &libc::user_regs_struct) -> RegsKey {
+    [
+        r.r15,
+        r.r14,
+        r.r13,
+        r.r12,
+        r.rbp,
+        r.rbx,
+        r.r11,
+        r.r10,
+        r.r9,
+        r.r8,
+        r.rax,
+        r.rcx,
+        r.rdx,
+        r.rsi,
+        r.rdi,
+        r.rip,
+        r.rsp,
+        r.eflags & 0xcd5,
+        r.fs_base,
+    ]
+}
 
 /// A thread's place in the order of creation (0 is the main thread): the same thread
 /// has the same index in the recording and in every replay, whatever its kernel id.
@@ -68,6 +109,14 @@ pub(super) struct Sched {
     pub futex: Option<Futex>,
     /// The clear-tid address of the thread a clone between its entry and exit makes.
     pub clone_clear_tid: u64,
+    /// When the current thread got the processor.
+    slice_from: Instant,
+    /// Recording: the current thread was interrupted to be preempted.
+    preempting: Option<Tid>,
+    /// Replay: the int3 that finds the next preemption point, and how often it was
+    /// passed.
+    pub preempt_guard: Option<u64>,
+    guard_passes: u64,
 }
 
 impl Sched {
@@ -79,6 +128,10 @@ impl Sched {
             waiters: Vec::new(),
             futex: None,
             clone_clear_tid: 0,
+            slice_from: Instant::now(),
+            preempting: None,
+            preempt_guard: None,
+            guard_passes: 0,
         }
     }
 
@@ -104,6 +157,14 @@ impl Sched {
 
     fn parked(&self, i: ThreadIndex) -> bool {
         self.waiters.iter().any(|w| w.thread == i)
+    }
+
+    /// Gives the processor to thread `i`.
+    fn switch_to(&mut self, i: ThreadIndex) {
+        tracing::trace!(from = self.current.0, to = i.0, "switch");
+        self.current = i;
+        self.slice_from = Instant::now();
+        self.preempting = None;
     }
 
     /// The next thread able to run after the current one, round robin.
@@ -165,6 +226,10 @@ impl Tracer {
         let ctid = std::mem::take(&mut s.clone_clear_tid);
         s.tids.push(Some(new));
         s.clear_tid.push(ctid);
+        if s.live() == 2 {
+            // Slices count from here: before, the thread had the processor alone.
+            s.slice_from = Instant::now();
+        }
     }
 
     /// Recording: what the entry of call `nr` by the current thread of a multi-threaded
@@ -326,15 +391,32 @@ impl Tracer {
         let cur = s.current;
         let cur_ok = s.tid(cur).is_some() && !s.parked(cur);
         if cur_ok {
+            // Its slice is over, or it yields (sleeps): the next thread able to run.
+            let last = self
+                .rec
+                .as_ref()
+                .and_then(|r| r.events.last())
+                .map(|e| e.nr);
+            let yields = matches!(
+                last,
+                Some(SYS_SCHED_YIELD | SYS_NANOSLEEP | SYS_CLOCK_NANOSLEEP)
+            );
+            let next = s.next_runnable().filter(|n| *n != cur);
+            if let (Some(next), true) = (next, yields || s.slice_from.elapsed() >= SLICE) {
+                let t = s.tid(next).unwrap_or(tid);
+                if let Some(s) = self.sched_mut() {
+                    s.switch_to(next);
+                }
+                return t;
+            }
             return s.tid(cur).unwrap_or(tid);
         }
         match s.next_runnable() {
             Some(next) => {
                 let t = s.tid(next).unwrap_or(tid);
                 if let Some(s) = self.sched_mut() {
-                    s.current = next;
+                    s.switch_to(next);
                 }
-                tracing::trace!(from = cur.0, to = next.0, "switch");
                 t
             }
             None => {
@@ -403,5 +485,236 @@ impl Tracer {
         for t in held {
             self.resume_thread(t);
         }
+    }
+}
+
+impl Tracer {
+    /// Recording, before waiting: while another thread could run, the current one has
+    /// a time slice; its timer wakes the wait when it ends. Returns whether a slice is
+    /// running (the wait must then be interruptible).
+    pub(super) fn arm_slice(&mut self) -> bool {
+        if self.is_replaying() || self.phase != Phase::Running {
+            return false;
+        }
+        let Some(rec) = self.rec.as_mut() else {
+            return false;
+        };
+        let s = &rec.sched;
+        if s.live() < 2 || s.next_runnable().is_none_or(|n| n == s.current) {
+            return false;
+        }
+        let deadline = s.slice_from + SLICE;
+        if rec.armed == Some(deadline) {
+            return true;
+        }
+        if rec.timer.is_none() {
+            crate::handle::install_wake_handler();
+            match sys::ThreadTimer::new(sys::gettid(), crate::handle::wake_signal()) {
+                Ok(t) => rec.timer = Some(t),
+                Err(e) => {
+                    tracing::warn!("the recorder's time slice timer: {e}");
+                    return false;
+                }
+            }
+        }
+        let after = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_micros(100));
+        if let Some(t) = &rec.timer {
+            if t.arm(after).is_err() {
+                return false;
+            }
+        }
+        rec.armed = Some(deadline);
+        tracing::trace!(?after, "time slice armed");
+        true
+    }
+
+    /// Recording: the wait was interrupted; when the slice is over, the current thread
+    /// is interrupted where it runs (not inside a system call: it is switched at the
+    /// call's exit instead).
+    pub(super) fn slice_check(&mut self) {
+        let Some(rec) = self.rec.as_mut() else {
+            return;
+        };
+        if rec.armed.is_none_or(|d| Instant::now() < d) {
+            return;
+        }
+        rec.armed = None;
+        let Some(tid) = rec.sched.current_tid() else {
+            return;
+        };
+        if rec.sched.preempting.is_some() {
+            return;
+        }
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        if !t.running || t.interrupt_sent || t.in_syscall || t.stepping {
+            return;
+        }
+        if sys::interrupt(tid).is_ok() {
+            t.interrupt_sent = true;
+            rec.sched.preempting = Some(tid);
+        }
+    }
+
+    /// Recording: the interrupt stop of a preemption. The thread's registers are the
+    /// event (a replay stops that thread where its registers are these), and the next
+    /// thread runs. `None`: this stop is not a preemption.
+    pub(super) fn preempted(&mut self, tid: Tid, collecting: bool) -> Option<Outcome> {
+        if self.is_replaying() || self.pause_requested || self.phase != Phase::Running {
+            return None;
+        }
+        let rec = self.rec.as_mut()?;
+        if rec.sched.preempting != Some(tid) {
+            return None;
+        }
+        rec.sched.preempting = None;
+        let regs = sys::get_regs(tid).ok()?;
+        let next = rec
+            .sched
+            .next_runnable()
+            .filter(|n| *n != rec.sched.current)?;
+        rec.events.push(SysRecord {
+            thread: rec.sched.current,
+            nr: PREEMPT_EVENT,
+            args: [0; 6],
+            result: 0,
+            writes: Vec::new(),
+            regs: Some(Box::new(regs_key(&regs))),
+        });
+        rec.pos = Some(Position {
+            event: rec.events.len() as u64,
+            path: Vec::new(),
+        });
+        rec.since_snapshot += 1;
+        rec.sched.switch_to(next);
+        let to = rec.sched.current_tid()?;
+        tracing::trace!(tid = tid.0, pc = regs.rip, "preempted");
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(regs);
+        }
+        if !collecting {
+            self.resume_thread(to);
+        }
+        Some(Outcome::Absorbed)
+    }
+
+    /// Replay: the next event is a preemption of the thread that now runs: an int3 at
+    /// its pc finds it.
+    pub(super) fn plant_preempt_guard(&mut self) {
+        let Some(rec) = self.rec.as_ref() else {
+            return;
+        };
+        let Some(r) = rec.replay.as_ref() else {
+            return;
+        };
+        if r.sched.preempt_guard.is_some() {
+            return;
+        }
+        let Some(rip) = rec
+            .events
+            .get(r.cursor() as usize)
+            .filter(|e| e.nr == PREEMPT_EVENT)
+            .and_then(|e| e.regs.as_ref())
+            .map(|k| k[15])
+        else {
+            return;
+        };
+        if self.insert_breakpoint_here(RuntimeAddr(rip)).is_ok() {
+            if let Some(s) = self.sched_mut() {
+                s.preempt_guard = Some(rip);
+                s.guard_passes = 0;
+            }
+        }
+    }
+
+    /// Replay: a trap at `addr` with registers `regs` (rip already back on `addr`).
+    /// At the preemption point the recording switched threads here: the replay does
+    /// too. `Some(true)`: handled, nothing to report; `Some(false)`: the guard's trap
+    /// elsewhere in time, to pass silently; `None`: not the guard's.
+    pub(super) fn replay_guard_trap(
+        &mut self,
+        tid: Tid,
+        addr: u64,
+        regs: &libc::user_regs_struct,
+    ) -> Option<bool> {
+        let rec = self.rec.as_ref()?;
+        let r = rec.replay.as_ref()?;
+        if r.sched.preempt_guard != Some(addr) {
+            return None;
+        }
+        let ev = rec.events.get(r.cursor() as usize)?;
+        let here = ev.nr == PREEMPT_EVENT
+            && ev.thread == r.sched.current
+            && ev.regs.as_deref() == Some(&regs_key(regs));
+        let thread = ev.thread.0;
+        if !here {
+            let passes = self.sched_mut().map_or(0, |s| {
+                s.guard_passes += 1;
+                s.guard_passes
+            });
+            if passes >= MAX_GUARD_PASSES {
+                self.replay_diverged(&format!(
+                    "the recording diverged here: thread {} was preempted at {addr:#x} in a loop that ran without system calls, and this replay cannot find the point without a branch counter ({MAX_GUARD_PASSES} passes)",
+                    thread
+                ));
+            }
+            return Some(false);
+        }
+        if let Some(s) = self.sched_mut() {
+            s.preempt_guard = None;
+        }
+        let _ = self.remove_breakpoint_here(RuntimeAddr(addr));
+        let _ = tid;
+        Some(true)
+    }
+}
+
+impl Tracer {
+    /// Replay: a breakpoint trap that may be the preemption guard's (see
+    /// [`Tracer::replay_guard_trap`]): at the point, the next thread of the recording
+    /// runs; elsewhere, the guard's int3 is stepped over silently unless a user
+    /// breakpoint is there too.
+    pub(super) fn replay_preempt_trap(
+        &mut self,
+        tid: Tid,
+        addr: u64,
+        regs: libc::user_regs_struct,
+        collecting: bool,
+    ) -> Result<Option<Outcome>> {
+        let Some(here) = self.replay_guard_trap(tid, addr, &regs) else {
+            return Ok(None);
+        };
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(regs);
+            t.stepping = false;
+        }
+        if here {
+            if let Some(o) = self.replay_advance(tid)? {
+                return Ok(Some(o));
+            }
+            if !collecting {
+                let next = self.shown_thread();
+                self.resume_thread(next);
+            }
+            return Ok(Some(Outcome::Absorbed));
+        }
+        let gave_up = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.replay.as_ref())
+            .is_some_and(|r| r.diverged.is_some());
+        if gave_up {
+            return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
+        }
+        if self.breakpoints.get(&addr).is_some_and(|b| b.refs > 1) {
+            return Ok(None);
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.at_bp = Some(addr);
+        }
+        Ok(Some(Outcome::StepOverAgain(tid)))
     }
 }

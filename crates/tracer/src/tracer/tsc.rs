@@ -68,6 +68,7 @@ impl Tracer {
                     args: [u64::from(aux), 0, 0, 0, 0, 0],
                     result: value,
                     writes: Vec::new(),
+                    regs: None,
                 });
                 rec.pos = Some(Position {
                     event: rec.events.len() as u64,

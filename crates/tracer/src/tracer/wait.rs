@@ -57,9 +57,16 @@ impl Tracer {
         loop {
             let w = match self.take_own_stash() {
                 Some(w) => w,
-                None => match sys::wait(-1, !block, interruptible) {
+                None => match sys::wait(-1, !block, self.arm_slice() || interruptible) {
                     Ok(Some(w)) => w,
-                    Ok(None) => return Ok(None),
+                    Ok(None) => {
+                        // A time slice may be over (its timer woke the wait).
+                        self.slice_check();
+                        if interruptible || !block {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
                     Err(Errno::ECHILD) => {
                         self.phase = Phase::Exited;
                         self.threads.clear();
@@ -517,6 +524,11 @@ impl Tracer {
                     regs.rip = addr;
                     sys::set_regs(tid, &regs)
                         .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                    if self.is_replaying() {
+                        if let Some(o) = self.replay_preempt_trap(tid, addr, regs, collecting)? {
+                            return Ok(o);
+                        }
+                    }
                     let mut again = false;
                     if let Some(t) = self.threads.get_mut(&tid) {
                         t.regs = Some(regs);
@@ -770,6 +782,17 @@ impl Tracer {
         };
         let _was_interrupted = std::mem::take(&mut t.interrupt_sent);
         let was_listening = std::mem::take(&mut t.listening);
+        if !is_stop_signal(sig) && self.rec.is_some() {
+            if let Some(o) = self.preempted(tid, collecting) {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.group_stop = false;
+                }
+                return o;
+            }
+        }
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return Outcome::Absorbed;
+        };
         if is_stop_signal(sig) {
             t.group_stop = true;
             if collecting {
