@@ -328,6 +328,37 @@ fn threads_are_recorded_one_at_a_time_and_replayed() {
     assert!(children_of(live.0).is_empty());
 }
 
+/// A thread blocked in a call only another thread of the program can end (a read of a
+/// pipe the worker writes) would wait forever with one thread running at a time: after
+/// a second the recording ends, and the program goes on live and unharmed.
+#[test]
+fn a_call_only_another_thread_can_end_ends_the_recording() {
+    let sample = common::compile("rev_pipe", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "the read got the worker's bytes");
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
+    assert!(
+        ended.contains("blocking calls other than futex waits"),
+        "{ended}"
+    );
+}
+
 /// A signal sent to the program ends the recording (a replay could not deliver it at
 /// the same point); the program goes on live, and going back says why it cannot.
 #[test]

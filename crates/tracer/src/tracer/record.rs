@@ -312,9 +312,15 @@ impl Tracer {
                     self.replay_exit(tid, regs)?
                 }
             } else if entering {
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.sched.entered_at = Some(Instant::now());
+                }
                 self.record_entry(tid, regs);
                 None
             } else {
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.sched.entered_at = None;
+                }
                 recorded = self.record_exit(tid, regs)?;
                 None
             };

@@ -35,6 +35,10 @@ const SLICE: Duration = Duration::from_millis(30);
 /// it gives up (each pass is a trap and a step: a tight loop that ran a whole slice
 /// is millions of passes; without a branch counter it cannot be skipped).
 const MAX_GUARD_PASSES: u64 = 20_000;
+/// How long the running thread may stay inside one system call while others could run
+/// before the recording ends (a call only another thread of the program could end
+/// would otherwise wait forever: only futex waits give the processor away).
+const BLOCK_LIMIT: Duration = Duration::from_secs(1);
 
 /// What identifies a thread's state at a preemption point: its general registers (the
 /// flags only as far as instructions set them).
@@ -113,6 +117,8 @@ pub(super) struct Sched {
     slice_from: Instant,
     /// Recording: the current thread was interrupted to be preempted.
     preempting: Option<Tid>,
+    /// Recording: when the current thread entered the system call it is in.
+    pub entered_at: Option<Instant>,
     /// Replay: the int3 that finds the next preemption point, and how often it was
     /// passed.
     pub preempt_guard: Option<u64>,
@@ -130,6 +136,7 @@ impl Sched {
             clone_clear_tid: 0,
             slice_from: Instant::now(),
             preempting: None,
+            entered_at: None,
             preempt_guard: None,
             guard_passes: 0,
         }
@@ -500,10 +507,17 @@ impl Tracer {
             return false;
         };
         let s = &rec.sched;
-        if s.live() < 2 || s.next_runnable().is_none_or(|n| n == s.current) {
+        if s.live() < 2
+            || s.preempting.is_some()
+            || s.next_runnable().is_none_or(|n| n == s.current)
+        {
             return false;
         }
-        let deadline = s.slice_from + SLICE;
+        let mut deadline = s.slice_from + SLICE;
+        if let Some(at) = s.entered_at.filter(|_| Instant::now() >= deadline) {
+            // Over its slice inside a call: it switches at the exit, unless it blocks.
+            deadline = deadline.max(at + BLOCK_LIMIT);
+        }
         if rec.armed == Some(deadline) {
             return true;
         }
@@ -546,6 +560,16 @@ impl Tracer {
         };
         if rec.sched.preempting.is_some() {
             return;
+        }
+        if rec
+            .sched
+            .entered_at
+            .is_some_and(|at| at.elapsed() >= BLOCK_LIMIT)
+        {
+            return self.end_recording(format!(
+                "recording stopped: a thread waited more than {} s in a system call while other threads of the program waited (blocking calls other than futex waits are not recorded in multi-threaded programs yet); the program goes on live",
+                BLOCK_LIMIT.as_secs()
+            ));
         }
         let Some(t) = self.threads.get_mut(&tid) else {
             return;
