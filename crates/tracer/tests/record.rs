@@ -359,6 +359,35 @@ fn a_call_only_another_thread_can_end_ends_the_recording() {
     );
 }
 
+/// Every thread waits, one with a timeout nobody will cut short (a worker in
+/// pthread_cond_timedwait, the main thread joining it): the parked futex waits can only
+/// end with time, so the recording ends and each wait is made again live; the timed
+/// wait times out as it would have, and the program ends right.
+#[test]
+fn when_every_thread_waits_the_waits_go_on_live() {
+    let sample = common::compile("rev_timedwait", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "the timed wait returned ETIMEDOUT");
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
+    assert!(ended.contains("every thread of the program waits"), "{ended}");
+}
+
 /// A signal sent to the program ends the recording (a replay could not deliver it at
 /// the same point); the program goes on live, and going back says why it cannot.
 #[test]
