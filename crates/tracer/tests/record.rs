@@ -385,7 +385,45 @@ fn when_every_thread_waits_the_waits_go_on_live() {
     };
     assert_eq!(code, 0, "the timed wait returned ETIMEDOUT");
     let ended = t.recording().expect("was recorded").ended.expect("ended");
-    assert!(ended.contains("every thread of the program waits"), "{ended}");
+    assert!(
+        ended.contains("every thread of the program waits"),
+        "{ended}"
+    );
+}
+
+/// Detaching from a recorded multi-threaded program while its main thread is parked in
+/// an emulated futex wait (joining the workers) and the workers wait their turn: every
+/// thread runs on, the parked wait is made again by the kernel, and the program ends
+/// as it would have (samples/c/rev_threads.c checks its own total).
+#[test]
+fn a_detach_lets_every_recorded_thread_run_on() {
+    let sample = common::compile("rev_threads", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    let pid = t.pid();
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let work = RuntimeAddr(common::symbol(&sample.path, "work") + bias);
+    t.insert_breakpoint(work).expect("insert");
+    next_hit(&mut t, work);
+    assert!(
+        t.threads().len() > 2,
+        "the workers exist: {:?}",
+        t.threads()
+    );
+    t.detach().expect("detach");
+    let mut status = 0;
+    // SAFETY: waits for our own child (the launched program), with a local.
+    let r = unsafe { libc::waitpid(pid.0, &mut status, 0) };
+    assert_eq!(r, pid.0);
+    assert!(libc::WIFEXITED(status), "status {status:#x}");
+    assert_eq!(libc::WEXITSTATUS(status), 0, "every round was counted");
 }
 
 /// A signal sent to the program ends the recording (a replay could not deliver it at

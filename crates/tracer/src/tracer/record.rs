@@ -618,6 +618,9 @@ impl Tracer {
             for s in &rec.snapshots {
                 kill_stopped(s.pid);
             }
+            // A detach must not leave a parked thread to return -ENOSYS from its
+            // skipped futex call: it makes the wait again.
+            self.release_threads(rec.sched);
         }
     }
 }
