@@ -391,6 +391,71 @@ fn when_every_thread_waits_the_waits_go_on_live() {
     );
 }
 
+/// Four threads contending for one mutex while making system calls inside it
+/// (samples/c/rev_contend.c): switches land inside the critical section, the others
+/// park on the mutex and are woken by its unlock. A replay to hits deep in the
+/// recording shows each in the thread that made it, with the totals as they were.
+#[test]
+fn contended_mutexes_replay_exactly() {
+    let sample = common::compile("rev_contend", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let tally = RuntimeAddr(common::symbol(&sample.path, "tally") + bias);
+    let total = RuntimeAddr(common::symbol(&sample.path, "total") + bias);
+    let turns = RuntimeAddr(common::symbol(&sample.path, "turns") + bias);
+    t.insert_breakpoint(tally).expect("insert");
+    let look = |t: &mut Tracer| -> [u64; 4] {
+        let regs = t.regs(t.shown_thread()).expect("regs").0;
+        let mut a = [0u8; 8];
+        let mut b = [0u8; 8];
+        t.read_memory(total, &mut a).expect("total");
+        t.read_memory(turns, &mut b).expect("turns");
+        [
+            regs.rdi,
+            regs.rsi,
+            u64::from_le_bytes(a),
+            u64::from_le_bytes(b),
+        ]
+    };
+    let mut hits = Vec::new();
+    for k in 0..1800 {
+        next_hit(&mut t, tally);
+        if k % 300 == 7 {
+            let pos = t.position().expect("exact");
+            hits.push((pos, look(&mut t)));
+        }
+    }
+    let threads: std::collections::BTreeSet<u64> = hits.iter().map(|h| h.1[0]).collect();
+    assert!(threads.len() > 1, "hits of several threads: {hits:?}");
+    assert_eq!(t.recording().expect("info").ended, None, "still recording");
+    for k in [3, 0, 5, 1] {
+        t.goto(&hits[k].0).expect("goto");
+        assert!(t.is_replaying());
+        assert_eq!(look(&mut t), hits[k].1, "hit {k} replayed");
+    }
+    let present = t.recording().expect("info").present.expect("present");
+    t.goto(&present).expect("to the present");
+    assert!(!t.is_replaying());
+    t.remove_breakpoint(tally).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "every turn counted");
+}
+
 /// Detaching from a recorded multi-threaded program while its main thread is parked in
 /// an emulated futex wait (joining the workers) and the workers wait their turn: every
 /// thread runs on, the parked wait is made again by the kernel, and the program ends
