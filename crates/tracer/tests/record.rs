@@ -491,6 +491,42 @@ fn a_detach_lets_every_recorded_thread_run_on() {
     assert_eq!(libc::WEXITSTATUS(status), 0, "every round was counted");
 }
 
+/// The main thread calling pthread_exit while a worker runs on: its exit is reported
+/// only when the last thread ends, so the schedule could never move on. The recording
+/// ends at that call and the worker finishes live (the process exits 0).
+#[test]
+fn the_main_thread_ending_first_ends_the_recording() {
+    let sample = common::compile("proc_leader_exit", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    let started = std::time::Instant::now();
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0);
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
+    assert!(
+        ended.contains("the main thread ends before the others"),
+        "{ended}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "at once"
+    );
+}
+
 /// A signal sent to the program ends the recording (a replay could not deliver it at
 /// the same point); the program goes on live, and going back says why it cannot.
 #[test]

@@ -270,6 +270,11 @@ impl Tracer {
                 }
                 Ok(false)
             }
+            SYS_EXIT if tid.0 == self.pid.0 && self.sched().is_some_and(|s| s.live() > 1) => {
+                // Its exit is reported only when the last thread ends: the schedule
+                // would wait for it forever.
+                Err("the main thread ends before the others (pthread_exit in main), which is not recorded yet".into())
+            }
             SYS_SET_TID_ADDRESS => {
                 if let Some(s) = self.sched_mut() {
                     let i = s.current.at();
