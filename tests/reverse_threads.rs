@@ -5,7 +5,9 @@
 //! earlier hits of the worker's tally line, in the thread that made them, with the
 //! values the forward run showed there; `stepBack` goes back by lines in a worker;
 //! forward again reaches the same hits, the present, then the live program; nothing is
-//! left behind.
+//! left behind. A thread spinning without system calls is preempted and replayed to
+//! the same point (samples/c/rev_spin.c); a point inside a preempted tight loop that
+//! a replay cannot find without a branch counter is refused, never guessed.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;

@@ -588,6 +588,16 @@ impl Tracer {
         }
     }
 
+    /// Recording: thread `tid` stopped for another reason first; the interrupt of a
+    /// preemption asked for is consumed (the next slice asks again).
+    pub(super) fn preemption_consumed(&mut self, tid: Tid) {
+        if let Some(rec) = self.rec.as_mut() {
+            if rec.sched.preempting == Some(tid) {
+                rec.sched.preempting = None;
+            }
+        }
+    }
+
     /// Recording: the interrupt stop of a preemption. The thread's registers are the
     /// event (a replay stops that thread where its registers are these), and the next
     /// thread runs. `None`: this stop is not a preemption.

@@ -286,6 +286,10 @@ impl Tracer {
                     // resume and is absorbed by event_stop.
                     t.interrupt_sent = false;
                 }
+                if ev != libc::PTRACE_EVENT_STOP {
+                    // A stop before a preemption's interrupt consumed it.
+                    self.preemption_consumed(tid);
+                }
                 match ev {
                     0 if sig == libc::SIGTRAP | 0x80 => self.syscall_stop(tid, collecting),
                     0 => self.signal_stop(tid, sig, collecting),
