@@ -343,3 +343,40 @@ impl Drop for ThreadTimer {
         }
     }
 }
+
+/// Writes register set `kind` (an `NT_*` note type) from `buf` with PTRACE_SETREGSET.
+pub(crate) fn set_regset(tid: Tid, kind: u32, buf: &[u8]) -> SysResult<()> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // The kernel only reads through the iovec, which points into `buf`.
+    ptrace(
+        libc::PTRACE_SETREGSET,
+        tid,
+        kind as usize,
+        &mut iov as *mut libc::iovec as usize,
+    )
+}
+
+/// A stopped thread's signal mask (PTRACE_GETSIGMASK).
+pub(crate) fn get_sigmask(tid: Tid) -> SysResult<u64> {
+    let mut mask = 0u64;
+    ptrace(
+        libc::PTRACE_GETSIGMASK,
+        tid,
+        8,
+        &mut mask as *mut u64 as usize,
+    )?;
+    Ok(mask)
+}
+
+/// Sets a stopped thread's signal mask (PTRACE_SETSIGMASK).
+pub(crate) fn set_sigmask(tid: Tid, mask: u64) -> SysResult<()> {
+    ptrace(
+        libc::PTRACE_SETSIGMASK,
+        tid,
+        8,
+        &mask as *const u64 as usize,
+    )
+}

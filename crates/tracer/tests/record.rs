@@ -394,7 +394,8 @@ fn when_every_thread_waits_the_waits_go_on_live() {
 /// Four threads contending for one mutex while making system calls inside it
 /// (samples/c/rev_contend.c): switches land inside the critical section, the others
 /// park on the mutex and are woken by its unlock. A replay to hits deep in the
-/// recording shows each in the thread that made it, with the totals as they were.
+/// recording (from snapshots made among the threads, which re-create them) shows each
+/// in the thread that made it, with the totals as they were.
 #[test]
 fn contended_mutexes_replay_exactly() {
     let sample = common::compile("rev_contend", &["-g", "-O0", "-pthread"]);
@@ -435,7 +436,15 @@ fn contended_mutexes_replay_exactly() {
     }
     let threads: std::collections::BTreeSet<u64> = hits.iter().map(|h| h.1[0]).collect();
     assert!(threads.len() > 1, "hits of several threads: {hits:?}");
-    assert_eq!(t.recording().expect("info").ended, None, "still recording");
+    let info = t.recording().expect("info");
+    assert_eq!(info.ended, None, "still recording");
+    // Snapshots are made while the four workers run too (their threads re-created in
+    // each replay of them): the later hits replay from one of those.
+    assert!(
+        info.snapshots.iter().any(|e| *e > hits[0].0.event),
+        "a snapshot among the threads: {:?}",
+        info.snapshots
+    );
     for k in [3, 0, 5, 1] {
         t.goto(&hits[k].0).expect("goto");
         assert!(t.is_replaying());

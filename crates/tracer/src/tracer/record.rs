@@ -115,11 +115,18 @@ pub(super) struct SysRecord {
     pub regs: Option<Box<sched::RegsKey>>,
 }
 
-/// A copy-on-write fork of the debuggee, stopped, made after `event` system calls.
-#[derive(Clone, Copy, Debug)]
+/// A copy-on-write fork of the debuggee, stopped, made after `event` system calls. The
+/// process has one thread (a fork copies only the thread that makes it): the program's
+/// other threads are kept as saved states and re-created in every replay of it.
+#[derive(Clone, Debug)]
 pub(super) struct Snapshot {
     pub pid: Pid,
     pub event: u64,
+    /// The thread index the process's one thread is.
+    pub main: ThreadIndex,
+    /// Its emulated futex wait, when it was parked: the event whose result it gets.
+    pub main_park: Option<usize>,
+    pub threads: Vec<sched::SavedThread>,
 }
 
 pub(super) struct Recorder {
@@ -500,21 +507,29 @@ impl Tracer {
 
     /// Makes a snapshot of the stopped, recorded process at a system-call boundary.
     pub(super) fn take_snapshot(&mut self) -> Result<()> {
-        if self.threads.len() > 1 {
-            // A fork copies only the thread that makes it: a multi-threaded stretch is
-            // replayed from the last single-threaded snapshot, its clones run again.
-            return Ok(());
-        }
         let event = match self.rec.as_ref().and_then(|r| r.pos.as_ref()) {
             Some(p) if p.path.is_empty() => p.event,
             _ => return Ok(()),
+        };
+        // A fork copies only the thread that makes it: the others are saved.
+        let injector = self
+            .injection_thread()
+            .ok_or_else(|| Error::Placement("no stopped thread to fork".into()))?;
+        let Some((main, main_park, threads)) = self.save_threads(injector) else {
+            return Ok(());
         };
         let child = self.fork_copy()?;
         let Some(rec) = self.rec.as_mut() else {
             kill_stopped(child);
             return Ok(());
         };
-        rec.snapshots.push(Snapshot { pid: child, event });
+        rec.snapshots.push(Snapshot {
+            pid: child,
+            event,
+            main,
+            main_park,
+            threads,
+        });
         rec.since_snapshot = 0;
         rec.last_snapshot = Instant::now();
         if rec.snapshots.len() > MAX_SNAPSHOTS {

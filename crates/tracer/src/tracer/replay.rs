@@ -177,7 +177,7 @@ impl Tracer {
             .iter()
             .rev()
             .find(|s| s.event <= target.event)
-            .copied()
+            .cloned()
         else {
             return Err(Error::Replay(
                 "that point is before the recording's start".into(),
@@ -211,7 +211,24 @@ impl Tracer {
         };
         self.adopt(copy);
         self.sync_int3s(&BTreeMap::new());
-        self.start_replay(live, present, snap.event)?;
+        let threads = match self.recreate_threads(&snap) {
+            Ok(t) => t,
+            Err(e) => {
+                let tids: Vec<Tid> = self.threads.keys().copied().collect();
+                kill_process(self.pid, &tids);
+                self.threads.clear();
+                match live {
+                    Some(l) => self.unpark(l),
+                    // A replay was shown (and is gone): back to the live process.
+                    None => self.leave_replay(),
+                }
+                return Err(e);
+            }
+        };
+        self.start_replay(live, present, snap.event, threads)?;
+        // The snapshot's next event may be a preemption (of another thread than the
+        // one its fork copied).
+        self.plant_preempt_guard();
         let res = self.seek(target, None);
         if res.is_err() {
             // Nothing the replay cannot vouch for is shown: back to the present.
@@ -220,13 +237,18 @@ impl Tracer {
         res
     }
 
-    fn start_replay(&mut self, live: Option<Parked>, present: Position, event: u64) -> Result<()> {
+    fn start_replay(
+        &mut self,
+        live: Option<Parked>,
+        present: Position,
+        event: u64,
+        threads: Vec<(ThreadIndex, Tid)>,
+    ) -> Result<()> {
         let snap_event = event;
-        let leader = Tid(self.pid.0);
         let rec = self.rec.as_mut().ok_or(Error::Exited)?;
         let present_thread = rec.sched.current;
-        // A snapshot is single-threaded: the thread of its next event runs first.
-        let mut sched = Sched::new(leader);
+        // The thread of the snapshot's next event runs first.
+        let mut sched = Sched::with_threads(&threads);
         sched.current = rec
             .events
             .get(snap_event as usize)

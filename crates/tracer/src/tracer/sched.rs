@@ -125,7 +125,39 @@ pub(super) struct Sched {
     guard_passes: u64,
 }
 
+/// A thread of the program other than the one a snapshot's fork copied: what a replay
+/// of the snapshot re-creates it from.
+#[derive(Clone, Debug)]
+pub(super) struct SavedThread {
+    index: ThreadIndex,
+    regs: libc::user_regs_struct,
+    /// Its extended state (NT_X86_XSTATE: x87, SSE, AVX, ...).
+    xstate: Vec<u8>,
+    sigmask: u64,
+    clear_tid: u64,
+    /// Parked in an emulated futex wait: the event whose result it gets.
+    park: Option<usize>,
+}
+
+const NT_X86_XSTATE: u32 = 0x202;
+
 impl Sched {
+    /// The threads of a replay made from a snapshot: index and kernel id of each.
+    pub(super) fn with_threads(threads: &[(ThreadIndex, Tid)]) -> Sched {
+        let n = threads.iter().map(|(i, _)| i.at() + 1).max().unwrap_or(1);
+        let mut s = Sched::new(Tid(0));
+        s.tids = vec![None; n];
+        s.clear_tid = vec![0; n];
+        for (i, t) in threads {
+            s.tids[i.at()] = Some(*t);
+        }
+        s
+    }
+
+    fn park_event(&self, i: ThreadIndex) -> Option<usize> {
+        self.waiters.iter().find(|w| w.thread == i).map(|w| w.event)
+    }
+
     pub(super) fn new(leader: Tid) -> Sched {
         Sched {
             tids: vec![Some(leader)],
@@ -755,5 +787,118 @@ impl Tracer {
             t.at_bp = Some(addr);
         }
         Ok(Some(Outcome::StepOverAgain(tid)))
+    }
+}
+
+impl Tracer {
+    /// Recording, before a snapshot made by `injector`: the index of the thread the
+    /// fork copies, its park, and the saved states of the others. `None` when a thread
+    /// is in a state a replay could not re-create (inside a system call, not yet at its
+    /// first stop, running): no snapshot then.
+    pub(super) fn save_threads(
+        &self,
+        injector: Tid,
+    ) -> Option<(ThreadIndex, Option<usize>, Vec<SavedThread>)> {
+        let s = &self.rec.as_ref()?.sched;
+        let main = s.index_of(injector)?;
+        let mut saved = Vec::new();
+        for (i, t) in s.tids.iter().enumerate() {
+            let Some(tid) = *t else { continue };
+            let index = ThreadIndex(i as u32);
+            if index == main {
+                continue;
+            }
+            let th = self.threads.get(&tid)?;
+            if th.running || th.new || th.in_syscall || th.group_stop || th.listening {
+                return None;
+            }
+            let regs = sys::get_regs(tid).ok()?;
+            let mut xstate = vec![0u8; 16384];
+            let n = sys::get_regset(tid, NT_X86_XSTATE, &mut xstate).ok()?;
+            xstate.truncate(n);
+            saved.push(SavedThread {
+                index,
+                regs,
+                xstate,
+                sigmask: sys::get_sigmask(tid).ok()?,
+                clear_tid: s.clear_tid.get(i).copied().unwrap_or(0),
+                park: s.park_event(index),
+            });
+        }
+        Some((main, s.park_event(main), saved))
+    }
+
+    /// Replay: re-creates in the shown copy of `snap` (one thread) the program's other
+    /// threads, each by an injected `clone` given its saved registers, extended state,
+    /// signal mask and clear-tid word; a parked thread gets its wait's recorded result.
+    /// Returns every thread's index and kernel id.
+    pub(super) fn recreate_threads(
+        &mut self,
+        snap: &super::record::Snapshot,
+    ) -> Result<Vec<(ThreadIndex, Tid)>> {
+        let main = Tid(self.pid.0);
+        let result_of = |t: &Tracer, ev: Option<usize>| {
+            ev.and_then(|e| t.rec.as_ref()?.events.get(e).map(|e| e.result))
+        };
+        if let Some(r) = result_of(self, snap.main_park) {
+            let mut regs =
+                sys::get_regs(main).map_err(|e| Error::ptrace("PTRACE_GETREGS", main, e))?;
+            regs.rax = r;
+            sys::set_regs(main, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", main, e))?;
+        }
+        let mut out = vec![(snap.main, main)];
+        for st in &snap.threads {
+            let at = sys::get_regs(main)
+                .map_err(|e| Error::ptrace("PTRACE_GETREGS", main, e))?
+                .rip;
+            let mut flags = CLONE_VM | CLONE_THREAD | 0x200 | 0x400 | 0x800 | 0x40000;
+            if st.clear_tid != 0 {
+                flags |= CLONE_CHILD_CLEARTID;
+            }
+            let mut new = None;
+            self.inject_syscall_on(
+                main,
+                at,
+                56,
+                [flags, st.regs.rsp, 0, st.clear_tid, 0, 0],
+                &mut |event, msg| {
+                    if event == libc::PTRACE_EVENT_CLONE {
+                        new = Some(Tid(msg as i32));
+                    }
+                },
+            )?;
+            let new = new.filter(|t| t.0 > 0).ok_or_else(|| {
+                Error::Replay("re-creating a thread of the snapshot failed".into())
+            })?;
+            self.threads.insert(
+                new,
+                Thread {
+                    sysgood: true,
+                    ..Thread::default()
+                },
+            );
+            let first = stash_take(new).map(Ok).unwrap_or_else(|| loop {
+                match sys::wait(new.0, false, false) {
+                    Ok(Some(w)) => break Ok(w),
+                    Ok(None) => continue,
+                    Err(e) => break Err(e),
+                }
+            });
+            match first.map(|w| sys::decode(w.status)) {
+                Ok(Status::Stopped(..)) => {}
+                _ => return Err(Error::Replay("a re-created thread did not stop".into())),
+            }
+            let mut regs = st.regs;
+            regs.orig_rax = u64::MAX;
+            if let Some(r) = result_of(self, st.park) {
+                regs.rax = r;
+            }
+            let err = |what: &'static str| move |e| Error::ptrace(what, new, e);
+            sys::set_regs(new, &regs).map_err(err("PTRACE_SETREGS"))?;
+            sys::set_regset(new, NT_X86_XSTATE, &st.xstate).map_err(err("PTRACE_SETREGSET"))?;
+            sys::set_sigmask(new, st.sigmask).map_err(err("PTRACE_SETSIGMASK"))?;
+            out.push((st.index, new));
+        }
+        Ok(out)
     }
 }
