@@ -210,7 +210,6 @@ impl Tracer {
             Some(shown)
         };
         self.adopt(copy);
-        self.sync_int3s(&BTreeMap::new());
         let threads = match self.recreate_threads(&snap) {
             Ok(t) => t,
             Err(e) => {
@@ -225,6 +224,8 @@ impl Tracer {
                 return Err(e);
             }
         };
+        // After the threads are back: each gets the watchpoints too.
+        self.sync_int3s(&BTreeMap::new());
         self.start_replay(live, present, snap.event, threads)?;
         // The snapshot's next event may be a preemption (of another thread than the
         // one its fork copied).
