@@ -40,7 +40,7 @@ pub fn wake_signal() -> i32 {
 
 extern "C" fn on_wake(_: libc::c_int) {}
 
-fn install_wake_handler() {
+pub(crate) fn install_wake_handler() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // SAFETY: installs an empty, async-signal-safe handler; no SA_RESTART so a

@@ -292,3 +292,91 @@ pub(crate) fn decode(status: i32) -> Status {
         Status::Other
     }
 }
+
+/// A one-shot `CLOCK_MONOTONIC` timer that sends a signal to one thread of this process
+/// (the recorder's time slice: it wakes the tracer thread out of `waitpid`).
+pub(crate) struct ThreadTimer(libc::timer_t);
+
+impl ThreadTimer {
+    /// A timer that sends `signo` to thread `tid` of this process when it fires.
+    pub(crate) fn new(tid: i32, signo: i32) -> SysResult<ThreadTimer> {
+        // SAFETY: a zeroed sigevent is valid; timer_create writes the id into `id`.
+        unsafe {
+            let mut ev: libc::sigevent = std::mem::zeroed();
+            ev.sigev_notify = libc::SIGEV_THREAD_ID;
+            ev.sigev_signo = signo;
+            ev.sigev_notify_thread_id = tid;
+            let mut id: libc::timer_t = std::ptr::null_mut();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut ev, &mut id) != 0 {
+                return Err(Errno::last());
+            }
+            Ok(ThreadTimer(id))
+        }
+    }
+
+    /// Fires once after `after` (zero disarms).
+    pub(crate) fn arm(&self, after: std::time::Duration) -> SysResult<()> {
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_nsec: libc::c_long::from(after.subsec_nanos() as i32),
+            },
+        };
+        // SAFETY: the timer id is live (owned by self); the spec is a local.
+        let ret = unsafe { libc::timer_settime(self.0, 0, &spec, std::ptr::null_mut()) };
+        if ret != 0 {
+            return Err(Errno::last());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ThreadTimer {
+    fn drop(&mut self) {
+        // SAFETY: the id came from timer_create and is deleted once.
+        unsafe {
+            libc::timer_delete(self.0);
+        }
+    }
+}
+
+/// Writes register set `kind` (an `NT_*` note type) from `buf` with PTRACE_SETREGSET.
+pub(crate) fn set_regset(tid: Tid, kind: u32, buf: &[u8]) -> SysResult<()> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // The kernel only reads through the iovec, which points into `buf`.
+    ptrace(
+        libc::PTRACE_SETREGSET,
+        tid,
+        kind as usize,
+        &mut iov as *mut libc::iovec as usize,
+    )
+}
+
+/// A stopped thread's signal mask (PTRACE_GETSIGMASK).
+pub(crate) fn get_sigmask(tid: Tid) -> SysResult<u64> {
+    let mut mask = 0u64;
+    ptrace(
+        libc::PTRACE_GETSIGMASK,
+        tid,
+        8,
+        &mut mask as *mut u64 as usize,
+    )?;
+    Ok(mask)
+}
+
+/// Sets a stopped thread's signal mask (PTRACE_SETSIGMASK).
+pub(crate) fn set_sigmask(tid: Tid, mask: u64) -> SysResult<()> {
+    ptrace(
+        libc::PTRACE_SETSIGMASK,
+        tid,
+        8,
+        &mask as *const u64 as usize,
+    )
+}

@@ -24,6 +24,7 @@ mod record;
 mod regs;
 mod replay;
 mod run;
+mod sched;
 mod signals;
 mod syscalls;
 mod tsc;

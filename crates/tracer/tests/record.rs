@@ -252,13 +252,90 @@ fn steps_are_positions_too() {
     }
 }
 
-/// A second thread ends the recording; the program goes on live and unharmed.
+/// A multi-threaded program is recorded one thread at a time (docs/reverse.md,
+/// "Threads"): eight threads, each calling `proc_thread_hit(index)` three times. A
+/// replay re-creates the threads and shows each earlier hit in the thread that made it
+/// (its `index` argument) with the counters as they were; forward again reaches the
+/// present, and the program runs to its end recorded, unharmed.
 #[test]
-fn a_second_thread_ends_the_recording() {
+fn threads_are_recorded_one_at_a_time_and_replayed() {
     let sample = common::compile("proc_threads", &["-g", "-O0", "-pthread"]);
     let config = LaunchConfig {
         program: sample.path.clone(),
-        args: vec!["50".into()],
+        args: vec!["3".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    let live = t.pid();
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let hit = RuntimeAddr(common::symbol(&sample.path, "proc_thread_hit") + bias);
+    let counters = RuntimeAddr(common::symbol(&sample.path, "proc_hits") + bias);
+    t.insert_breakpoint(hit).expect("insert");
+    let look = |t: &mut Tracer| -> (u64, Vec<u8>) {
+        let tid = t.shown_thread();
+        let index = t.regs(tid).expect("regs").0.rdi;
+        let mut b = vec![0u8; 64];
+        t.read_memory(counters, &mut b).expect("proc_hits");
+        (index, b)
+    };
+    let mut hits = Vec::new();
+    for _ in 0..14 {
+        next_hit(&mut t, hit);
+        let pos = t.position().expect("a hit has an exact position");
+        hits.push((pos, look(&mut t)));
+    }
+    let indexes: Vec<u64> = hits.iter().map(|h| h.1 .0).collect();
+    assert!(
+        indexes.windows(2).any(|w| w[0] != w[1]),
+        "hits of several threads: {indexes:?}"
+    );
+    assert_eq!(t.recording().expect("info").ended, None, "still recording");
+
+    for k in [12, 2, 7] {
+        t.goto(&hits[k].0).expect("goto");
+        assert!(t.is_replaying());
+        assert_eq!(look(&mut t), hits[k].1, "hit {k} replayed");
+    }
+    for h in &hits[8..13] {
+        next_hit(&mut t, hit);
+        assert!(t.is_replaying());
+        assert_eq!(look(&mut t), h.1, "forward in the replay");
+    }
+    next_hit(&mut t, hit);
+    assert!(!t.is_replaying(), "the present is the live process");
+    assert_eq!(t.pid(), live);
+    assert_eq!(look(&mut t), hits[13].1);
+
+    t.remove_breakpoint(hit).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, tid } => panic!(
+                "unexpected stop {reason:?} of {tid:?} (the hit is at {hit:?}): {:?}",
+                t.recording()
+            ),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "the threads all ran their iterations");
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
+    assert!(ended.contains("the program ended"), "{ended}");
+    assert!(children_of(live.0).is_empty());
+}
+
+/// A thread blocked in a call only another thread of the program can end (a read of a
+/// pipe the worker writes) would wait forever with one thread running at a time: after
+/// a second the recording ends, and the program goes on live and unharmed.
+#[test]
+fn a_call_only_another_thread_can_end_ends_the_recording() {
+    let sample = common::compile("rev_pipe", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
         stop_at: StopAt::Entry,
         stdio: tracer::StdioMode::Null,
         record: true,
@@ -274,12 +351,188 @@ fn a_second_thread_ends_the_recording() {
             _ => {}
         }
     };
-    assert_eq!(code, 0, "the threads all ran their iterations");
-    let info = t.recording().expect("was recorded");
-    let ended = info.ended.expect("ended");
+    assert_eq!(code, 0, "the read got the worker's bytes");
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
     assert!(
-        ended.contains("multi-threaded recording is not supported yet"),
+        ended.contains("blocking calls other than futex waits"),
         "{ended}"
+    );
+}
+
+/// Every thread waits, one with a timeout nobody will cut short (a worker in
+/// pthread_cond_timedwait, the main thread joining it): the parked futex waits can only
+/// end with time, so the recording ends and each wait is made again live; the timed
+/// wait times out as it would have, and the program ends right.
+#[test]
+fn when_every_thread_waits_the_waits_go_on_live() {
+    let sample = common::compile("rev_timedwait", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "the timed wait returned ETIMEDOUT");
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
+    assert!(
+        ended.contains("every thread of the program waits"),
+        "{ended}"
+    );
+}
+
+/// Four threads contending for one mutex while making system calls inside it
+/// (samples/c/rev_contend.c): switches land inside the critical section, the others
+/// park on the mutex and are woken by its unlock. A replay to hits deep in the
+/// recording (from snapshots made among the threads, which re-create them) shows each
+/// in the thread that made it, with the totals as they were.
+#[test]
+fn contended_mutexes_replay_exactly() {
+    let sample = common::compile("rev_contend", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let tally = RuntimeAddr(common::symbol(&sample.path, "tally") + bias);
+    let total = RuntimeAddr(common::symbol(&sample.path, "total") + bias);
+    let turns = RuntimeAddr(common::symbol(&sample.path, "turns") + bias);
+    t.insert_breakpoint(tally).expect("insert");
+    let look = |t: &mut Tracer| -> [u64; 4] {
+        let regs = t.regs(t.shown_thread()).expect("regs").0;
+        let mut a = [0u8; 8];
+        let mut b = [0u8; 8];
+        t.read_memory(total, &mut a).expect("total");
+        t.read_memory(turns, &mut b).expect("turns");
+        [
+            regs.rdi,
+            regs.rsi,
+            u64::from_le_bytes(a),
+            u64::from_le_bytes(b),
+        ]
+    };
+    let mut hits = Vec::new();
+    for k in 0..1800 {
+        next_hit(&mut t, tally);
+        if k % 300 == 7 {
+            let pos = t.position().expect("exact");
+            hits.push((pos, look(&mut t)));
+        }
+    }
+    let threads: std::collections::BTreeSet<u64> = hits.iter().map(|h| h.1[0]).collect();
+    assert!(threads.len() > 1, "hits of several threads: {hits:?}");
+    let info = t.recording().expect("info");
+    assert_eq!(info.ended, None, "still recording");
+    // Snapshots are made while the four workers run too (their threads re-created in
+    // each replay of them): the later hits replay from one of those.
+    assert!(
+        info.snapshots.iter().any(|e| *e > hits[0].0.event),
+        "a snapshot among the threads: {:?}",
+        info.snapshots
+    );
+    for k in [3, 0, 5, 1] {
+        t.goto(&hits[k].0).expect("goto");
+        assert!(t.is_replaying());
+        assert_eq!(look(&mut t), hits[k].1, "hit {k} replayed");
+    }
+    let present = t.recording().expect("info").present.expect("present");
+    t.goto(&present).expect("to the present");
+    assert!(!t.is_replaying());
+    t.remove_breakpoint(tally).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0, "every turn counted");
+}
+
+/// Detaching from a recorded multi-threaded program while its main thread is parked in
+/// an emulated futex wait (joining the workers) and the workers wait their turn: every
+/// thread runs on, the parked wait is made again by the kernel, and the program ends
+/// as it would have (samples/c/rev_threads.c checks its own total).
+#[test]
+fn a_detach_lets_every_recorded_thread_run_on() {
+    let sample = common::compile("rev_threads", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    let pid = t.pid();
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let work = RuntimeAddr(common::symbol(&sample.path, "work") + bias);
+    t.insert_breakpoint(work).expect("insert");
+    next_hit(&mut t, work);
+    assert!(
+        t.threads().len() > 2,
+        "the workers exist: {:?}",
+        t.threads()
+    );
+    t.detach().expect("detach");
+    let mut status = 0;
+    // SAFETY: waits for our own child (the launched program), with a local.
+    let r = unsafe { libc::waitpid(pid.0, &mut status, 0) };
+    assert_eq!(r, pid.0);
+    assert!(libc::WIFEXITED(status), "status {status:#x}");
+    assert_eq!(libc::WEXITSTATUS(status), 0, "every round was counted");
+}
+
+/// The main thread calling pthread_exit while a worker runs on: its exit is reported
+/// only when the last thread ends, so the schedule could never move on. The recording
+/// ends at that call and the worker finishes live (the process exits 0).
+#[test]
+fn the_main_thread_ending_first_ends_the_recording() {
+    let sample = common::compile("proc_leader_exit", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    t.resume().expect("resume");
+    let started = std::time::Instant::now();
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0);
+    let ended = t.recording().expect("was recorded").ended.expect("ended");
+    assert!(
+        ended.contains("the main thread ends before the others"),
+        "{ended}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "at once"
     );
 }
 

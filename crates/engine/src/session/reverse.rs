@@ -101,7 +101,7 @@ fn finish(
     let mut c = lock(core);
     c.clear_step(t);
     c.at_stop = None;
-    let tid = Tid(t.pid().0);
+    let tid = t.shown_thread();
     match res {
         Ok((cause, description)) => {
             let at_bp = matches!(cause, StopCause::Breakpoint(_));
@@ -235,7 +235,7 @@ fn previous_instruction(t: &mut Tracer, now: &Position) -> Result<Position> {
     t.goto(&base).map_err(reverse_error)?;
     let mut k = 0u64;
     loop {
-        let tid = Tid(t.pid().0);
+        let tid = t.shown_thread();
         t.step(tid)?;
         loop {
             match t.wait()? {
@@ -249,7 +249,7 @@ fn previous_instruction(t: &mut Tracer, now: &Position) -> Result<Position> {
             }
         }
         k += 1;
-        let tid = Tid(t.pid().0);
+        let tid = t.shown_thread();
         let here = match arrive_at {
             Some(a) => t.regs(tid)?.pc() == a,
             None => t

@@ -6,6 +6,7 @@
 //! one: "run to the n-th next execution of this address", "single-step n times". Moves
 //! do not depend on which breakpoints are in place, and replay makes them again.
 
+use super::sched::{self, Sched, ThreadIndex};
 use super::syscalls::{self, Class};
 use super::*;
 use std::time::{Duration, Instant};
@@ -103,18 +104,29 @@ pub struct RecordingInfo {
 /// One recorded system call.
 #[derive(Clone, Debug)]
 pub(super) struct SysRecord {
+    /// The thread that made it (and ran until it).
+    pub thread: ThreadIndex,
     pub nr: u64,
     pub args: [u64; 6],
     pub result: u64,
     /// What the kernel (may have) written, read right after the call.
     pub writes: Vec<(u64, Vec<u8>)>,
+    /// A preemption: the registers the thread had where it was interrupted.
+    pub regs: Option<Box<sched::RegsKey>>,
 }
 
-/// A copy-on-write fork of the debuggee, stopped, made after `event` system calls.
-#[derive(Clone, Copy, Debug)]
+/// A copy-on-write fork of the debuggee, stopped, made after `event` system calls. The
+/// process has one thread (a fork copies only the thread that makes it): the program's
+/// other threads are kept as saved states and re-created in every replay of it.
+#[derive(Clone, Debug)]
 pub(super) struct Snapshot {
     pub pid: Pid,
     pub event: u64,
+    /// The thread index the process's one thread is.
+    pub main: ThreadIndex,
+    /// Its emulated futex wait, when it was parked: the event whose result it gets.
+    pub main_park: Option<usize>,
+    pub threads: Vec<sched::SavedThread>,
 }
 
 pub(super) struct Recorder {
@@ -134,6 +146,12 @@ pub(super) struct Recorder {
     /// The step being reported ended at a system call's exit: its position is that
     /// call's boundary, no move after it.
     pub syscall_stepped: bool,
+    /// The live process's threads and which one runs.
+    pub sched: Sched,
+    /// The time slice's timer (made when a second thread appears).
+    pub timer: Option<sys::ThreadTimer>,
+    /// When the armed timer fires.
+    pub armed: Option<Instant>,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -171,6 +189,9 @@ impl Tracer {
             replay: None,
             arrived: false,
             syscall_stepped: false,
+            sched: Sched::new(tid),
+            timer: None,
+            armed: None,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -234,14 +255,16 @@ impl Tracer {
             // Only a live process may end a recording: a replay never goes past it.
             tracing::warn!("the recording ended during a replay");
         }
-        if let Some(rec) = self.rec.take() {
-            for s in &rec.snapshots {
-                kill_stopped(s.pid);
-            }
-        }
+        let rec = self.rec.take();
         for t in self.threads.values_mut() {
             t.sysgood = false;
             t.in_syscall = false;
+        }
+        if let Some(rec) = rec {
+            for s in &rec.snapshots {
+                kill_stopped(s.pid);
+            }
+            self.release_threads(rec.sched);
         }
         self.rec_ended = Some(why);
     }
@@ -283,6 +306,7 @@ impl Tracer {
         t.in_syscall = entering;
         let step = !entering && std::mem::take(&mut t.syscall_step);
         let mut outcome = None;
+        let mut recorded = false;
         if self.rec.is_some() {
             let regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
             if let Some(t) = self.threads.get_mut(&tid) {
@@ -295,10 +319,16 @@ impl Tracer {
                     self.replay_exit(tid, regs)?
                 }
             } else if entering {
-                self.record_entry(regs);
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.sched.entered_at = Some(Instant::now());
+                }
+                self.record_entry(tid, regs);
                 None
             } else {
-                self.record_exit(tid, regs)?;
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.sched.entered_at = None;
+                }
+                recorded = self.record_exit(tid, regs)?;
                 None
             };
         }
@@ -332,15 +362,39 @@ impl Tracer {
             }
             return Ok(o);
         }
+        // After a call's exit the schedule may give the processor to another thread.
+        let next = if entering {
+            tid
+        } else if self.is_replaying() {
+            self.replay_pick(tid)
+        } else if self.rec.is_some() && recorded {
+            self.sched_pick(tid)
+        } else {
+            tid
+        };
         if !collecting {
-            self.resume_thread(tid);
+            self.resume_thread(next);
         }
         Ok(Outcome::Absorbed)
     }
 
-    fn record_entry(&mut self, regs: libc::user_regs_struct) {
+    fn record_entry(&mut self, tid: Tid, mut regs: libc::user_regs_struct) {
         let nr = regs.orig_rax;
         let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
+        match self.sched_entry(tid, &mut regs) {
+            Err(why) => {
+                return self.end_recording(format!(
+                    "recording stopped at system call {nr}: {why}; the program goes on live"
+                ))
+            }
+            Ok(true) => {
+                if let Some(rec) = self.rec.as_mut() {
+                    rec.entry = Some((nr, args));
+                }
+                return;
+            }
+            Ok(false) => {}
+        }
         match syscalls::class(nr, &args) {
             Class::Unsupported(why) => self.end_recording(format!(
                 "recording stopped at system call {nr}: {why}; the program goes on live"
@@ -353,22 +407,29 @@ impl Tracer {
         }
     }
 
-    fn record_exit(&mut self, tid: Tid, regs: libc::user_regs_struct) -> Result<()> {
+    fn record_exit(&mut self, tid: Tid, regs: libc::user_regs_struct) -> Result<bool> {
         let Some((nr, args)) = self.rec.as_mut().and_then(|r| r.entry.take()) else {
             if self.rec.as_ref().is_some_and(|r| r.snapshots.is_empty()) {
                 // The first boundary: rdtsc faults from here on (snapshots inherit it).
                 if let Err(e) = self.trap_tsc() {
                     self.end_recording(format!("recording stopped: {e}"));
-                    return Ok(());
+                    return Ok(false);
                 }
                 self.take_snapshot()?;
             }
-            return Ok(());
+            return Ok(false);
         };
+        let mut regs = regs;
+        if nr == sched::SYS_FUTEX {
+            let event = self.rec.as_ref().map_or(0, |r| r.events.len());
+            if let Some(r) = self.sched_futex_exit(tid, &mut regs, event) {
+                regs.rax = r;
+            }
+        }
         let result = regs.rax;
         if is_restart(result) {
             // Interrupted (a pause): the kernel runs the same call again on resume.
-            return Ok(());
+            return Ok(false);
         }
         let read_u64 = |a: u64| sys::peek_word(tid, a).ok();
         let regions = syscalls::written(nr, &args, result, &read_u64);
@@ -384,13 +445,15 @@ impl Tracer {
             }
         }
         let Some(rec) = self.rec.as_mut() else {
-            return Ok(());
+            return Ok(false);
         };
         rec.events.push(SysRecord {
+            thread: rec.sched.current,
             nr,
             args,
             result,
             writes,
+            regs: None,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,
@@ -404,7 +467,42 @@ impl Tracer {
                 tracing::warn!("a snapshot failed: {e}");
             }
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// A thread other than the main one died while recording. When it ended by its own
+    /// `exit` (the current thread) that is an event of the log, and the next thread
+    /// runs; threads killed by an `exit_group` are just gone.
+    pub(super) fn record_thread_exit(&mut self, tid: Tid, collecting: bool) -> Option<Outcome> {
+        let rec = self.rec.as_mut()?;
+        let current = rec.sched.current_tid() == Some(tid);
+        let (nr, args) = match rec.entry {
+            Some((nr, args)) if current && nr == sched::SYS_EXIT => (nr, args),
+            _ => {
+                self.sched_forget(tid);
+                return None;
+            }
+        };
+        rec.entry = None;
+        rec.events.push(SysRecord {
+            thread: rec.sched.current,
+            nr,
+            args,
+            result: 0,
+            writes: Vec::new(),
+            regs: None,
+        });
+        rec.pos = Some(Position {
+            event: rec.events.len() as u64,
+            path: Vec::new(),
+        });
+        let next = self.sched_thread_exited(tid);
+        if let (Some(next), false) = (next, collecting) {
+            if self.rec.is_some() {
+                self.resume_thread(next);
+            }
+        }
+        Some(Outcome::Info(Event::ThreadExited { tid }))
     }
 
     /// Makes a snapshot of the stopped, recorded process at a system-call boundary.
@@ -413,12 +511,25 @@ impl Tracer {
             Some(p) if p.path.is_empty() => p.event,
             _ => return Ok(()),
         };
+        // A fork copies only the thread that makes it: the others are saved.
+        let injector = self
+            .injection_thread()
+            .ok_or_else(|| Error::Placement("no stopped thread to fork".into()))?;
+        let Some((main, main_park, threads)) = self.save_threads(injector) else {
+            return Ok(());
+        };
         let child = self.fork_copy()?;
         let Some(rec) = self.rec.as_mut() else {
             kill_stopped(child);
             return Ok(());
         };
-        rec.snapshots.push(Snapshot { pid: child, event });
+        rec.snapshots.push(Snapshot {
+            pid: child,
+            event,
+            main,
+            main_park,
+            threads,
+        });
         rec.since_snapshot = 0;
         rec.last_snapshot = Instant::now();
         if rec.snapshots.len() > MAX_SNAPSHOTS {
@@ -522,8 +633,35 @@ impl Tracer {
             for s in &rec.snapshots {
                 kill_stopped(s.pid);
             }
+            // A detach must not leave a parked thread to return -ENOSYS from its
+            // skipped futex call: it makes the wait again.
+            self.release_threads(rec.sched);
         }
     }
+}
+
+/// Kills a stopped process this thread traces whose threads are `tids` (a replay of a
+/// multi-threaded stretch) and reaps every one: a traced thread's exit is reported to
+/// the tracer, and the main thread's only after the others were reaped.
+pub(super) fn kill_process(pid: Pid, tids: &[Tid]) {
+    let _ = sys::kill(pid.0, libc::SIGKILL);
+    for t in tids.iter().filter(|t| t.0 != pid.0) {
+        loop {
+            match sys::wait(t.0, false, false) {
+                Ok(Some(w)) => {
+                    if matches!(
+                        sys::decode(w.status),
+                        Status::Exited(_) | Status::Signaled(..)
+                    ) {
+                        break;
+                    }
+                }
+                Ok(None) => continue,
+                Err(_) => break,
+            }
+        }
+    }
+    kill_stopped(pid);
 }
 
 /// Kills a stopped process this thread traces (a snapshot, a replay) and reaps it.

@@ -6,7 +6,8 @@
 //! are the replay's; the live process is parked with the int3s written into it, and is
 //! brought up to date with the breakpoint table when it comes back.
 
-use super::record::{kill_stopped, Move, Position};
+use super::record::{kill_process, Move, Position};
+use super::sched::{self, Sched, ThreadIndex};
 use super::syscalls::{self, Class};
 use super::*;
 
@@ -52,6 +53,19 @@ pub(super) struct Replay {
     in_moves: bool,
     follow: Option<Follow>,
     pub diverged: Option<String>,
+    /// The replay's threads (re-created by its clones) and which one runs.
+    pub sched: Sched,
+    /// The thread that runs at the present (after the recording's last event).
+    present_thread: ThreadIndex,
+    /// The current call makes a thread: the recorded thread-id words are written.
+    thread_call: bool,
+}
+
+impl Replay {
+    /// The recorded event the replay is at.
+    pub(super) fn cursor(&self) -> u64 {
+        self.cursor
+    }
 }
 
 impl Tracer {
@@ -163,7 +177,7 @@ impl Tracer {
             .iter()
             .rev()
             .find(|s| s.event <= target.event)
-            .copied()
+            .cloned()
         else {
             return Err(Error::Replay(
                 "that point is before the recording's start".into(),
@@ -171,6 +185,7 @@ impl Tracer {
         };
         // A fork of the snapshot runs, so the snapshot stays as it was.
         self.end_follow_guard();
+        self.drop_preempt_guard();
         if let Some(r) = self.replay_mut() {
             r.follow = None;
         }
@@ -188,14 +203,33 @@ impl Tracer {
             }
         };
         let live = if self.is_replaying() {
-            kill_stopped(shown.pid);
+            let tids: Vec<Tid> = shown.threads.keys().copied().collect();
+            kill_process(shown.pid, &tids);
             None
         } else {
             Some(shown)
         };
         self.adopt(copy);
+        let threads = match self.recreate_threads(&snap) {
+            Ok(t) => t,
+            Err(e) => {
+                let tids: Vec<Tid> = self.threads.keys().copied().collect();
+                kill_process(self.pid, &tids);
+                self.threads.clear();
+                match live {
+                    Some(l) => self.unpark(l),
+                    // A replay was shown (and is gone): back to the live process.
+                    None => self.leave_replay(),
+                }
+                return Err(e);
+            }
+        };
+        // After the threads are back: each gets the watchpoints too.
         self.sync_int3s(&BTreeMap::new());
-        self.start_replay(live, present, snap.event)?;
+        self.start_replay(live, present, snap.event, threads)?;
+        // The snapshot's next event may be a preemption (of another thread than the
+        // one its fork copied).
+        self.plant_preempt_guard();
         let res = self.seek(target, None);
         if res.is_err() {
             // Nothing the replay cannot vouch for is shown: back to the present.
@@ -204,15 +238,30 @@ impl Tracer {
         res
     }
 
-    fn start_replay(&mut self, live: Option<Parked>, present: Position, event: u64) -> Result<()> {
+    fn start_replay(
+        &mut self,
+        live: Option<Parked>,
+        present: Position,
+        event: u64,
+        threads: Vec<(ThreadIndex, Tid)>,
+    ) -> Result<()> {
         let snap_event = event;
         let rec = self.rec.as_mut().ok_or(Error::Exited)?;
+        let present_thread = rec.sched.current;
+        // The thread of the snapshot's next event runs first.
+        let mut sched = Sched::with_threads(&threads);
+        sched.current = rec
+            .events
+            .get(snap_event as usize)
+            .map_or(present_thread, |e| e.thread);
         match rec.replay.as_mut() {
             Some(r) => {
                 r.cursor = snap_event;
                 r.diverged = None;
                 r.stop_at_event = None;
                 r.in_moves = false;
+                r.sched = sched;
+                r.present_thread = present_thread;
             }
             None => {
                 rec.replay = Some(replay::Replay {
@@ -226,6 +275,9 @@ impl Tracer {
                     in_moves: false,
                     follow: None,
                     diverged: None,
+                    sched,
+                    present_thread,
+                    thread_call: false,
                 })
             }
         }
@@ -339,7 +391,7 @@ impl Tracer {
         if let Some(r) = self.replay_mut() {
             r.in_moves = true;
         }
-        let tid = Tid(self.pid.0);
+        let tid = self.shown_thread();
         let last = target.path.len().saturating_sub(1);
         let moved = (|| -> Result<()> {
             for (i, m) in target.path.iter().enumerate() {
@@ -419,6 +471,9 @@ impl Tracer {
 
     /// Follows the live moves from `f`; at their end the present is reached.
     fn start_follow(&mut self, mut f: Follow) {
+        // A follow begun on the way (the seek passed the present's system call) gives
+        // way to this one: its guard must not outlive it.
+        self.end_follow_guard();
         let Some(live) = self.replay_mut().map(|r| r.live_pos.clone()) else {
             return;
         };
@@ -429,6 +484,19 @@ impl Tracer {
         }
         if let Some(r) = self.replay_mut() {
             r.follow = Some(f);
+        }
+    }
+
+    /// Takes the int3 that finds a preemption point out (the breakpoint table is shared
+    /// with the live process, which must never get it).
+    fn drop_preempt_guard(&mut self) {
+        let guard = self
+            .rec
+            .as_mut()
+            .and_then(|r| r.replay.as_mut())
+            .and_then(|r| r.sched.preempt_guard.take());
+        if let Some(g) = guard {
+            let _ = self.remove_breakpoint_here(RuntimeAddr(g));
         }
     }
 
@@ -552,7 +620,7 @@ impl Tracer {
             if f.done >= count {
                 return Ok(());
             }
-            let tid = Tid(self.pid.0);
+            let tid = self.shown_thread();
             self.step(tid)?;
             self.replay_wait()?;
             if !self.is_replaying() {
@@ -565,12 +633,14 @@ impl Tracer {
     /// it was, with the breakpoint table's int3s.
     pub fn leave_replay(&mut self) {
         self.end_follow_guard();
+        self.drop_preempt_guard();
         let Some(r) = self.rec.as_mut().and_then(|r| r.replay.take()) else {
             return;
         };
         let replay_pid = self.pid;
+        let tids: Vec<Tid> = self.threads.keys().copied().collect();
         self.threads.clear();
-        kill_stopped(replay_pid);
+        kill_process(replay_pid, &tids);
         if let Some(live) = r.live {
             self.unpark(live);
         }
@@ -604,6 +674,10 @@ impl Tracer {
                     "the replay reached the end of the recording without reaching the present"
                         .to_string(),
                 ),
+                Some(ev) if ev.thread != r.sched.current => Some(format!(
+                    "the recording diverged here: system call {nr} by thread {} where the recording has thread {}",
+                    r.sched.current.0, ev.thread.0
+                )),
                 Some(ev) => {
                     let k = syscalls::compared_args(nr);
                     if ev.nr != nr || ev.args[..k] != args[..k] {
@@ -630,6 +704,7 @@ impl Tracer {
         let ev = &rec.events[r.cursor as usize];
         r.restore = None;
         r.any_result = false;
+        r.thread_call = false;
         match syscalls::class(nr, &args) {
             Class::Emulate | Class::Unsupported(_) => {
                 r.emulated = true;
@@ -638,7 +713,8 @@ impl Tracer {
             }
             class => {
                 r.emulated = false;
-                r.any_result = class == Class::RealAnyResult;
+                r.thread_call = class == Class::Thread;
+                r.any_result = class == Class::RealAnyResult || r.thread_call;
                 if nr == syscalls::SYS_MMAP && (ev.result as i64) >= 0 && ev.result != args[0] {
                     r.restore = Some((regs.rdi, regs.r10));
                     regs.rdi = ev.result;
@@ -685,7 +761,7 @@ impl Tracer {
             }
             regs.rax = ev.result;
         }
-        let writes: Vec<(u64, Vec<u8>)> = if r.emulated {
+        let writes: Vec<(u64, Vec<u8>)> = if r.emulated || r.thread_call {
             ev.writes.clone()
         } else {
             Vec::new()
@@ -732,6 +808,12 @@ impl Tracer {
         };
         r.cursor += 1;
         let cursor = r.cursor;
+        // The thread of the next event is the one that runs until it.
+        r.sched.current = rec
+            .events
+            .get(cursor as usize)
+            .map_or(r.present_thread, |e| e.thread);
+        let tid = r.sched.current_tid().unwrap_or(tid);
         let stop = r.stop_at_event == Some(cursor);
         if stop {
             r.stop_at_event = None;
@@ -741,6 +823,7 @@ impl Tracer {
             event: cursor,
             path: Vec::new(),
         });
+        self.plant_preempt_guard();
         if cursor == live_event {
             self.start_follow(Follow::default());
         }
@@ -758,5 +841,48 @@ impl Tracer {
             return Ok(Some(Outcome::Absorbed));
         }
         Ok(None)
+    }
+}
+
+impl Tracer {
+    /// Replay: the thread to resume after a call's exit stop: the one the recording
+    /// ran next.
+    pub(super) fn replay_pick(&mut self, tid: Tid) -> Tid {
+        self.only_runner().unwrap_or(tid)
+    }
+
+    /// Replay: a thread other than the main one died. Its own `exit` is the recorded
+    /// event at the cursor; the next thread of the recording runs on. Returns what to
+    /// report, if anything.
+    pub(super) fn replay_thread_exited(&mut self, tid: Tid, collecting: bool) -> Outcome {
+        let Some(i) = self.sched_forget(tid) else {
+            return Outcome::Info(Event::ThreadExited { tid });
+        };
+        let cursor = self.replay_cursor();
+        let expected = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.events.get(cursor as usize))
+            .is_some_and(|e| e.nr == sched::SYS_EXIT && e.thread == i);
+        if !expected {
+            self.replay_diverged(
+                "the recording diverged here: a thread ended where the recording has it go on",
+            );
+            return Outcome::Report(self.shown_thread(), StopReason::Replayed);
+        }
+        match self.replay_advance(tid) {
+            Ok(Some(o)) => o,
+            Ok(None) => {
+                if !collecting {
+                    let next = self.shown_thread();
+                    self.resume_thread(next);
+                }
+                Outcome::Info(Event::ThreadExited { tid })
+            }
+            Err(e) => {
+                self.replay_diverged(&format!("the recording diverged here: {e}"));
+                Outcome::Report(self.shown_thread(), StopReason::Replayed)
+            }
+        }
     }
 }

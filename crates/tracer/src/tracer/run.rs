@@ -28,6 +28,7 @@ impl Tracer {
     /// `Stopped { reason: Step }` (or whatever stopped the thread first).
     pub fn step(&mut self, tid: Tid) -> Result<()> {
         self.require_stopped()?;
+        self.require_runner(tid)?;
         let pc = self.regs(tid)?.pc();
         if self.is_replaying() {
             self.replay_before_step(pc);
@@ -131,9 +132,11 @@ impl Tracer {
         if !self.kept_signals.is_empty() {
             self.requeue_kept(None);
         }
-        // No allocation on this path: it runs on every breakpoint hit.
+        // No allocation on this path: it runs on every breakpoint hit. While recording
+        // or replaying, only the scheduled thread runs.
+        let only = self.only_runner();
         for (tid, t) in self.threads.iter_mut() {
-            if !t.running {
+            if !t.running && only.is_none_or(|o| o == *tid) {
                 resume_one(*tid, t);
             }
         }

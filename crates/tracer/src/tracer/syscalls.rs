@@ -17,6 +17,10 @@ pub(super) enum Class {
     /// Executed again on replay, its result replaced by the recorded one (close: the
     /// replay's file table may lack descriptors an emulated open gave the program).
     RealAnyResult,
+    /// A new thread (`clone` with `CLONE_THREAD`, `clone3`, whose flags the recorder
+    /// checks): executed again on replay, a real thread is made; its result and the
+    /// thread-id words the kernel wrote get the recorded id.
+    Thread,
     /// Ends the recording, with this reason.
     Unsupported(&'static str),
 }
@@ -63,7 +67,8 @@ pub(super) fn class(nr: u64, a: &[u64; 6]) -> Class {
         // socket, connect, sendto, recvfrom, sendmsg, recvmsg, shutdown, bind, listen,
         // getsockname, getpeername, setsockopt, getsockopt
         41 | 42 | 44 | 45 | 46 | 47 | 48 | 49 | 50 | 51 | 52 | 54 | 55 => Emulate,
-        // futex: single-threaded, nobody else to wake or to wait for
+        // futex: single-threaded, nobody else to wake or to wait for; with more threads the
+        // scheduler emulates it (sched.rs)
         202 => Emulate,
         SYS_IOCTL => match a[1] {
             TCGETS | TIOCGWINSZ | FIONREAD | TIOCGPGRP => Emulate,
@@ -85,9 +90,10 @@ pub(super) fn class(nr: u64, a: &[u64; 6]) -> Class {
         // rseq, prctl, exit, exit_group, mlock, munlock, membarrier
         9 | 10 | 11 | 12 | 13 | 14 | 15 | 25 | 28 | 131 | 158 | 273 | 334 | 157 | 60 | 231
         | 149 | 150 | 324 => Real,
-        // clone with CLONE_THREAD, clone3 (glibc's pthread_create), fork, vfork
-        56 if a[0] & 0x10000 != 0 => Unsupported("multi-threaded recording is not supported yet"),
-        435 => Unsupported("multi-threaded recording is not supported yet"),
+        // clone with CLONE_THREAD, clone3 (glibc's pthread_create; a fork by clone3 is
+        // refused by the recorder, which reads its flags), fork, vfork
+        56 if a[0] & 0x10000 != 0 => Thread,
+        435 => Thread,
         56 => Unsupported("recording a program that forks is not supported yet"),
         57 | 58 => Unsupported("recording a program that forks is not supported yet"),
         59 | 322 => Unsupported("recording across exec is not supported yet"),
@@ -185,6 +191,24 @@ pub(super) fn written(
             push(a[1], 4);
         }
         22 | 293 if ok => push(a[0], 8),
+        // clone, clone3: the new thread's id where CLONE_PARENT_SETTID/CHILD_SETTID say
+        56 | 435 if ok => {
+            let (flags, ctid, ptid) = if nr == 56 {
+                (a[0], a[3], a[2])
+            } else {
+                (
+                    read_u64(a[0]).unwrap_or(0),
+                    read_u64(a[0] + 16).unwrap_or(0),
+                    read_u64(a[0] + 24).unwrap_or(0),
+                )
+            };
+            if flags & 0x10_0000 != 0 {
+                push(ptid, 4);
+            }
+            if flags & 0x100_0000 != 0 {
+                push(ctid, 4);
+            }
+        }
         // F_GETLK (5) writes a struct flock.
         72 if ok && a[1] == 5 => push(a[2], 32),
         SYS_IOCTL if ok => match a[1] {

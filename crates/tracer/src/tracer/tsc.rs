@@ -63,10 +63,12 @@ impl Tracer {
                 // SAFETY: rdtscp reads the counter and IA32_TSC_AUX; no memory but `aux`.
                 let value = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
                 rec.events.push(SysRecord {
+                    thread: rec.sched.current,
                     nr: TSC_EVENT,
                     args: [u64::from(aux), 0, 0, 0, 0, 0],
                     result: value,
                     writes: Vec::new(),
+                    regs: None,
                 });
                 rec.pos = Some(Position {
                     event: rec.events.len() as u64,

@@ -33,9 +33,10 @@ impl Tracer {
             self.note_stop(tid, &reason);
             if let Some(rec) = self.rec.as_mut() {
                 if std::mem::take(&mut rec.arrived) {
-                    // The replay reached the present: the stop is the live process's.
+                    // The replay reached the present: the stop is the live process's,
+                    // in the thread that runs there.
                     return Ok(Some(Event::Stopped {
-                        tid: Tid(self.pid.0),
+                        tid: self.shown_thread(),
                         reason,
                     }));
                 }
@@ -56,9 +57,16 @@ impl Tracer {
         loop {
             let w = match self.take_own_stash() {
                 Some(w) => w,
-                None => match sys::wait(-1, !block, interruptible) {
+                None => match sys::wait(-1, !block, self.arm_slice() || interruptible) {
                     Ok(Some(w)) => w,
-                    Ok(None) => return Ok(None),
+                    Ok(None) => {
+                        // A time slice may be over (its timer woke the wait).
+                        self.slice_check();
+                        if interruptible || !block {
+                            return Ok(None);
+                        }
+                        continue;
+                    }
                     Err(Errno::ECHILD) => {
                         self.phase = Phase::Exited;
                         self.threads.clear();
@@ -265,9 +273,9 @@ impl Tracer {
     pub(super) fn handle_status(&mut self, w: WaitResult, collecting: bool) -> Result<Outcome> {
         let tid = w.tid;
         match sys::decode(w.status) {
-            Status::Exited(code) => Ok(self.thread_gone(tid, Event::Exited { code })),
+            Status::Exited(code) => Ok(self.thread_gone(tid, Event::Exited { code }, collecting)),
             Status::Signaled(signo, core_dumped) => {
-                Ok(self.thread_gone(tid, Event::Signaled { signo, core_dumped }))
+                Ok(self.thread_gone(tid, Event::Signaled { signo, core_dumped }, collecting))
             }
             Status::Other => Ok(Outcome::Absorbed),
             Status::Stopped(sig, ev) => {
@@ -277,6 +285,10 @@ impl Tracer {
                     // requested while the thread was already trapped fires on the next
                     // resume and is absorbed by event_stop.
                     t.interrupt_sent = false;
+                }
+                if ev != libc::PTRACE_EVENT_STOP {
+                    // A stop before a preemption's interrupt consumed it.
+                    self.preemption_consumed(tid);
                 }
                 match ev {
                     0 if sig == libc::SIGTRAP | 0x80 => self.syscall_stop(tid, collecting),
@@ -299,7 +311,30 @@ impl Tracer {
                                 stopped: self.fork_policy == ForkPolicy::Follow,
                             }));
                         }
-                        if new.0 > 0 {
+                        if new.0 > 0 && self.rec.is_some() {
+                            // Recorded: the new thread waits in its first stop until
+                            // the schedule gives it the processor (sched.rs).
+                            self.threads.insert(
+                                new,
+                                Thread {
+                                    running: true,
+                                    new: true,
+                                    sysgood: true,
+                                    ..Thread::default()
+                                },
+                            );
+                            let first = stash_take(new).map(Ok).unwrap_or_else(|| loop {
+                                match sys::wait(new.0, false, false) {
+                                    Ok(Some(w)) => break Ok(w),
+                                    Ok(None) => continue,
+                                    Err(e) => break Err(e),
+                                }
+                            });
+                            if let Ok(w) = first {
+                                let _ = self.handle_status(w, true)?;
+                            }
+                            self.sched_thread_created(new);
+                        } else if new.0 > 0 {
                             self.threads.insert(
                                 new,
                                 Thread {
@@ -394,7 +429,7 @@ impl Tracer {
         }
     }
 
-    pub(super) fn thread_gone(&mut self, tid: Tid, exit: Event) -> Outcome {
+    pub(super) fn thread_gone(&mut self, tid: Tid, exit: Event, collecting: bool) -> Outcome {
         if tid.0 == self.pid.0 && self.is_replaying() {
             // A replay never ends before the present: it diverged.
             self.threads.clear();
@@ -417,6 +452,14 @@ impl Tracer {
         }
         if self.threads.remove(&tid).is_none() {
             return Outcome::Absorbed;
+        }
+        if self.is_replaying() {
+            return self.replay_thread_exited(tid, collecting);
+        }
+        if self.rec.is_some() {
+            if let Some(o) = self.record_thread_exit(tid, collecting) {
+                return o;
+            }
         }
         if let Phase::SteppingOver {
             tid: t0,
@@ -485,6 +528,11 @@ impl Tracer {
                     regs.rip = addr;
                     sys::set_regs(tid, &regs)
                         .map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+                    if self.is_replaying() {
+                        if let Some(o) = self.replay_preempt_trap(tid, addr, regs, collecting)? {
+                            return Ok(o);
+                        }
+                    }
                     let mut again = false;
                     if let Some(t) = self.threads.get_mut(&tid) {
                         t.regs = Some(regs);
@@ -738,6 +786,17 @@ impl Tracer {
         };
         let _was_interrupted = std::mem::take(&mut t.interrupt_sent);
         let was_listening = std::mem::take(&mut t.listening);
+        if !is_stop_signal(sig) && self.rec.is_some() {
+            if let Some(o) = self.preempted(tid, collecting) {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.group_stop = false;
+                }
+                return o;
+            }
+        }
+        let Some(t) = self.threads.get_mut(&tid) else {
+            return Outcome::Absorbed;
+        };
         if is_stop_signal(sig) {
             t.group_stop = true;
             if collecting {
