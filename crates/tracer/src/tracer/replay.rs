@@ -35,6 +35,9 @@ struct Follow {
     landed: bool,
     /// The breakpoint this follow put in for its current trap move.
     guard: Option<u64>,
+    /// The replay ran freely through live single-steps it was tracking: its count is
+    /// no longer known.
+    lost: bool,
 }
 
 pub(super) struct Replay {
@@ -163,7 +166,10 @@ impl Tracer {
                 )
             })?,
         };
-        if !target.leads_to(&present) {
+        // A point of the present's interval reached by other moves (an arrival at a
+        // line found by a scan) is made by its own moves while the live ones are
+        // tracked (`seek`); one of a later interval is not in the recording.
+        if !target.leads_to(&present) && target.event != present.event {
             return Err(Error::Replay("that point is not in the recording".into()));
         }
         if *target == present {
@@ -388,6 +394,16 @@ impl Tracer {
                 self.resume()?;
             }
         }
+        // A target in the present's interval whose moves are not the live ones': the
+        // follow started at the interval's start (or now) counts the live moves on the
+        // way, so going forward from it still knows where the present is.
+        let off_path = self
+            .replay_mut()
+            .map(|r| r.live_pos.clone())
+            .is_some_and(|l| l.event == target.event && !target.leads_to(&l));
+        if off_path && self.replay_mut().is_some_and(|r| r.follow.is_none()) {
+            self.start_follow(Follow::default());
+        }
         if let Some(r) = self.replay_mut() {
             r.in_moves = true;
         }
@@ -400,6 +416,9 @@ impl Tracer {
                         self.insert_breakpoint(addr)?;
                         let mut n = 0;
                         while n < count {
+                            if off_path {
+                                self.follow_mark_free_run();
+                            }
                             self.resume()?;
                             match self.replay_wait()? {
                                 (tid, StopReason::Breakpoint { addr: a }) => {
@@ -441,6 +460,23 @@ impl Tracer {
             r.in_moves = false;
         }
         moved?;
+        if off_path {
+            let (lost, done) = match self.replay_mut().and_then(|r| r.follow) {
+                Some(f) => (f.lost, self.follow_done()),
+                None => (true, false),
+            };
+            if lost || done {
+                return Err(Error::Replay(if done {
+                    "that point is not in the recording (it comes after the present)".into()
+                } else {
+                    "cannot go back there: the present was reached by single steps since the last system call, and the way there runs through them".into()
+                }));
+            }
+            if let Some(rec) = self.rec.as_mut() {
+                rec.pos = Some(target.clone());
+            }
+            return Ok(());
+        }
         let live_pos = self.replay_mut().map(|r| r.live_pos.clone());
         if let Some(rec) = self.rec.as_mut() {
             rec.pos = Some(target.clone());
@@ -507,6 +543,20 @@ impl Tracer {
             .and_then(|f| f.guard.take());
         if let Some(g) = guard {
             let _ = self.remove_breakpoint_here(RuntimeAddr(g));
+        }
+    }
+
+    /// The replay is about to run freely while making a target's moves: a live
+    /// single-step move being tracked would be run through uncounted.
+    fn follow_mark_free_run(&mut self) {
+        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
+            return;
+        };
+        let live = &r.live_pos;
+        if let Some(f) = r.follow.as_mut() {
+            if matches!(live.path.get(f.idx), Some(Move::Step { count }) if f.done < *count) {
+                f.lost = true;
+            }
         }
     }
 
