@@ -101,6 +101,9 @@ pub struct Binary {
     pub(crate) dwp: OnceLock<Option<crate::split::Package>>,
     /// The on-disk index cache file, once [`Binary::load_index_cache`] opened one.
     pub(crate) cached: OnceLock<crate::cache::CachedIndex>,
+    /// Units whose DIEs could not be read, and how many of them were taken already
+    /// ([`Binary::take_unreadable_units`]).
+    pub(crate) unreadable: std::sync::Mutex<(Vec<crate::units::UnreadableUnit>, usize)>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -242,6 +245,7 @@ impl Binary {
             gdb_index: OnceLock::new(),
             dwp: OnceLock::new(),
             cached: OnceLock::new(),
+            unreadable: Default::default(),
         })
     }
 
@@ -302,6 +306,11 @@ impl Binary {
                 elapsed = ?started.elapsed(),
                 "loaded DWARF"
             );
+            self.unreadable
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .0
+                .extend(data.damaged.iter().cloned());
             data
         })
     }
@@ -542,6 +551,8 @@ impl Binary {
 pub(crate) struct DwarfData {
     dwarf: Arc<gimli::Dwarf<R>>,
     units: Vec<UnitSlot>,
+    /// Where the unit headers stopped being readable (the units from there on are lost).
+    damaged: Vec<crate::units::UnreadableUnit>,
 }
 
 impl DwarfData {
@@ -555,6 +566,7 @@ impl DwarfData {
         DwarfData {
             dwarf: Arc::new(sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian))),
             units: Vec::new(),
+            damaged: Vec::new(),
         }
     }
 }
@@ -580,7 +592,8 @@ fn load_dwarf(
     // Units of one binary often share abbreviation tables (rustc emits one per
     // crate): parse each shared table once.
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
-    let mut units = Vec::new();
+    let mut units: Vec<UnitSlot> = Vec::new();
+    let mut damaged = Vec::new();
     let mut headers = dwarf.units();
     loop {
         match headers.next() {
@@ -589,6 +602,13 @@ fn load_dwarf(
             Err(e) => {
                 // Keep the units before the damage: degrade, don't fail.
                 tracing::warn!("stopping at corrupt unit header: {e}");
+                damaged.push(crate::units::UnreadableUnit {
+                    offset: units
+                        .last()
+                        .map_or(0, |u| u.offset + u.header.length_including_self() as u64),
+                    name: None,
+                    error: format!("its header: {e}; the units after it are skipped too"),
+                });
                 break;
             }
         }
@@ -609,5 +629,6 @@ fn load_dwarf(
     Ok(DwarfData {
         dwarf: Arc::new(dwarf),
         units,
+        damaged,
     })
 }
