@@ -262,7 +262,11 @@ impl Workspace {
     /// Opens a candidate, checks that it serves the workspace, and indexes it.
     fn load(&self, path: &Path) -> Loaded {
         let mtime = mtime(path);
-        let binary = match Binary::open(path) {
+        let options = symbols::OpenOptions {
+            section_cache: symbols::IndexCache::from_env(),
+            ..symbols::OpenOptions::default()
+        };
+        let binary = match Binary::open_with(path, &options) {
             Ok(b) => b,
             Err(e) => {
                 tracing::debug!(path = %path.display(), "not a usable binary: {e}");

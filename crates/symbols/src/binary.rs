@@ -26,6 +26,10 @@ pub struct OpenOptions {
     /// Asked last, when neither a root nor `.gnu_debuglink` has the debug file (a
     /// debuginfod cache or server, supplied by the caller: `symbols` does no network I/O).
     pub lookup: Option<Arc<dyn DebugFileLookup>>,
+    /// Where compressed DWARF sections of 1 MiB or more are kept decompressed
+    /// (`sections.rs`): the index cache, as the front-ends pass it
+    /// ([`crate::IndexCache::from_env`]). `None` (the default) inflates them into memory.
+    pub section_cache: Option<crate::IndexCache>,
 }
 
 /// A source of separate debug files by build-id beyond the local roots. The file it
@@ -41,6 +45,7 @@ impl Default for OpenOptions {
             debug_roots: vec![PathBuf::from("/usr/lib/debug")],
             find_debug_file: true,
             lookup: None,
+            section_cache: None,
         }
     }
 }
@@ -104,6 +109,8 @@ pub struct Binary {
     /// Units whose DIEs could not be read, and how many of them were taken already
     /// ([`Binary::take_unreadable_units`]).
     pub(crate) unreadable: std::sync::Mutex<(Vec<crate::units::UnreadableUnit>, usize)>,
+    /// Where compressed sections are kept decompressed ([`OpenOptions::section_cache`]).
+    section_cache: Option<crate::IndexCache>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -246,6 +253,7 @@ impl Binary {
             dwp: OnceLock::new(),
             cached: OnceLock::new(),
             unreadable: Default::default(),
+            section_cache: options.section_cache.clone(),
         })
     }
 
@@ -295,11 +303,22 @@ impl Binary {
     fn dwarf_data(&self) -> &DwarfData {
         self.lazy.get_or_init(|| {
             let started = std::time::Instant::now();
-            let data =
-                load_dwarf(&self.map, self.debug_map.as_ref(), self.endian).unwrap_or_else(|e| {
-                    tracing::warn!(path = %self.path.display(), "cannot read DWARF: {e}");
-                    DwarfData::empty(self.endian)
-                });
+            let sections = self.section_cache.clone().and_then(|cache| {
+                Some(crate::sections::SectionCache {
+                    key: crate::cache::key_of(self)?,
+                    cache,
+                })
+            });
+            let data = load_dwarf(
+                &self.map,
+                self.debug_map.as_ref(),
+                self.endian,
+                sections.as_ref(),
+            )
+            .unwrap_or_else(|e| {
+                tracing::warn!(path = %self.path.display(), "cannot read DWARF: {e}");
+                DwarfData::empty(self.endian)
+            });
             tracing::debug!(
                 path = %self.path.display(),
                 units = data.units.len(),
@@ -577,6 +596,7 @@ fn load_dwarf(
     map: &Arc<Mmap>,
     debug_map: Option<&Arc<Mmap>>,
     endian: RunTimeEndian,
+    cache: Option<&crate::sections::SectionCache>,
 ) -> Result<DwarfData> {
     let file = object::File::parse(&***map)?;
     let debug_file = match debug_map {
@@ -585,7 +605,14 @@ fn load_dwarf(
     };
     let dwarf_file = debug_file.as_ref().unwrap_or(&file);
     let dwarf_map = debug_map.unwrap_or(map);
+    // Compressed sections come from their decompressed files when a cache is configured.
+    let mut cached = cache
+        .map(|c| crate::sections::load_all(c, dwarf_file))
+        .unwrap_or_default();
     let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Bytes> {
+        if let Some(bytes) = cached.remove(id.name()) {
+            return Ok(bytes);
+        }
         Ok(section_bytes(dwarf_map, dwarf_file, id.name())?.unwrap_or_else(Bytes::empty))
     })?;
     let mut dwarf = sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian));

@@ -96,8 +96,8 @@ impl IndexCache {
     }
 
     /// Removes the least recently used files (by mtime) while the cache is over its
-    /// cap, never `keep`.
-    fn evict(&self, keep: &Path) {
+    /// cap, never `keep`: index files and decompressed sections (`sections.rs`) alike.
+    pub(crate) fn evict(&self, keep: &Path) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -105,7 +105,8 @@ impl IndexCache {
             .filter_map(|e| {
                 let e = e.ok()?;
                 let path = e.path();
-                if path.extension().and_then(|x| x.to_str()) != Some(SUFFIX) {
+                let ext = path.extension().and_then(|x| x.to_str());
+                if ext != Some(SUFFIX) && ext != Some(crate::sections::SUFFIX) {
                     return None;
                 }
                 let meta = e.metadata().ok()?;
@@ -275,7 +276,7 @@ impl CachedIndex {
 }
 
 /// The cache key of a binary: its build-id, else its path, size and mtime.
-fn key_of(binary: &Binary) -> Option<String> {
+pub(crate) fn key_of(binary: &Binary) -> Option<String> {
     if let Some(id) = binary.info().build_id.as_ref().filter(|id| id.len() >= 8) {
         return Some(format!(
             "b-{}",

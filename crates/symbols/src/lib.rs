@@ -17,6 +17,7 @@ mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;
+mod sections;
 mod split;
 mod stats;
 mod symtab;
