@@ -273,18 +273,30 @@ impl Workspace {
                 return Loaded::Rejected;
             }
         };
+        // A valid index cache file of this build answers `workspace/symbol` at once, while
+        // the full index (which the other features need) is built below. Looked at before
+        // the line tables are read for the binary's sources (every unit's line program).
+        let started = Instant::now();
+        let cache = symbols::IndexCache::from_env();
+        let hit = cache.as_ref().is_some_and(|c| binary.load_index_cache(c));
+        let cached_names = binary
+            .symbol_table()
+            .map(|t| Arc::new(CachedNames::new(path, t, &self.config.roots)));
+        let configured = !self
+            .binaries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty();
+        if let (true, Some(names)) = (configured, &cached_names) {
+            self.serve_quick(path, names, started);
+        }
         let sources: std::collections::HashSet<PathBuf> = binary
             .source_files()
             .unwrap_or_default()
             .iter()
             .map(|f| symbols::lines::normalize_path(f))
             .collect();
-        if self
-            .binaries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
-        {
+        if !configured {
             // Discovered: it must have DWARF naming a source under a root.
             let roots = &self.config.roots;
             let serves = binary.info().has_dwarf
@@ -296,26 +308,8 @@ impl Workspace {
                 return Loaded::Rejected;
             }
         }
-        let started = Instant::now();
-        // A valid index cache file of this build answers `workspace/symbol` at once, while
-        // the full index (which the other features need) is built below.
-        let cache = symbols::IndexCache::from_env();
-        let hit = cache.as_ref().is_some_and(|c| binary.load_index_cache(c));
-        let cached_names = binary
-            .symbol_table()
-            .map(|t| Arc::new(CachedNames::new(path, t, &self.config.roots)));
-        if let Some(names) = &cached_names {
-            tracing::info!(
-                path = %path.display(),
-                symbols = names.table().symbol_count(),
-                elapsed = ?started.elapsed(),
-                "workspace symbols served from the index cache"
-            );
-            let mut state = self.state();
-            state.quick.retain(|q| q.path != path);
-            state.quick.push(names.clone());
-            drop(state);
-            self.done.notify_all();
+        if let (false, Some(names)) = (configured, &cached_names) {
+            self.serve_quick(path, names, started);
         }
         let index = binary.symbol_index();
         tracing::info!(path = %path.display(), entries = index.len(), elapsed = ?started.elapsed(), "indexed");
@@ -336,6 +330,22 @@ impl Workspace {
             sources,
             cached_names,
         }))
+    }
+
+    /// Lets `workspace/symbol` answer from the cached table of the binary at `path` while
+    /// its full index is built.
+    fn serve_quick(&self, path: &Path, names: &Arc<CachedNames>, started: Instant) {
+        tracing::info!(
+            path = %path.display(),
+            symbols = names.table().symbol_count(),
+            elapsed = ?started.elapsed(),
+            "workspace symbols served from the index cache"
+        );
+        let mut state = self.state();
+        state.quick.retain(|q| q.path != path);
+        state.quick.push(names.clone());
+        drop(state);
+        self.done.notify_all();
     }
 
     /// Files that may be binaries for the workspace: the configured paths and globs, or else

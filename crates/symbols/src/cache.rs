@@ -158,6 +158,32 @@ fn checksum(file: &[u8]) -> u32 {
     h.finalize()
 }
 
+/// [`checksum`] of the file at `path`, read in chunks.
+fn checksum_of_file(path: &Path) -> std::io::Result<u32> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 4 << 20];
+    let mut at = 0usize;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        // The checksum field (bytes 24..28) is left out.
+        let chunk = &buf[..n];
+        let skip = 24usize.saturating_sub(at)..28usize.saturating_sub(at);
+        if skip.end == 0 || skip.start >= n {
+            h.update(chunk);
+        } else {
+            h.update(&chunk[..skip.start]);
+            h.update(chunk.get(skip.end.min(n)..).unwrap_or_default());
+        }
+        at += n;
+    }
+    Ok(h.finalize())
+}
+
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(
         b.get(at..at.checked_add(4)?)?.try_into().ok()?,
@@ -194,7 +220,9 @@ impl CachedIndex {
             ));
         }
         let payload = &b[HEADER..];
-        if checksum(b) != u32_at(b, 24).unwrap_or(0) {
+        // Read through read(2), not the mapping: checking a file of hundreds of megabytes
+        // (a big C++ program's symbol table) must not make every page of it resident.
+        if checksum_of_file(path).map_err(|e| e.to_string())? != u32_at(b, 24).unwrap_or(0) {
             return Err("checksum mismatch".into());
         }
         let key_len = u32_at(b, 28).unwrap_or(0) as usize;

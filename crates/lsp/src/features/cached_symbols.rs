@@ -252,10 +252,23 @@ pub fn workspace_symbol_cached(
         }
     }
     let want_fuzzy = q.is_empty() || hits.len() < MAX_WORKSPACE_SYMBOLS;
-    hits.sort_unstable_by(|a, b| {
-        a.0.cmp(&b.0)
-            .then_with(|| order(tables, (a.1, a.2), (b.1, b.2)))
-    });
+    if tables.len() == 1 {
+        // The haystack is in name order and each name's symbols follow one another in the
+        // table's order, so the hits came in table order: bucketed by (tier, outside), that
+        // order is kept, and nothing is sorted (a query as common as `vector` matches
+        // hundreds of thousands of symbols of a big C++ program).
+        let t = &tables[0];
+        let mut buckets: [Vec<(u8, usize, usize)>; 8] = Default::default();
+        for h in hits.drain(..) {
+            buckets[usize::from(h.0.min(3)) * 2 + usize::from(t.outside(h.2))].push(h);
+        }
+        hits = buckets.into_iter().flatten().collect();
+    } else {
+        hits.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| order(tables, (a.1, a.2), (b.1, b.2)))
+        });
+    }
     let mut fuzzy = want_fuzzy.then(|| Fuzzy::new(tables, &q, substring));
     let mut ranked = hits.into_iter().map(|(_, ti, sym)| (ti, sym));
     let mut files = ResultFiles::new(tables.iter().map(|t| t.table.file_count()));
