@@ -275,3 +275,78 @@ fn the_size_cap_evicts_the_least_recently_used_files() {
     assert!(recent.exists(), "the more recent one fits under the cap");
     assert!(file.exists(), "the file just written is kept");
 }
+
+/// A copy of the generated program with zlib-compressed DWARF sections.
+fn compressed_program() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let copy = scratch_dir("cache-zlib").join("big-zlib");
+        let run = Command::new("objcopy")
+            .arg("--compress-debug-sections=zlib")
+            .arg(program())
+            .arg(&copy)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        copy
+    })
+}
+
+fn section_files(cache: &Path) -> Vec<PathBuf> {
+    cache_files(cache)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "dsec"))
+        .collect()
+}
+
+#[test]
+fn compressed_sections_are_kept_decompressed_and_a_damaged_copy_is_rebuilt() {
+    let cache = scratch_dir("cache-sections");
+    let cold = cold_session(compressed_program(), &cache, &[]);
+    assert!(cold.contains("decompressed section written"), "{cold}");
+    // The program's files are named by its key, as its index file is (libraries with
+    // compressed sections of their own have theirs too).
+    let tidx = index_files(&cache).pop().unwrap();
+    let key = tidx.file_stem().unwrap().to_str().unwrap().to_string();
+    let info = cache.join("tandem").join(format!("{key}.debug_info.dsec"));
+    assert!(info.is_file(), "{:?}", section_files(&cache));
+    // The uncompressed program's .debug_info, byte for byte.
+    let dumped = scratch_dir("cache-sections-dump").join("info");
+    let run = Command::new("objcopy")
+        .arg("--dump-section")
+        .arg(format!(".debug_info={}", dumped.display()))
+        .arg(program())
+        .arg(scratch_dir("cache-sections-dump").join("out"))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let good = std::fs::read(&info).unwrap();
+    assert_eq!(&good[32..], &std::fs::read(&dumped).unwrap()[..]);
+
+    let (warm, _, top) = break_session(compressed_program(), &cache);
+    assert!(warm.contains("decompressed section cache hit"), "{warm}");
+    assert!(!warm.contains("decompressed section written"), "{warm}");
+    assert_eq!(top, "big::u93::local_step93");
+
+    // One byte of the copy changed: found by its checksum, rewritten, never used.
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x5a;
+    std::fs::write(&info, &bad).unwrap();
+    let (log, _, top) = break_session(compressed_program(), &cache);
+    let rejected = log
+        .lines()
+        .find(|l| l.contains("decompressed section cache rejected"))
+        .unwrap_or_else(|| panic!("the damaged copy was not rejected:\n{log}"));
+    assert!(rejected.contains("checksum mismatch"), "{rejected}");
+    assert_eq!(top, "big::u93::local_step93");
+    assert_eq!(std::fs::read(&info).unwrap(), good, "the copy is rebuilt");
+}

@@ -47,6 +47,8 @@ impl DebugInfoOptions {
                     Debuginfod::CacheOnly => None,
                 },
             })),
+            // Compressed sections are kept decompressed beside the index cache.
+            section_cache: symbols::IndexCache::from_env(),
             ..OpenOptions::default()
         }
     }

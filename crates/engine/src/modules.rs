@@ -164,6 +164,11 @@ impl Module {
             .as_ref()
     }
 
+    /// The symbols of the module if they were opened already (never opens them).
+    pub(crate) fn opened_binary(&self) -> Option<&Arc<Binary>> {
+        self.binary.get().and_then(Option::as_ref)
+    }
+
     /// Every address the module's code may jump to, scanned from its file on first use;
     /// an empty set that refuses every site when the module has no readable file.
     pub(crate) fn branch_targets(&self) -> Arc<BranchTargets> {

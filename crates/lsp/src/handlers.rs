@@ -53,6 +53,15 @@ impl Snapshot {
             Some(ws) => ws.snapshot(INDEX_PATIENCE, &|| cancel.is_cancelled()),
             None => Vec::new(),
         };
+        self.job_over(served, cancel)
+    }
+
+    /// The job over the binaries `served`, without waiting for the index.
+    pub(crate) fn job_over(
+        self,
+        served: Vec<Arc<crate::workspace::Served>>,
+        cancel: CancelToken,
+    ) -> Result<Job, ResponseError> {
         if cancel.is_cancelled() {
             return Err(ResponseError::new(
                 codes::REQUEST_CANCELLED,
@@ -111,8 +120,42 @@ document_params!(
 /// What a request's work returns.
 pub(crate) type Outcome = Result<Value, ResponseError>;
 
-pub(crate) fn workspace_symbol(mut job: Job, p: WorkspaceSymbolParams) -> Outcome {
-    features::workspace_symbol(&mut job.cx, &p.query, &job.cancel)
+/// `workspace/symbol`: from the cached symbol tables when every binary has one (at once,
+/// while the full index is still being built), else from the in-memory tables.
+pub(crate) fn workspace_symbol(
+    snap: Snapshot,
+    cancel: CancelToken,
+    p: WorkspaceSymbolParams,
+) -> Outcome {
+    let started = std::time::Instant::now();
+    let quick = snap
+        .workspace
+        .as_ref()
+        .and_then(|w| w.quick_tables(INDEX_PATIENCE, &|| cancel.is_cancelled()));
+    let (mut job, tables) = match quick {
+        Some(tables) => (snap.job_over(Vec::new(), cancel)?, Some(tables)),
+        None => {
+            let job = snap.job(cancel)?;
+            let tables: Option<Vec<_>> = job
+                .cx
+                .served
+                .iter()
+                .map(|s| s.cached_names.clone())
+                .collect();
+            (job, tables.filter(|t| !t.is_empty()))
+        }
+    };
+    let Some(tables) = tables else {
+        return features::workspace_symbol(&mut job.cx, &p.query, &job.cancel);
+    };
+    let answer = features::workspace_symbol_cached(&mut job.cx, &tables, &p.query, &job.cancel);
+    tracing::debug!(
+        target: "tandem::cache",
+        query = %p.query,
+        elapsed = ?started.elapsed(),
+        "workspace/symbol answered from the index cache"
+    );
+    answer
 }
 
 pub(crate) fn document_symbol(mut job: Job, path: PathBuf, _: DocumentSymbolParams) -> Outcome {

@@ -143,9 +143,7 @@ pub struct Run {
 }
 
 /// The bit set of `bytes` that [`Ranked::masks`] holds.
-pub fn byte_mask(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0u64, |m, &b| m | 1u64 << (b % 64))
-}
+pub use symbols::names::byte_mask;
 
 impl NameIndex {
     /// Arranges `index`'s names; `roots` are the workspace's root folders (for ranking symbols
@@ -546,21 +544,9 @@ impl NameIndex {
     }
 }
 
-/// Appends `name` lowercased as `workspace/symbol` compares it (newlines, which DWARF names
-/// never hold, become spaces so that each name is one line of the haystack).
+/// Appends `name` lowercased as `workspace/symbol` compares it.
 fn push_lowercase(out: &mut String, name: &str) {
-    if name.is_ascii() {
-        out.extend(name.bytes().map(|b| match b {
-            b'\n' => ' ',
-            b => char::from(b.to_ascii_lowercase()),
-        }));
-    } else {
-        out.extend(
-            name.to_lowercase()
-                .chars()
-                .map(|c| if c == '\n' { ' ' } else { c }),
-        );
-    }
+    symbols::names::push_search_lowercase(out, name);
 }
 
 #[cfg(test)]

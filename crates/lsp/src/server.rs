@@ -433,7 +433,7 @@ impl Server {
             }
             // The feature requests: (method, parameters, handler on a worker).
             (Phase::Running, "workspace/symbol") => {
-                self.on_worker::<WorkspaceSymbolParams>(&req, handlers::workspace_symbol)
+                self.on_snapshot::<WorkspaceSymbolParams>(&req, handlers::workspace_symbol)
             }
             (Phase::Running, "textDocument/documentSymbol") => {
                 self.on_document::<DocumentSymbolParams>(&req, handlers::document_symbol)
@@ -474,16 +474,16 @@ impl Server {
         }));
     }
 
-    /// A feature request not about one document: parsed here, answered on a worker.
-    fn on_worker<P: DeserializeOwned + Send + 'static>(
+    /// A feature request whose handler decides itself whether to wait for the index.
+    fn on_snapshot<P: DeserializeOwned + Send + 'static>(
         &mut self,
         req: &Request,
-        handler: fn(Job, P) -> Outcome,
+        handler: fn(Snapshot, CancelToken, P) -> Outcome,
     ) {
         match params::<P>(req) {
             Ok(p) => {
                 let snap = self.snapshot();
-                self.spawn(req.id.clone(), move |cancel| handler(snap.job(cancel)?, p));
+                self.spawn(req.id.clone(), move |cancel| handler(snap, cancel, p));
             }
             Err(e) => self.reply(req, Err(e)),
         }

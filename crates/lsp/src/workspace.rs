@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use symbols::{Binary, SymbolIndex};
 
 use crate::facts::Facts;
+use crate::features::CachedNames;
 use crate::names::NameIndex;
 use crate::sources::DiskTexts;
 
@@ -53,6 +54,9 @@ pub struct Served {
     pub facts: Facts,
     /// The sources its line tables name, normalized.
     sources: std::collections::HashSet<PathBuf>,
+    /// The symbol table of the index cache file, when one was valid for this build:
+    /// `workspace/symbol` answers from it (`features::cached_symbols`).
+    pub cached_names: Option<Arc<CachedNames>>,
 }
 
 impl Served {
@@ -89,6 +93,9 @@ struct State {
     served: Vec<Arc<Served>>,
     /// Candidates that were looked at and refused, with the mtime they had then.
     rejected: HashMap<PathBuf, Option<SystemTime>>,
+    /// Binaries whose full index is being built, whose index cache file was valid: their
+    /// cached symbol tables answer `workspace/symbol` meanwhile.
+    quick: Vec<Arc<CachedNames>>,
 }
 
 /// What the first indexing reports, for `workDoneProgress`.
@@ -185,6 +192,7 @@ impl Workspace {
         drop(current);
         let mut state = self.state();
         state.served.clear();
+        state.quick.clear();
         state.rejected.clear();
         state.last_scan = None;
     }
@@ -239,7 +247,9 @@ impl Workspace {
             match self.load(&path) {
                 Loaded::Served(served) => {
                     let served = warm(served, self.texts.clone());
-                    self.state().served.push(served);
+                    let mut state = self.state();
+                    state.quick.retain(|q| q.path != served.path);
+                    state.served.push(served);
                 }
                 Loaded::Rejected => {
                     self.state().rejected.insert(path, stamp);
@@ -252,25 +262,41 @@ impl Workspace {
     /// Opens a candidate, checks that it serves the workspace, and indexes it.
     fn load(&self, path: &Path) -> Loaded {
         let mtime = mtime(path);
-        let binary = match Binary::open(path) {
+        let options = symbols::OpenOptions {
+            section_cache: symbols::IndexCache::from_env(),
+            ..symbols::OpenOptions::default()
+        };
+        let binary = match Binary::open_with(path, &options) {
             Ok(b) => b,
             Err(e) => {
                 tracing::debug!(path = %path.display(), "not a usable binary: {e}");
                 return Loaded::Rejected;
             }
         };
+        // A valid index cache file of this build answers `workspace/symbol` at once, while
+        // the full index (which the other features need) is built below. Looked at before
+        // the line tables are read for the binary's sources (every unit's line program).
+        let started = Instant::now();
+        let cache = symbols::IndexCache::from_env();
+        let hit = cache.as_ref().is_some_and(|c| binary.load_index_cache(c));
+        let cached_names = binary
+            .symbol_table()
+            .map(|t| Arc::new(CachedNames::new(path, t, &self.config.roots)));
+        let configured = !self
+            .binaries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty();
+        if let (true, Some(names)) = (configured, &cached_names) {
+            self.serve_quick(path, names, started);
+        }
         let sources: std::collections::HashSet<PathBuf> = binary
             .source_files()
             .unwrap_or_default()
             .iter()
             .map(|f| symbols::lines::normalize_path(f))
             .collect();
-        if self
-            .binaries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_empty()
-        {
+        if !configured {
             // Discovered: it must have DWARF naming a source under a root.
             let roots = &self.config.roots;
             let serves = binary.info().has_dwarf
@@ -282,9 +308,16 @@ impl Workspace {
                 return Loaded::Rejected;
             }
         }
-        let started = Instant::now();
+        if let (false, Some(names)) = (configured, &cached_names) {
+            self.serve_quick(path, names, started);
+        }
         let index = binary.symbol_index();
         tracing::info!(path = %path.display(), entries = index.len(), elapsed = ?started.elapsed(), "indexed");
+        if let (false, Some(cache)) = (hit, &cache) {
+            if let Err(e) = binary.store_index_cache(cache) {
+                tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
+            }
+        }
         let names = NameIndex::new(&index, &self.config.roots);
         tracing::debug!(path = %path.display(), elapsed = ?started.elapsed(), "names arranged");
         Loaded::Served(Box::new(Served {
@@ -295,7 +328,24 @@ impl Workspace {
             names,
             facts: Facts::default(),
             sources,
+            cached_names,
         }))
+    }
+
+    /// Lets `workspace/symbol` answer from the cached table of the binary at `path` while
+    /// its full index is built.
+    fn serve_quick(&self, path: &Path, names: &Arc<CachedNames>, started: Instant) {
+        tracing::info!(
+            path = %path.display(),
+            symbols = names.table().symbol_count(),
+            elapsed = ?started.elapsed(),
+            "workspace symbols served from the index cache"
+        );
+        let mut state = self.state();
+        state.quick.retain(|q| q.path != path);
+        state.quick.push(names.clone());
+        drop(state);
+        self.done.notify_all();
     }
 
     /// Files that may be binaries for the workspace: the configured paths and globs, or else
@@ -340,6 +390,42 @@ impl Workspace {
         out
     }
 
+    /// While the binaries are being indexed, the cached symbol tables that can answer
+    /// `workspace/symbol` without waiting: those of the binaries being indexed whose cache
+    /// file was valid, and of those served already (each of which must have one). `None`
+    /// when the request should wait for the index (see [`Workspace::snapshot`]).
+    /// While no binary is ready at all, waits (up to `patience`, polling `cancelled`) for
+    /// one of them to have a cached table or for the indexing to end.
+    pub fn quick_tables(
+        &self,
+        patience: Duration,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Option<Vec<Arc<CachedNames>>> {
+        let deadline = Instant::now() + patience;
+        let mut state = self.state();
+        while state.indexing && state.served.is_empty() && state.quick.is_empty() && !cancelled() {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let step = (deadline - now).min(Duration::from_millis(50));
+            state = match self.done.wait_timeout(state, step) {
+                Ok((s, _)) => s,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        if !(state.indexing || state.scanning) || state.quick.is_empty() {
+            return None;
+        }
+        let mut tables: Vec<Arc<CachedNames>> = state
+            .served
+            .iter()
+            .map(|s| s.cached_names.clone())
+            .collect::<Option<_>>()?;
+        tables.extend(state.quick.iter().cloned());
+        Some(tables)
+    }
+
     /// The binaries ready now. Waits up to `patience` for the first indexing to finish (polling
     /// `cancelled`); re-indexes any binary whose modification time changed, and looks for new
     /// binaries when the last look is older than [`RESCAN_INTERVAL`].
@@ -376,6 +462,7 @@ impl Workspace {
                 Loaded::Rejected => None,
             };
             let mut state = self.state();
+            state.quick.retain(|q| q.path != old.path);
             if let Some(pos) = state.served.iter().position(|s| Arc::ptr_eq(s, old)) {
                 match new {
                     Some(new) => state.served[pos] = new,

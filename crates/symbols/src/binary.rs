@@ -26,6 +26,10 @@ pub struct OpenOptions {
     /// Asked last, when neither a root nor `.gnu_debuglink` has the debug file (a
     /// debuginfod cache or server, supplied by the caller: `symbols` does no network I/O).
     pub lookup: Option<Arc<dyn DebugFileLookup>>,
+    /// Where compressed DWARF sections of 1 MiB or more are kept decompressed
+    /// (`sections.rs`): the index cache, as the front-ends pass it
+    /// ([`crate::IndexCache::from_env`]). `None` (the default) inflates them into memory.
+    pub section_cache: Option<crate::IndexCache>,
 }
 
 /// A source of separate debug files by build-id beyond the local roots. The file it
@@ -41,6 +45,7 @@ impl Default for OpenOptions {
             debug_roots: vec![PathBuf::from("/usr/lib/debug")],
             find_debug_file: true,
             lookup: None,
+            section_cache: None,
         }
     }
 }
@@ -101,6 +106,11 @@ pub struct Binary {
     pub(crate) dwp: OnceLock<Option<crate::split::Package>>,
     /// The on-disk index cache file, once [`Binary::load_index_cache`] opened one.
     pub(crate) cached: OnceLock<crate::cache::CachedIndex>,
+    /// Units whose DIEs could not be read, and how many of them were taken already
+    /// ([`Binary::take_unreadable_units`]).
+    pub(crate) unreadable: std::sync::Mutex<(Vec<crate::units::UnreadableUnit>, usize)>,
+    /// Where compressed sections are kept decompressed ([`OpenOptions::section_cache`]).
+    section_cache: Option<crate::IndexCache>,
 }
 
 impl std::fmt::Debug for Binary {
@@ -242,6 +252,8 @@ impl Binary {
             gdb_index: OnceLock::new(),
             dwp: OnceLock::new(),
             cached: OnceLock::new(),
+            unreadable: Default::default(),
+            section_cache: options.section_cache.clone(),
         })
     }
 
@@ -291,17 +303,33 @@ impl Binary {
     fn dwarf_data(&self) -> &DwarfData {
         self.lazy.get_or_init(|| {
             let started = std::time::Instant::now();
-            let data =
-                load_dwarf(&self.map, self.debug_map.as_ref(), self.endian).unwrap_or_else(|e| {
-                    tracing::warn!(path = %self.path.display(), "cannot read DWARF: {e}");
-                    DwarfData::empty(self.endian)
-                });
+            let sections = self.section_cache.clone().and_then(|cache| {
+                Some(crate::sections::SectionCache {
+                    key: crate::cache::key_of(self)?,
+                    cache,
+                })
+            });
+            let data = load_dwarf(
+                &self.map,
+                self.debug_map.as_ref(),
+                self.endian,
+                sections.as_ref(),
+            )
+            .unwrap_or_else(|e| {
+                tracing::warn!(path = %self.path.display(), "cannot read DWARF: {e}");
+                DwarfData::empty(self.endian)
+            });
             tracing::debug!(
                 path = %self.path.display(),
                 units = data.units.len(),
                 elapsed = ?started.elapsed(),
                 "loaded DWARF"
             );
+            self.unreadable
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .0
+                .extend(data.damaged.iter().cloned());
             data
         })
     }
@@ -542,6 +570,8 @@ impl Binary {
 pub(crate) struct DwarfData {
     dwarf: Arc<gimli::Dwarf<R>>,
     units: Vec<UnitSlot>,
+    /// Where the unit headers stopped being readable (the units from there on are lost).
+    damaged: Vec<crate::units::UnreadableUnit>,
 }
 
 impl DwarfData {
@@ -555,6 +585,7 @@ impl DwarfData {
         DwarfData {
             dwarf: Arc::new(sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian))),
             units: Vec::new(),
+            damaged: Vec::new(),
         }
     }
 }
@@ -565,6 +596,7 @@ fn load_dwarf(
     map: &Arc<Mmap>,
     debug_map: Option<&Arc<Mmap>>,
     endian: RunTimeEndian,
+    cache: Option<&crate::sections::SectionCache>,
 ) -> Result<DwarfData> {
     let file = object::File::parse(&***map)?;
     let debug_file = match debug_map {
@@ -573,14 +605,22 @@ fn load_dwarf(
     };
     let dwarf_file = debug_file.as_ref().unwrap_or(&file);
     let dwarf_map = debug_map.unwrap_or(map);
+    // Compressed sections come from their decompressed files when a cache is configured.
+    let mut cached = cache
+        .map(|c| crate::sections::load_all(c, dwarf_file))
+        .unwrap_or_default();
     let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Bytes> {
+        if let Some(bytes) = cached.remove(id.name()) {
+            return Ok(bytes);
+        }
         Ok(section_bytes(dwarf_map, dwarf_file, id.name())?.unwrap_or_else(Bytes::empty))
     })?;
     let mut dwarf = sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian));
     // Units of one binary often share abbreviation tables (rustc emits one per
     // crate): parse each shared table once.
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
-    let mut units = Vec::new();
+    let mut units: Vec<UnitSlot> = Vec::new();
+    let mut damaged = Vec::new();
     let mut headers = dwarf.units();
     loop {
         match headers.next() {
@@ -589,6 +629,13 @@ fn load_dwarf(
             Err(e) => {
                 // Keep the units before the damage: degrade, don't fail.
                 tracing::warn!("stopping at corrupt unit header: {e}");
+                damaged.push(crate::units::UnreadableUnit {
+                    offset: units
+                        .last()
+                        .map_or(0, |u| u.offset + u.header.length_including_self() as u64),
+                    name: None,
+                    error: format!("its header: {e}; the units after it are skipped too"),
+                });
                 break;
             }
         }
@@ -609,5 +656,6 @@ fn load_dwarf(
     Ok(DwarfData {
         dwarf: Arc::new(dwarf),
         units,
+        damaged,
     })
 }

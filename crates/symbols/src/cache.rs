@@ -14,13 +14,15 @@
 //!                    bytes of unit DIEs u64, 16 reserved bytes
 //! payload:           key bytes (padded to 8)
 //!                    table: address map offset, count; name slots offset, count;
-//!                           unit lists offset; strings offset   (6 × u32)
+//!                           unit lists offset; strings offset; then the symbol
+//!                           table's 12 fields (`symtab.rs`)       (18 × u32)
 //!                    address map: (start u64, end u64, unit u32, 0 u32), sorted by start
 //!                    name slots: (hash u32, name offset u32, name length u32,
 //!                                 units offset u32, units count u32), open addressing
 //!                                 (FNV-1a, linear probing, a power of two of slots)
 //!                    unit lists: u32 unit indices
 //!                    strings: the names, one blob
+//!                    the symbol table (`symtab.rs`): what `workspace/symbol` lists
 //! ```
 //!
 //! A file is never trusted: magic, version, length, checksum, key and the binary's unit
@@ -41,11 +43,13 @@ use crate::index::SymbolIndex;
 
 const MAGIC: &[u8; 8] = b"TNDMIDX\0";
 /// Bumped whenever the layout or the meaning of an entry changes.
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const HEADER: usize = 64;
 const SLOT: usize = 20;
 const RANGE: usize = 24;
 const SUFFIX: &str = "tidx";
+/// The default size cap of [`IndexCache::from_env`].
+const DEFAULT_MAX_BYTES: u64 = 4 << 30;
 
 /// Where cache files go and how much room they may take.
 #[derive(Clone, Debug)]
@@ -63,6 +67,25 @@ impl IndexCache {
         }
     }
 
+    /// The cache every face shares: `$XDG_CACHE_HOME/tandem` (else `~/.cache/tandem`),
+    /// capped at `TANDEM_INDEX_CACHE_MAX_BYTES` (default 4 GiB); `None` when
+    /// `TANDEM_INDEX_CACHE=0` turns it off or no directory is known.
+    pub fn from_env() -> Option<IndexCache> {
+        let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        if set("TANDEM_INDEX_CACHE").is_some_and(|v| v == "0") {
+            return None;
+        }
+        let dir = match set("XDG_CACHE_HOME") {
+            Some(d) => PathBuf::from(d),
+            None => PathBuf::from(set("HOME")?).join(".cache"),
+        }
+        .join("tandem");
+        let max = set("TANDEM_INDEX_CACHE_MAX_BYTES")
+            .and_then(|v| v.to_str()?.parse().ok())
+            .unwrap_or(DEFAULT_MAX_BYTES);
+        Some(IndexCache::new(dir, max))
+    }
+
     /// The directory of the cache files.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -73,8 +96,8 @@ impl IndexCache {
     }
 
     /// Removes the least recently used files (by mtime) while the cache is over its
-    /// cap, never `keep`.
-    fn evict(&self, keep: &Path) {
+    /// cap, never `keep`: index files and decompressed sections (`sections.rs`) alike.
+    pub(crate) fn evict(&self, keep: &Path) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -82,7 +105,8 @@ impl IndexCache {
             .filter_map(|e| {
                 let e = e.ok()?;
                 let path = e.path();
-                if path.extension().and_then(|x| x.to_str()) != Some(SUFFIX) {
+                let ext = path.extension().and_then(|x| x.to_str());
+                if ext != Some(SUFFIX) && ext != Some(crate::sections::SUFFIX) {
                     return None;
                 }
                 let meta = e.metadata().ok()?;
@@ -108,12 +132,17 @@ impl IndexCache {
 
 /// An opened, verified cache file.
 pub(crate) struct CachedIndex {
-    map: Mmap,
+    map: Arc<Mmap>,
     payload: usize,
     ranges: (usize, usize),
     slots: (usize, usize),
     strings: usize,
+    symbols: crate::symtab::SymbolTable,
 }
+
+/// Fields of the table at the payload's start: 6 of the name and address maps, then the
+/// symbol table's.
+const TABLE_FIELDS: usize = 6 + crate::symtab::FIELDS;
 
 fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
@@ -127,6 +156,32 @@ fn checksum(file: &[u8]) -> u32 {
     h.update(&file[..24.min(file.len())]);
     h.update(file.get(28..).unwrap_or_default());
     h.finalize()
+}
+
+/// [`checksum`] of the file at `path`, read in chunks.
+fn checksum_of_file(path: &Path) -> std::io::Result<u32> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 4 << 20];
+    let mut at = 0usize;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        // The checksum field (bytes 24..28) is left out.
+        let chunk = &buf[..n];
+        let skip = 24usize.saturating_sub(at)..28usize.saturating_sub(at);
+        if skip.end == 0 || skip.start >= n {
+            h.update(chunk);
+        } else {
+            h.update(&chunk[..skip.start]);
+            h.update(chunk.get(skip.end.min(n)..).unwrap_or_default());
+        }
+        at += n;
+    }
+    Ok(h.finalize())
 }
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
@@ -148,7 +203,7 @@ impl CachedIndex {
         let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
         // SAFETY: a private read-only mapping of a file that is only ever replaced by
         // rename, never written in place, so its inode's contents do not change.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
+        let map = Arc::new(unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?);
         let b = &map[..];
         if b.len() < HEADER || &b[..8] != MAGIC {
             return Err("not an index cache file".into());
@@ -165,7 +220,9 @@ impl CachedIndex {
             ));
         }
         let payload = &b[HEADER..];
-        if checksum(b) != u32_at(b, 24).unwrap_or(0) {
+        // Read through read(2), not the mapping: checking a file of hundreds of megabytes
+        // (a big C++ program's symbol table) must not make every page of it resident.
+        if checksum_of_file(path).map_err(|e| e.to_string())? != u32_at(b, 24).unwrap_or(0) {
             return Err("checksum mismatch".into());
         }
         let key_len = u32_at(b, 28).unwrap_or(0) as usize;
@@ -194,12 +251,17 @@ impl CachedIndex {
         {
             return Err("a table lies outside the file".into());
         }
+        let symbol_fields: Option<Vec<usize>> = (6..TABLE_FIELDS).map(field).collect();
+        let symbols = symbol_fields
+            .and_then(|f| crate::symtab::SymbolTable::open(map.clone(), HEADER, &f))
+            .ok_or("the symbol table lies outside the file")?;
         Ok(CachedIndex {
             map,
             payload: HEADER,
             ranges: (r0, rn),
             slots: (s0, sn),
             strings,
+            symbols,
         })
     }
 
@@ -242,7 +304,7 @@ impl CachedIndex {
 }
 
 /// The cache key of a binary: its build-id, else its path, size and mtime.
-fn key_of(binary: &Binary) -> Option<String> {
+pub(crate) fn key_of(binary: &Binary) -> Option<String> {
     if let Some(id) = binary.info().build_id.as_ref().filter(|id| id.len() >= 8) {
         return Some(format!(
             "b-{}",
@@ -320,7 +382,7 @@ fn serialize(binary: &Binary, key: &str, index: &SymbolIndex) -> Vec<u8> {
 
     let key_pad = key.len().div_ceil(8) * 8;
     let table = key_pad;
-    let ranges_at = table + 24;
+    let ranges_at = table + 4 * TABLE_FIELDS;
     let slots_at = ranges_at + ranges.len() * RANGE;
     let lists_at = slots_at + slot_count * SLOT;
     let strings_at = lists_at + lists.len() * 4;
@@ -364,6 +426,11 @@ fn serialize(binary: &Binary, key: &str, index: &SymbolIndex) -> Vec<u8> {
         put32(&mut p, lists_at + 4 * i, *u as usize);
     }
     p.extend_from_slice(&strings);
+    let (symbols, fields) = crate::symtab::serialize(binary, index, p.len());
+    p.extend_from_slice(&symbols);
+    for (i, v) in fields.into_iter().enumerate() {
+        put32(&mut p, table + 4 * (6 + i), v);
+    }
 
     let mut out = Vec::with_capacity(HEADER + p.len());
     out.extend_from_slice(MAGIC);
@@ -466,6 +533,12 @@ impl Binary {
     /// The cache file opened by [`Binary::load_index_cache`], if any.
     pub(crate) fn cached_index(&self) -> Option<&CachedIndex> {
         self.cached.get()
+    }
+
+    /// The symbol table of the cache file [`Binary::load_index_cache`] opened, if any:
+    /// what `workspace/symbol` searches without the full index.
+    pub fn symbol_table(&self) -> Option<crate::symtab::SymbolTable> {
+        self.cached.get().map(|c| c.symbols.clone())
     }
 
     /// Whether a valid cache file answers this binary's name lookups.

@@ -182,10 +182,19 @@ impl Binary {
             .get(index)
             .ok_or(Error::BadReference(index as u64))?;
         let result = slot.funcs.get_or_init(|| {
-            let unit = self.unit(index).map_err(|_| gimli::Error::MissingUnitDie)?;
+            let unit = self.unit(index).map_err(|e| {
+                let e = match e {
+                    Error::Dwarf(e) => e,
+                    _ => gimli::Error::MissingUnitDie,
+                };
+                self.note_unreadable(index, &e);
+                e
+            })?;
             self.counters
                 .die_walk(&self.path, index, self.units().len());
-            self.walk_unit(index, &unit).map(Arc::new)
+            self.walk_unit(index, &unit).map(Arc::new).inspect_err(|e| {
+                self.note_unreadable(index, e);
+            })
         });
         result.clone().map_err(Error::from)
     }

@@ -24,6 +24,25 @@ pub enum SymbolKind {
     Type,
 }
 
+/// How a [`SymbolKind::Type`] entry is declared (its DIE's tag), for front-ends that
+/// show classes, enums and typedefs apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TypeForm {
+    /// `class`.
+    Class,
+    /// `struct`.
+    Struct,
+    /// `union`.
+    Union,
+    /// `enum`.
+    Enum,
+    /// A typedef (or C++ `using`).
+    Typedef,
+    /// Any other type (a base type, a Rust type the compiler names otherwise).
+    Other,
+}
+
 /// One named thing in the binary.
 #[derive(Clone, Debug)]
 pub struct SymbolEntry {
@@ -188,6 +207,33 @@ impl SymbolIndex {
 
     pub(crate) fn inlined_of(&self, key: DieId) -> &[u64] {
         self.inlined.get(&key).map_or(&[], Vec::as_slice)
+    }
+}
+
+impl Binary {
+    /// How a type entry is declared: its DIE's tag (a declaration standing for a type
+    /// unit's definition answers for the definition). `None` for entries that are not
+    /// DWARF types or whose DIE cannot be read.
+    pub fn type_form(&self, e: &SymbolEntry) -> Option<TypeForm> {
+        if e.kind != SymbolKind::Type {
+            return None;
+        }
+        self.type_form_of(e.die?)
+    }
+
+    pub(crate) fn type_form_of(&self, die: DieId) -> Option<TypeForm> {
+        let (id, unit) = self
+            .type_die(crate::types::TypeRef(self.global_offset(die)))
+            .ok()?;
+        let entry = unit.entry(id.offset).ok()?;
+        Some(match entry.tag() {
+            gimli::DW_TAG_class_type => TypeForm::Class,
+            gimli::DW_TAG_structure_type => TypeForm::Struct,
+            gimli::DW_TAG_union_type => TypeForm::Union,
+            gimli::DW_TAG_enumeration_type => TypeForm::Enum,
+            gimli::DW_TAG_typedef => TypeForm::Typedef,
+            _ => TypeForm::Other,
+        })
     }
 }
 

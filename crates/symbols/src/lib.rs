@@ -17,13 +17,16 @@ mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;
+mod sections;
 mod split;
 mod stats;
+mod symtab;
 mod units;
 
 pub use cache::IndexCache;
 pub use split::MissingSplitUnit;
-pub use units::CacheStats;
+pub use symtab::{SymbolTable, TableSymbol};
+pub use units::{CacheStats, UnreadableUnit};
 
 /// Address and line newtypes.
 pub mod addr;
@@ -58,7 +61,7 @@ pub use eval::{
 };
 pub use functions::{Function, FunctionAt, InlinedCall};
 pub use guess::guess_source_rules;
-pub use index::{SymbolEntry, SymbolIndex, SymbolKind};
+pub use index::{SymbolEntry, SymbolIndex, SymbolKind, TypeForm};
 pub use lines::{BreakpointLocation, LineResolution, LineRow, SourceLocation, SourceMap};
 pub use types::{
     ArrayBound, ArrayDim, BaseEncoding, Bitfield, CompositeKind, Language, Member, TemplateParam,

@@ -152,6 +152,31 @@ pub(crate) fn normalized_matches(query: &str, candidate: &str) -> bool {
     candidate.ends_with(query) && candidate[..candidate.len() - query.len()].ends_with("::")
 }
 
+/// Appends `name` lowercased as `workspace/symbol` searches it (newlines, which DWARF
+/// names never hold, become spaces so that each name is one line of a haystack). The
+/// language server's in-memory name table and the index cache's name table both use it,
+/// so the two answer the same.
+pub fn push_search_lowercase(out: &mut String, name: &str) {
+    if name.is_ascii() {
+        out.extend(name.bytes().map(|b| match b {
+            b'\n' => ' ',
+            b => char::from(b.to_ascii_lowercase()),
+        }));
+    } else {
+        out.extend(
+            name.to_lowercase()
+                .chars()
+                .map(|c| if c == '\n' { ' ' } else { c }),
+        );
+    }
+}
+
+/// The bytes of `bytes` as a bit set, one bit per `byte % 64`: a name whose mask lacks a
+/// bit of a query's cannot hold the query's characters, so fuzzy matching skips it unread.
+pub fn byte_mask(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0u64, |m, &b| m | 1u64 << (b % 64))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -318,7 +318,7 @@ fn type_attr(b: &Binary, unit: usize, die: &Die) -> Option<TypeRef> {
 }
 
 impl Binary {
-    fn type_die(&self, t: TypeRef) -> Result<(DieId, std::sync::Arc<Unit>)> {
+    pub(crate) fn type_die(&self, t: TypeRef) -> Result<(DieId, std::sync::Arc<Unit>)> {
         let id = self.die_id(t.0).ok_or(Error::BadReference(t.0))?;
         let unit = self.unit(id.unit)?;
         // A declaration standing for a type in a type unit (DW_AT_signature): use the

@@ -61,6 +61,32 @@ pub(crate) type Die = DebuggingInformationEntry<R>;
 /// A unit's file names indexed by DWARF file index.
 pub(crate) type FileTable = Arc<Vec<Option<Arc<std::path::Path>>>>;
 
+/// A unit whose DIEs could not be read (corrupt or truncated DWARF): its functions,
+/// variables and types are missing, the rest of the program is not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableUnit {
+    /// Where the unit starts in `.debug_info`.
+    pub offset: u64,
+    /// Its `DW_AT_name`, when its root DIE could be read.
+    pub name: Option<String>,
+    /// What went wrong.
+    pub error: String,
+}
+
+impl std::fmt::Display for UnreadableUnit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the debug information of unit ")?;
+        if let Some(name) = &self.name {
+            write!(f, "{name} ")?;
+        }
+        write!(
+            f,
+            "(.debug_info offset {:#x}) cannot be read ({}): its functions, variables and types are not available",
+            self.offset, self.error
+        )
+    }
+}
+
 /// One compilation unit: its header is read at open time, the rest on first use.
 pub(crate) struct UnitSlot {
     pub(crate) header: gimli::UnitHeader<R>,
@@ -181,6 +207,34 @@ impl Binary {
                 None => skeleton.clone(),
             })
             .clone())
+    }
+
+    /// Records that unit `index`'s DIEs could not be read (once per unit: the caller's
+    /// result is cached).
+    pub(crate) fn note_unreadable(&self, index: usize, error: &gimli::Error) {
+        let name = self.skeleton(index).ok().and_then(|u| {
+            u.name
+                .as_ref()
+                .and_then(|n| n.to_string_lossy().ok().map(|n| n.into_owned()))
+        });
+        let unit = UnreadableUnit {
+            offset: self.units().get(index).map_or(0, |u| u.offset),
+            name,
+            error: error.to_string(),
+        };
+        tracing::warn!(path = %self.path.display(), "{unit}");
+        let mut list = self.unreadable.lock().unwrap_or_else(|p| p.into_inner());
+        list.0.push(unit);
+    }
+
+    /// The units found unreadable since the last call (each is returned once), for a
+    /// front-end to tell its user.
+    pub fn take_unreadable_units(&self) -> Vec<UnreadableUnit> {
+        let mut list = self.unreadable.lock().unwrap_or_else(|p| p.into_inner());
+        let (all, taken) = &mut *list;
+        let new = all.get(*taken..).unwrap_or_default().to_vec();
+        *taken = all.len();
+        new
     }
 
     /// The unit as the executable holds it, whose line program and address ranges

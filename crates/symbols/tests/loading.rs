@@ -135,6 +135,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
             debug_roots: vec![],
             find_debug_file: true,
             lookup: None,
+            section_cache: None,
         },
     )
     .unwrap();
@@ -154,6 +155,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
             debug_roots: vec![],
             find_debug_file: true,
             lookup: None,
+            section_cache: None,
         },
     )
     .unwrap();
@@ -173,6 +175,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
             debug_roots: vec![root],
             find_debug_file: true,
             lookup: None,
+            section_cache: None,
         },
     )
     .unwrap();
@@ -188,6 +191,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
             debug_roots: vec![root],
             find_debug_file: true,
             lookup: None,
+            section_cache: None,
         },
     )
     .unwrap();
@@ -202,6 +206,7 @@ fn separate_debug_file_by_debuglink_and_build_id() {
                 debug_roots: vec![],
                 find_debug_file: true,
                 lookup: Some(lookup.clone()),
+                section_cache: None,
             },
         )
         .unwrap();

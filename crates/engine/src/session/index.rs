@@ -13,25 +13,10 @@ use std::sync::{Mutex, Weak};
 
 use super::*;
 
-/// The cache's default size cap (`TANDEM_INDEX_CACHE_MAX_BYTES` overrides it).
-const CACHE_MAX_BYTES: u64 = 4 << 30;
-
-/// The on-disk index cache shared by every session and face: `$XDG_CACHE_HOME/tandem`
-/// (else `~/.cache/tandem`); `TANDEM_INDEX_CACHE=0` turns it off.
+/// The on-disk index cache shared by every session and face (see
+/// [`symbols::IndexCache::from_env`]).
 pub(crate) fn index_cache() -> Option<symbols::IndexCache> {
-    let set = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    if set("TANDEM_INDEX_CACHE").is_some_and(|v| v == "0") {
-        return None;
-    }
-    let dir = match set("XDG_CACHE_HOME") {
-        Some(d) => std::path::PathBuf::from(d),
-        None => std::path::PathBuf::from(set("HOME")?).join(".cache"),
-    }
-    .join("tandem");
-    let max = set("TANDEM_INDEX_CACHE_MAX_BYTES")
-        .and_then(|v| v.to_str()?.parse().ok())
-        .unwrap_or(CACHE_MAX_BYTES);
-    Some(symbols::IndexCache::new(dir, max))
+    symbols::IndexCache::from_env()
 }
 
 /// Progress is reported at most this many times per build (and at the end).
@@ -83,6 +68,12 @@ pub(super) fn start(
                 "background index built"
             );
             let _ = events.send(SessionEvent::Indexing { done: total, total });
+            for unit in main.take_unreadable_units() {
+                let _ = events.send(SessionEvent::Output(format!(
+                    "warning: {}: {unit}\n",
+                    main.path().display()
+                )));
+            }
             if let Some(cache) = &cache {
                 if let Err(e) = main.store_index_cache(cache) {
                     tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");

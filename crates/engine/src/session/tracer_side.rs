@@ -106,6 +106,23 @@ impl Core {
         self.events.send(ev);
     }
 
+    /// Tells the user, once each, of the units of the opened modules whose DIEs were
+    /// found unreadable since the last stop (corrupt DWARF costs that unit only; the
+    /// user should know why its functions and variables are missing).
+    pub(super) fn report_unreadable_units(&self) {
+        for m in self.modules.all() {
+            let Some(binary) = m.opened_binary() else {
+                continue;
+            };
+            for unit in binary.take_unreadable_units() {
+                self.send(SessionEvent::Output(format!(
+                    "warning: {}: {unit}\n",
+                    binary.path().display()
+                )));
+            }
+        }
+    }
+
     pub(super) fn stopped(
         &mut self,
         tid: Tid,
@@ -131,6 +148,7 @@ impl Core {
         if !matches!(cause, StopCause::Signal(_)) {
             self.last_signal = None;
         }
+        self.report_unreadable_units();
         self.send(SessionEvent::Stopped(Stop {
             tid,
             cause,

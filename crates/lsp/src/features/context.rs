@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use symbols::{
-    Binary, CompositeKind, Line, Member, SymbolEntry, SymbolKind, Type, TypeKind, Variable,
+    Binary, CompositeKind, Line, Member, SymbolEntry, SymbolKind, Type, TypeForm, TypeKind,
+    Variable,
 };
 use wire::jsonrpc::{codes, ResponseError};
 
@@ -160,13 +161,30 @@ pub(crate) fn type_symbol_kind(binary: &Binary, name: &str) -> u32 {
     }
 }
 
+/// The LSP symbol kind of a type declared as `form` (a struct for what is none of the
+/// others).
+pub(crate) fn type_form_kind(form: TypeForm) -> u32 {
+    match form {
+        TypeForm::Class => SK_CLASS,
+        TypeForm::Enum => SK_ENUM,
+        TypeForm::Typedef => SK_TYPE_PARAMETER,
+        _ => SK_STRUCT,
+    }
+}
+
+/// The LSP symbol kind of an index entry. A type's is that of its own declaration (its
+/// DIE's tag), which the index cache records too (`workspace/symbol` answers from either
+/// alike); by name only when the entry has no readable DIE.
 pub(crate) fn entry_kind(served: &Served, e: &SymbolEntry) -> u32 {
     match e.kind {
         SymbolKind::Function => SK_FUNCTION,
         SymbolKind::Variable => SK_VARIABLE,
-        SymbolKind::Type => served
-            .facts
-            .type_kind(&e.name, || type_symbol_kind(&served.binary, &e.name)),
+        SymbolKind::Type => match served.binary.type_form(e) {
+            Some(form) => type_form_kind(form),
+            None => served
+                .facts
+                .type_kind(&e.name, || type_symbol_kind(&served.binary, &e.name)),
+        },
         _ => SK_VARIABLE,
     }
 }

@@ -7,6 +7,8 @@
 //! that are not open are read from disk). DWARF gives lines; columns come from finding the
 //! name on its declaration line.
 
+/// `workspace/symbol` from the index cache's symbol table.
+pub mod cached_symbols;
 /// What a request works on, and the pieces of answers features share.
 pub mod context;
 /// `textDocument/documentSymbol`.
@@ -18,6 +20,7 @@ pub mod navigation;
 /// `workspace/symbol`.
 pub mod workspace_symbols;
 
+pub use cached_symbols::{workspace_symbol_cached, CachedNames};
 pub use context::{Context, LiveHover, Target};
 pub use document_symbols::document_symbols;
 pub use hover::{hover, live_hover};

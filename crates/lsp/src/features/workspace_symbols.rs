@@ -2,7 +2,7 @@
 //! tier walked lazily in a precomputed order, results placed in their files.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -11,7 +11,7 @@ use wire::jsonrpc::ResponseError;
 
 use super::context::{cancelled, entry_kind, object, selection_range, Context};
 use crate::cancel::CancelToken;
-use crate::names::{last_component, EntryId, FileId, NameId, NameIndex, NameMap};
+use crate::names::{last_component, EntryId, NameId, NameIndex, NameMap};
 use crate::sources::SourceText;
 use crate::text::LineMap;
 use crate::uri;
@@ -22,7 +22,7 @@ pub const MAX_WORKSPACE_SYMBOLS: usize = 256;
 
 /// How well `entry` matches a lowercase query: 0 exact, 1 prefix, 2 substring, 3 fuzzy.
 /// `name` is the lowercased qualified name (precomputed per binary: this runs per entry).
-fn rank(query: &str, name: &str) -> Option<u8> {
+pub(super) fn rank(query: &str, name: &str) -> Option<u8> {
     if query.is_empty() {
         return Some(0);
     }
@@ -39,7 +39,7 @@ fn rank(query: &str, name: &str) -> Option<u8> {
 }
 
 /// Whether the characters of `query` appear in `name` in order.
-fn is_subsequence(query: &str, name: &str) -> bool {
+pub(super) fn is_subsequence(query: &str, name: &str) -> bool {
     if query.is_ascii() {
         is_byte_subsequence(query.as_bytes(), name.as_bytes())
     } else {
@@ -50,7 +50,7 @@ fn is_subsequence(query: &str, name: &str) -> bool {
 
 /// Whether the bytes of `query` appear in `name` in order: for an ASCII query, the same as
 /// [`is_subsequence`] (an ASCII byte only ever stands for itself in UTF-8).
-fn is_byte_subsequence(query: &[u8], name: &[u8]) -> bool {
+pub(super) fn is_byte_subsequence(query: &[u8], name: &[u8]) -> bool {
     let mut rest = name;
     query.iter().all(|&q| match memchr::memchr(q, rest) {
         Some(i) => {
@@ -239,17 +239,17 @@ impl<'a> FuzzyMatches<'a> {
 
 /// The declaration files of one answer's symbols, each looked at once (equal paths of
 /// different binaries are one file).
-struct ResultFiles {
+pub(super) struct ResultFiles {
     /// Per binary, per file of its names: the index in `files`.
     of: Vec<Vec<Option<usize>>>,
     by_path: HashMap<PathBuf, usize>,
-    files: Vec<ResultFile>,
+    pub(super) files: Vec<ResultFile>,
 }
 
 /// What a result needs of its file.
-struct ResultFile {
+pub(super) struct ResultFile {
     /// `None`: the editor could not open it.
-    text: Option<Arc<SourceText>>,
+    pub(super) text: Option<Arc<SourceText>>,
     /// How its lines moved in the open document.
     map: Option<Arc<LineMap>>,
     /// Its URI, made for the first result there.
@@ -257,25 +257,22 @@ struct ResultFile {
 }
 
 impl ResultFiles {
-    fn new(served: &[Arc<Served>]) -> Self {
+    /// For binaries with `counts[i]` declaration files each.
+    pub(super) fn new(counts: impl Iterator<Item = usize>) -> Self {
         ResultFiles {
-            of: served
-                .iter()
-                .map(|s| vec![None; s.names.file_count()])
-                .collect(),
+            of: counts.map(|n| vec![None; n]).collect(),
             by_path: HashMap::new(),
             files: Vec::new(),
         }
     }
 
-    /// The index in `files` of file `file` of binary `si`.
-    fn get(&mut self, cx: &mut Context, si: usize, file: FileId) -> usize {
-        if let Some(f) = self.of[si][file.index()] {
+    /// The index in `files` of file `file` of binary `si`, whose path is `path`.
+    pub(super) fn get(&mut self, cx: &mut Context, si: usize, file: usize, path: &Path) -> usize {
+        if let Some(f) = self.of[si][file] {
             return f;
         }
-        let path = cx.served[si].names.file(file);
         let known = if self.of.len() > 1 {
-            self.by_path.get(&**path).copied()
+            self.by_path.get(path).copied()
         } else {
             None // One binary's files are distinct already.
         };
@@ -291,9 +288,44 @@ impl ResultFiles {
             }
             self.files.len() - 1
         });
-        self.of[si][file.index()] = Some(f);
+        self.of[si][file] = Some(f);
         f
     }
+}
+
+/// The `workspace/symbol` item of the symbol `name` (qualified) of LSP kind `kind`
+/// declared on DWARF line `line` of `file` (at `path`), moved with the edits made since
+/// the build; `None` when the editor could not open the file.
+pub(super) fn symbol_item(
+    file: &mut ResultFile,
+    path: &Path,
+    name: &str,
+    kind: u32,
+    line: Line,
+    encoding: crate::text::PositionEncoding,
+) -> Option<Value> {
+    let text = file.text.as_ref()?;
+    let moved = file
+        .map
+        .as_ref()
+        .map_or(line.zero_based(), |m| m.to_current(line.zero_based()));
+    let line0 = Line::from_zero_based(moved).zero_based();
+    let short = last_component(name);
+    let (_, range) = selection_range(Some(text), line0, short, encoding);
+    let uri = file.uri.get_or_insert_with(|| uri::from_path(path)).clone();
+    let location = object([("uri", uri.into()), ("range", range)]);
+    let mut item = object([
+        ("name", short.into()),
+        ("kind", kind.into()),
+        ("location", location),
+    ]);
+    if let (Some(container), Value::Object(fields)) = (
+        name.strip_suffix(short).and_then(|p| p.strip_suffix("::")),
+        &mut item,
+    ) {
+        fields.insert("containerName".into(), container.into());
+    }
+    Some(item)
 }
 
 /// `workspace/symbol`: ranked exact > prefix > substring > fuzzy, then symbols declared under
@@ -361,7 +393,7 @@ pub fn workspace_symbol(
     });
     let mut fuzzy = want_fuzzy.then(|| FuzzyMatches::new(&served, &q, substring, unopenable));
     let mut ranked = hits.into_iter().map(|h| (h.served, h.entry));
-    let mut files = ResultFiles::new(&served);
+    let mut files = ResultFiles::new(served.iter().map(|s| s.names.file_count()));
     // Duplicates (one entry per unit that declares it) are dropped here, among the few
     // results kept, not among every match.
     let mut seen: NameMap<_, ()> = NameMap::default();
@@ -383,40 +415,24 @@ pub fn workspace_symbol(
         let (Some(file), Some(line)) = (names.file_of(entry), e.decl_line) else {
             continue;
         };
-        let f = files.get(cx, si, file);
+        let path = names.file(file);
+        let f = files.get(cx, si, file.index(), path);
         // A location the editor cannot open is no use.
-        let Some(text) = &files.files[f].text else {
+        if files.files[f].text.is_none() {
             continue;
-        };
+        }
         if seen.insert((&*e.name, f, line, e.kind), ()).is_some() {
             continue;
         }
-        let moved = files.files[f]
-            .map
-            .as_ref()
-            .map_or(line.zero_based(), |m| m.to_current(line.zero_based()));
-        let line0 = Line::from_zero_based(moved).zero_based();
-        let short = e.short_name();
-        let (_, range) = selection_range(Some(text), line0, short, cx.encoding);
-        let uri = files.files[f]
-            .uri
-            .get_or_insert_with(|| uri::from_path(names.file(file)))
-            .clone();
-        let location = object([("uri", uri.into()), ("range", range)]);
-        let mut item = object([
-            ("name", short.into()),
-            ("kind", entry_kind(&served[si], e).into()),
-            ("location", location),
-        ]);
-        if let (Some(container), Value::Object(fields)) = (
-            e.name
-                .strip_suffix(short)
-                .and_then(|p| p.strip_suffix("::")),
-            &mut item,
-        ) {
-            fields.insert("containerName".into(), container.into());
-        }
-        out.push(item);
+        let kind = entry_kind(&served[si], e);
+        out.extend(symbol_item(
+            &mut files.files[f],
+            path,
+            &e.name,
+            kind,
+            line,
+            cx.encoding,
+        ));
     }
     Ok(Value::Array(out))
 }

@@ -1,0 +1,316 @@
+//! `workspace/symbol` answered from the symbol table of the on-disk index cache
+//! (`symbols::SymbolTable`, mapped, never copied): a warm server answers before its full
+//! index is built, and every query searches the mapped haystack of names at memory speed.
+//!
+//! The answer is the one the in-memory table gives (`workspace_symbols.rs`): the same
+//! tiers (exact, prefix, substring, fuzzy), the same order within a tier (symbols under a
+//! root first, then by name length, name, file, line: the order the cache stores symbols
+//! in), the same duplicates dropped and the same cap. tests/lsp_index_cache.rs compares
+//! the two servers' answers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use symbols::{Line, SymbolKind, SymbolTable};
+use wire::jsonrpc::ResponseError;
+
+use super::context::{cancelled, type_form_kind, Context, SK_FUNCTION, SK_STRUCT, SK_VARIABLE};
+use super::workspace_symbols::{
+    is_byte_subsequence, is_subsequence, rank, symbol_item, ResultFiles, MAX_WORKSPACE_SYMBOLS,
+};
+use crate::cancel::CancelToken;
+use crate::names::{byte_mask, NameMap};
+
+/// One binary's cached symbol table, with what the workspace's roots make of its files.
+pub struct CachedNames {
+    /// The binary.
+    pub path: PathBuf,
+    table: SymbolTable,
+    /// Per file of the table: declared outside every workspace root.
+    outside: Vec<bool>,
+}
+
+impl CachedNames {
+    /// The table of the binary at `path`, for a workspace with root folders `roots`.
+    pub fn new(path: &Path, table: SymbolTable, roots: &[PathBuf]) -> CachedNames {
+        let outside = (0..table.file_count())
+            .map(|f| {
+                table
+                    .file(f)
+                    .is_none_or(|p| !roots.iter().any(|r| p.starts_with(r)))
+            })
+            .collect();
+        CachedNames {
+            path: path.to_path_buf(),
+            table,
+            outside,
+        }
+    }
+
+    /// The mapped table.
+    pub fn table(&self) -> &SymbolTable {
+        &self.table
+    }
+
+    fn outside(&self, sym: usize) -> bool {
+        self.table
+            .symbol(sym)
+            .is_none_or(|s| self.outside.get(s.file).copied().unwrap_or(true))
+    }
+
+    /// What `workspace/symbol` orders one tier's symbols of different binaries by.
+    fn rank_key(&self, sym: usize) -> (bool, usize, &str, Option<&[u8]>, Option<Line>) {
+        use std::os::unix::ffi::OsStrExt;
+        let s = self.table.symbol(sym);
+        let name = s.and_then(|s| self.table.name(s.name)).unwrap_or_default();
+        (
+            self.outside(sym),
+            name.len(),
+            name,
+            s.and_then(|s| self.table.file(s.file))
+                .map(|p| p.as_os_str().as_bytes()),
+            s.map(|s| s.line),
+        )
+    }
+}
+
+/// The order of two symbols within a tier: by position in one table (its order is the
+/// ranking's, after the root split), by rank key across tables.
+fn order(tables: &[Arc<CachedNames>], a: (usize, usize), b: (usize, usize)) -> std::cmp::Ordering {
+    if a.0 == b.0 {
+        let t = &tables[a.0];
+        return (t.outside(a.1), a.1).cmp(&(t.outside(b.1), b.1));
+    }
+    (tables[a.0].rank_key(a.1), a).cmp(&(tables[b.0].rank_key(b.1), b))
+}
+
+const UNKNOWN: u8 = 0;
+const SKIPPED: u8 = 1;
+const MATCHES: u8 = 2;
+
+/// Where the fuzzy walk through one table is: symbols under a root first (pass 0), then
+/// the others (pass 1), each pass in the table's order, which is by name first: a name
+/// that does not match passes over all its symbols at once.
+struct Walk {
+    pass: u8,
+    /// The current name, and the next of its symbols to look at.
+    name: usize,
+    next: usize,
+    /// What is known of each name.
+    names: Vec<u8>,
+}
+
+/// The fuzzy matches of a query over the tables, in ranking order.
+struct Fuzzy<'a> {
+    tables: &'a [Arc<CachedNames>],
+    query: &'a str,
+    mask: u64,
+    walks: Vec<Walk>,
+    steps: usize,
+}
+
+impl<'a> Fuzzy<'a> {
+    fn new(tables: &'a [Arc<CachedNames>], query: &'a str, substring: Vec<Vec<usize>>) -> Self {
+        let walks = tables
+            .iter()
+            .zip(substring)
+            .map(|(t, found)| {
+                let mut names = vec![UNKNOWN; t.table.name_count()];
+                for n in found {
+                    names[n] = SKIPPED;
+                }
+                Walk {
+                    pass: 0,
+                    name: 0,
+                    next: t.table.members(0).start,
+                    names,
+                }
+            })
+            .collect();
+        Fuzzy {
+            tables,
+            query,
+            mask: byte_mask(query.as_bytes()),
+            walks,
+            steps: 0,
+        }
+    }
+
+    fn matches(&self, table: &SymbolTable, n: usize) -> bool {
+        if self.query.is_empty() {
+            return true;
+        }
+        if table.mask(n) & self.mask != self.mask {
+            return false;
+        }
+        let lower = table.lower_name(n);
+        if self.query.is_ascii() {
+            is_byte_subsequence(self.query.as_bytes(), lower)
+        } else {
+            std::str::from_utf8(lower).is_ok_and(|l| is_subsequence(self.query, l))
+        }
+    }
+
+    /// The next symbol of table `ti` that matches, without consuming it.
+    fn peek(&mut self, ti: usize, cancel: &CancelToken) -> Result<Option<usize>, ResponseError> {
+        let t = &self.tables[ti];
+        let names = t.table.name_count();
+        loop {
+            let (pass, n) = (self.walks[ti].pass, self.walks[ti].name);
+            if pass > 1 {
+                return Ok(None);
+            }
+            if n >= names {
+                let walk = &mut self.walks[ti];
+                walk.pass += 1;
+                walk.name = 0;
+                walk.next = t.table.members(0).start;
+                continue;
+            }
+            self.steps += 1;
+            if self.steps.is_multiple_of(4096) && cancel.is_cancelled() {
+                return Err(cancelled());
+            }
+            if self.walks[ti].names[n] == UNKNOWN {
+                let state = if self.matches(&t.table, n) {
+                    MATCHES
+                } else {
+                    SKIPPED
+                };
+                self.walks[ti].names[n] = state;
+            }
+            if self.walks[ti].names[n] == MATCHES {
+                let members = t.table.members(n);
+                let from = self.walks[ti].next.max(members.start);
+                if let Some(sym) = (from..members.end).find(|&sym| t.outside(sym) == (pass == 1)) {
+                    self.walks[ti].next = sym;
+                    return Ok(Some(sym));
+                }
+            }
+            let walk = &mut self.walks[ti];
+            walk.name += 1;
+            walk.next = t.table.members(walk.name).start;
+        }
+    }
+
+    fn next(&mut self, cancel: &CancelToken) -> Result<Option<(usize, usize)>, ResponseError> {
+        let mut best: Option<(usize, usize)> = None;
+        for ti in 0..self.tables.len() {
+            let Some(sym) = self.peek(ti, cancel)? else {
+                continue;
+            };
+            if best.is_none_or(|b| order(self.tables, (ti, sym), b).is_lt()) {
+                best = Some((ti, sym));
+            }
+        }
+        if let Some((ti, _)) = best {
+            self.walks[ti].next += 1;
+        }
+        Ok(best)
+    }
+}
+
+/// `workspace/symbol` over cached symbol tables: what
+/// [`super::workspace_symbol`] answers over the in-memory tables of the same binaries.
+pub fn workspace_symbol_cached(
+    cx: &mut Context,
+    tables: &[Arc<CachedNames>],
+    query: &str,
+    cancel: &CancelToken,
+) -> Result<Value, ResponseError> {
+    let q = query.trim().to_lowercase();
+    if q.contains('\n') {
+        return Ok(Value::Array(Vec::new()));
+    }
+    // (tier, table, symbol)
+    let mut hits: Vec<(u8, usize, usize)> = Vec::new();
+    let mut substring: Vec<Vec<usize>> = vec![Vec::new(); tables.len()];
+    if !q.is_empty() {
+        let finder = memchr::memmem::Finder::new(q.as_bytes());
+        for (ti, t) in tables.iter().enumerate() {
+            let table = &t.table;
+            let mut last = None;
+            for pos in finder.find_iter(table.haystack()) {
+                let n = table.name_at(pos);
+                if last == Some(n) {
+                    continue;
+                }
+                last = Some(n);
+                substring[ti].push(n);
+                if substring[ti].len().is_multiple_of(4096) && cancel.is_cancelled() {
+                    return Err(cancelled());
+                }
+                let Ok(lower) = std::str::from_utf8(table.lower_name(n)) else {
+                    continue;
+                };
+                let Some(tier) = rank(&q, lower) else {
+                    continue;
+                };
+                hits.extend(table.members(n).map(|sym| (tier, ti, sym)));
+            }
+        }
+    }
+    let want_fuzzy = q.is_empty() || hits.len() < MAX_WORKSPACE_SYMBOLS;
+    if tables.len() == 1 {
+        // The haystack is in name order and each name's symbols follow one another in the
+        // table's order, so the hits came in table order: bucketed by (tier, outside), that
+        // order is kept, and nothing is sorted (a query as common as `vector` matches
+        // hundreds of thousands of symbols of a big C++ program).
+        let t = &tables[0];
+        let mut buckets: [Vec<(u8, usize, usize)>; 8] = Default::default();
+        for h in hits.drain(..) {
+            buckets[usize::from(h.0.min(3)) * 2 + usize::from(t.outside(h.2))].push(h);
+        }
+        hits = buckets.into_iter().flatten().collect();
+    } else {
+        hits.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| order(tables, (a.1, a.2), (b.1, b.2)))
+        });
+    }
+    let mut fuzzy = want_fuzzy.then(|| Fuzzy::new(tables, &q, substring));
+    let mut ranked = hits.into_iter().map(|(_, ti, sym)| (ti, sym));
+    let mut files = ResultFiles::new(tables.iter().map(|t| t.table.file_count()));
+    let mut seen: NameMap<(&str, usize, Line, SymbolKind), ()> = NameMap::default();
+    let mut out = Vec::new();
+    while out.len() < MAX_WORKSPACE_SYMBOLS {
+        let next = match ranked.next() {
+            Some(hit) => Some(hit),
+            None => match fuzzy.as_mut() {
+                Some(f) => f.next(cancel)?,
+                None => None,
+            },
+        };
+        let Some((ti, sym)) = next else { break };
+        if cancel.is_cancelled() {
+            return Err(cancelled());
+        }
+        let table = &tables[ti].table;
+        let Some(s) = table.symbol(sym) else { continue };
+        let (Some(name), Some(path)) = (table.name(s.name), table.file(s.file)) else {
+            continue;
+        };
+        let f = files.get(cx, ti, s.file, path);
+        if files.files[f].text.is_none() {
+            continue;
+        }
+        if seen.insert((name, f, s.line, s.kind), ()).is_some() {
+            continue;
+        }
+        let kind = match s.kind {
+            SymbolKind::Function => SK_FUNCTION,
+            SymbolKind::Type => s.form.map_or(SK_STRUCT, type_form_kind),
+            _ => SK_VARIABLE,
+        };
+        out.extend(symbol_item(
+            &mut files.files[f],
+            path,
+            name,
+            kind,
+            s.line,
+            cx.encoding,
+        ));
+    }
+    Ok(Value::Array(out))
+}

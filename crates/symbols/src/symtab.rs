@@ -1,0 +1,405 @@
+//! The symbol table of an index cache file: every symbol a front-end can list (a name with
+//! a declaration file and line), laid out so that `workspace/symbol` searches the mapped
+//! file itself — a haystack of lowercased distinct names, the symbols of each name in
+//! ranking order — without materialising a name it does not answer with.
+//!
+//! Regions (offsets from the cache payload's start, see `cache.rs`):
+//!
+//! ```text
+//! files:      F × (path offset u32, path length u32) into the strings, sorted by path bytes
+//! names:      N × (name offset u32, name length u32), distinct names sorted by (length, name)
+//! hay starts: (N + 1) × u32, where each name starts in the haystack, and its end
+//! members:    (N + 1) × u32, where each name's symbols start in the symbols, and their end
+//! masks:      N × u64, the bytes of each lowercased name (`names::byte_mask`)
+//! symbols:    E × (name u32, file u32, line u32, kind u32), sorted by (name, file, line,
+//!             position in the index): the language server's ranking order
+//! haystack:   the lowercased names (`names::push_search_lowercase`), each ending in '\n'
+//! strings:    names and paths, one blob
+//! ```
+//!
+//! A symbol's kind is its [`SymbolKind`] in the low byte, its [`TypeForm`] (types) above.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+
+use memmap2::Mmap;
+
+use crate::addr::Line;
+use crate::binary::Binary;
+use crate::index::{SymbolIndex, SymbolKind, TypeForm};
+
+/// Number of u32 fields the table of the cache file gives this table.
+pub(crate) const FIELDS: usize = 12;
+const SYMBOL: usize = 16;
+
+/// One listable symbol of a [`SymbolTable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableSymbol {
+    /// Its distinct name (an index below [`SymbolTable::name_count`]).
+    pub name: usize,
+    /// Its declaration file (an index below [`SymbolTable::file_count`]).
+    pub file: usize,
+    /// Its declaration line.
+    pub line: Line,
+    /// What it is.
+    pub kind: SymbolKind,
+    /// How a type is declared (types only).
+    pub form: Option<TypeForm>,
+}
+
+/// The symbol table of an opened, verified index cache file (shares its mapping).
+#[derive(Clone)]
+pub struct SymbolTable {
+    map: Arc<Mmap>,
+    payload: usize,
+    files: (usize, usize),
+    names: (usize, usize),
+    hay_starts: usize,
+    members: usize,
+    masks: usize,
+    symbols: (usize, usize),
+    hay: (usize, usize),
+    strings: usize,
+}
+
+impl std::fmt::Debug for SymbolTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SymbolTable")
+            .field("files", &self.files.1)
+            .field("names", &self.names.1)
+            .field("symbols", &self.symbols.1)
+            .finish()
+    }
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+
+fn kind_code(kind: SymbolKind) -> u32 {
+    match kind {
+        SymbolKind::Function => 0,
+        SymbolKind::Variable => 1,
+        SymbolKind::Type => 2,
+    }
+}
+
+fn form_code(form: Option<TypeForm>) -> u32 {
+    match form {
+        None => 0,
+        Some(TypeForm::Class) => 1,
+        Some(TypeForm::Struct) => 2,
+        Some(TypeForm::Union) => 3,
+        Some(TypeForm::Enum) => 4,
+        Some(TypeForm::Typedef) => 5,
+        Some(TypeForm::Other) => 6,
+    }
+}
+
+fn decode_kind(code: u32) -> (SymbolKind, Option<TypeForm>) {
+    let kind = match code & 0xff {
+        0 => SymbolKind::Function,
+        1 => SymbolKind::Variable,
+        _ => SymbolKind::Type,
+    };
+    let form = match code >> 8 {
+        1 => Some(TypeForm::Class),
+        2 => Some(TypeForm::Struct),
+        3 => Some(TypeForm::Union),
+        4 => Some(TypeForm::Enum),
+        5 => Some(TypeForm::Typedef),
+        6 => Some(TypeForm::Other),
+        _ => None,
+    };
+    (kind, form)
+}
+
+impl SymbolTable {
+    /// The table whose [`FIELDS`] fields are `fields`, in the mapped file `map` whose
+    /// payload starts at `payload`; `None` when a region lies outside the file.
+    pub(crate) fn open(map: Arc<Mmap>, payload: usize, fields: &[usize]) -> Option<SymbolTable> {
+        let &[files_at, files_n, names_at, names_n, hay_starts, members, masks, symbols_at, symbols_n, hay_at, hay_len, strings] =
+            fields
+        else {
+            return None;
+        };
+        let len = map.len().checked_sub(payload)?;
+        let fits = |start: usize, n: usize, size: usize| {
+            n.checked_mul(size)
+                .and_then(|l| l.checked_add(start))
+                .is_some_and(|end| end <= len)
+        };
+        let ok = fits(files_at, files_n, 8)
+            && fits(names_at, names_n, 8)
+            && fits(hay_starts, names_n.checked_add(1)?, 4)
+            && fits(members, names_n.checked_add(1)?, 4)
+            && fits(masks, names_n, 8)
+            && fits(symbols_at, symbols_n, SYMBOL)
+            && fits(hay_at, hay_len, 1)
+            && strings <= len;
+        ok.then_some(SymbolTable {
+            map,
+            payload,
+            files: (files_at, files_n),
+            names: (names_at, names_n),
+            hay_starts,
+            members,
+            masks,
+            symbols: (symbols_at, symbols_n),
+            hay: (hay_at, hay_len),
+            strings,
+        })
+    }
+
+    fn p(&self) -> &[u8] {
+        &self.map[self.payload..]
+    }
+
+    fn string(&self, at: usize) -> Option<&[u8]> {
+        let p = self.p();
+        let off = self.strings.checked_add(u32_at(p, at)? as usize)?;
+        let len = u32_at(p, at + 4)? as usize;
+        p.get(off..off.checked_add(len)?)
+    }
+
+    /// Number of distinct declaration files.
+    pub fn file_count(&self) -> usize {
+        self.files.1
+    }
+
+    /// The path of file `f` (files are in the order of their path's bytes).
+    pub fn file(&self, f: usize) -> Option<&Path> {
+        if f >= self.files.1 {
+            return None;
+        }
+        let bytes = self.string(self.files.0 + 8 * f)?;
+        Some(Path::new(OsStr::from_bytes(bytes)))
+    }
+
+    /// Number of distinct names.
+    pub fn name_count(&self) -> usize {
+        self.names.1
+    }
+
+    /// Name `n` as the binary spells it (names are in the order of (length, name)).
+    pub fn name(&self, n: usize) -> Option<&str> {
+        if n >= self.names.1 {
+            return None;
+        }
+        std::str::from_utf8(self.string(self.names.0 + 8 * n)?).ok()
+    }
+
+    /// Every distinct name lowercased, each followed by a newline, in name order.
+    pub fn haystack(&self) -> &[u8] {
+        self.p()
+            .get(self.hay.0..self.hay.0 + self.hay.1)
+            .unwrap_or_default()
+    }
+
+    fn hay_start(&self, n: usize) -> Option<usize> {
+        u32_at(self.p(), self.hay_starts + 4 * n).map(|v| v as usize)
+    }
+
+    /// The lowercased text of name `n` (its haystack line without the newline).
+    pub fn lower_name(&self, n: usize) -> &[u8] {
+        let (Some(s), Some(e)) = (self.hay_start(n), self.hay_start(n + 1)) else {
+            return &[];
+        };
+        self.haystack()
+            .get(s..e.saturating_sub(1).max(s))
+            .unwrap_or_default()
+    }
+
+    /// The name whose haystack line holds byte `pos` of the haystack.
+    pub fn name_at(&self, pos: usize) -> usize {
+        // The last name starting at or before `pos`.
+        let (mut lo, mut hi) = (0usize, self.names.1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.hay_start(mid).is_some_and(|s| s <= pos) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.saturating_sub(1)
+    }
+
+    /// The byte mask of name `n`'s lowercased text ([`crate::names::byte_mask`]).
+    pub fn mask(&self, n: usize) -> u64 {
+        let at = self.masks + 8 * n;
+        self.p()
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(u64::MAX, u64::from_le_bytes)
+    }
+
+    /// The symbols named `n`: a range of symbol indices.
+    pub fn members(&self, n: usize) -> std::ops::Range<usize> {
+        let p = self.p();
+        let at = |i: usize| u32_at(p, self.members + 4 * i).map_or(0, |v| v as usize);
+        let (s, e) = (at(n), at(n + 1).min(self.symbols.1));
+        s.min(e)..e
+    }
+
+    /// Number of symbols.
+    pub fn symbol_count(&self) -> usize {
+        self.symbols.1
+    }
+
+    /// Symbol `i` (symbols are in ranking order: by name, file, line, then the index's
+    /// order).
+    pub fn symbol(&self, i: usize) -> Option<TableSymbol> {
+        if i >= self.symbols.1 {
+            return None;
+        }
+        let p = self.p();
+        let at = self.symbols.0 + SYMBOL * i;
+        let name = u32_at(p, at)? as usize;
+        let file = u32_at(p, at + 4)? as usize;
+        let line = Line::new(u32_at(p, at + 8)?)?;
+        let (kind, form) = decode_kind(u32_at(p, at + 12)?);
+        (name < self.names.1 && file < self.files.1).then_some(TableSymbol {
+            name,
+            file,
+            line,
+            kind,
+            form,
+        })
+    }
+}
+
+/// Serialises the symbol table of `index`; `base` is where the returned bytes will start
+/// in the payload. Returns the bytes and the table's [`FIELDS`] fields.
+pub(crate) fn serialize(
+    binary: &Binary,
+    index: &SymbolIndex,
+    base: usize,
+) -> (Vec<u8>, [usize; FIELDS]) {
+    // What the language server lists: entries with a declaration file and line, in the
+    // index's order (their position breaks ties, as the server's in-memory table does).
+    struct Listed {
+        name: Arc<str>,
+        file: Arc<Path>,
+        line: Line,
+        kind: u32,
+    }
+    let listed: Vec<Listed> = index
+        .entries()
+        .filter_map(|e| {
+            let (file, line) = (e.decl_file.clone()?, e.decl_line?);
+            let form = binary.type_form(&e);
+            Some(Listed {
+                kind: kind_code(e.kind) | form_code(form) << 8,
+                name: e.name,
+                file,
+                line,
+            })
+        })
+        .collect();
+    let mut files: Vec<&[u8]> = listed
+        .iter()
+        .map(|l| l.file.as_os_str().as_bytes())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut names: Vec<&str> = listed.iter().map(|l| &*l.name).collect();
+    names.sort_unstable_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
+    names.dedup();
+    let name_rank: std::collections::HashMap<&str, u32> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (*n, i as u32))
+        .collect();
+    let file_rank: std::collections::HashMap<&[u8], u32> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (*f, i as u32))
+        .collect();
+    let mut symbols: Vec<(u32, u32, u32, u32, u32)> = listed
+        .iter()
+        .enumerate()
+        .map(|(pos, l)| {
+            (
+                name_rank[&*l.name],
+                file_rank[l.file.as_os_str().as_bytes()],
+                l.line.get(),
+                pos as u32,
+                l.kind,
+            )
+        })
+        .collect();
+    symbols.sort_unstable();
+
+    let mut strings: Vec<u8> = Vec::new();
+    let mut put_string = |s: &[u8], out: &mut Vec<u8>| {
+        out.extend_from_slice(&(strings.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        strings.extend_from_slice(s);
+    };
+    let mut out: Vec<u8> = Vec::new();
+    let files_at = base;
+    for f in &files {
+        put_string(f, &mut out);
+    }
+    let names_at = base + out.len();
+    for n in &names {
+        put_string(n.as_bytes(), &mut out);
+    }
+    let mut hay = String::new();
+    let mut hay_starts = Vec::with_capacity(names.len() + 1);
+    let mut masks = Vec::with_capacity(names.len());
+    for n in &names {
+        let start = hay.len();
+        hay_starts.push(start as u32);
+        crate::names::push_search_lowercase(&mut hay, n);
+        masks.push(crate::names::byte_mask(&hay.as_bytes()[start..]));
+        hay.push('\n');
+    }
+    hay_starts.push(hay.len() as u32);
+    let hay_starts_at = base + out.len();
+    for s in &hay_starts {
+        out.extend_from_slice(&s.to_le_bytes());
+    }
+    let members_at = base + out.len();
+    let mut next = 0usize;
+    for n in 0..=names.len() {
+        while next < symbols.len() && (symbols[next].0 as usize) < n {
+            next += 1;
+        }
+        out.extend_from_slice(&(next as u32).to_le_bytes());
+    }
+    let masks_at = base + out.len();
+    for m in &masks {
+        out.extend_from_slice(&m.to_le_bytes());
+    }
+    let symbols_at = base + out.len();
+    for &(name, file, line, _, kind) in &symbols {
+        for v in [name, file, line, kind] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let hay_at = base + out.len();
+    out.extend_from_slice(hay.as_bytes());
+    let strings_at = base + out.len();
+    out.extend_from_slice(&strings);
+    let fields = [
+        files_at,
+        files.len(),
+        names_at,
+        names.len(),
+        hay_starts_at,
+        members_at,
+        masks_at,
+        symbols_at,
+        symbols.len(),
+        hay_at,
+        hay.len(),
+        strings_at,
+    ];
+    (out, fields)
+}
