@@ -65,7 +65,10 @@ fn header(line: &str) -> Option<String> {
             }
         },
     );
+    // gdb names a C++ frame by its minimal symbol at times, parameters and all
+    // (`floats(float, double, …)`): the function is the name before them.
     let func = rest.split(" (").next()?;
+    let func = func.split('(').next()?;
     let line_no = rest.rsplit_once(':')?.1.trim();
     Some(format!("{func}:{line_no}"))
 }
@@ -173,8 +176,13 @@ fn tandem_stops(program: &Path) -> Vec<Vec<Frame>> {
     stops
 }
 
-fn compare(opt: &str) -> (usize, Vec<String>) {
-    let program = build(SAMPLE, "gcc", &["-g", opt]);
+/// `compiler` builds the probe: gcc as C, g++ as C++ (`-x c++`).
+fn compare(compiler: &str, opt: &str) -> (usize, Vec<String>) {
+    let program = if compiler == "g++" {
+        build(SAMPLE, "g++", &["-g", opt, "-x", "c++"])
+    } else {
+        build(SAMPLE, "gcc", &["-g", opt])
+    };
     let gdb = gdb_stops(&program);
     let ours = tandem_stops(&program);
     let (mut total, mut differ) = (0, Vec::new());
@@ -203,14 +211,28 @@ fn compare(opt: &str) -> (usize, Vec<String>) {
 
 #[test]
 fn frame_values_equal_gdb_at_o0() {
-    let (total, differ) = compare("-O0");
+    let (total, differ) = compare("gcc", "-O0");
     assert!(total >= 60, "gdb showed only {total} values");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
 #[test]
 fn frame_values_equal_gdb_at_o2() {
-    let (total, differ) = compare("-O2");
+    let (total, differ) = compare("gcc", "-O2");
+    assert!(total >= 40, "gdb showed only {total} values");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn frame_values_equal_gdb_in_cpp_at_o0() {
+    let (total, differ) = compare("g++", "-O0");
+    assert!(total >= 60, "gdb showed only {total} values");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn frame_values_equal_gdb_in_cpp_at_o2() {
+    let (total, differ) = compare("g++", "-O2");
     assert!(total >= 40, "gdb showed only {total} values");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }

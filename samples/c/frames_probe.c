@@ -30,6 +30,8 @@ union mix {
 enum colour { RED = 1, GREEN = 2, BLUE = -4 };
 
 volatile int sink;
+int g_counts[8] = {1, 2, 3};
+char g_text[16] = "global text";
 
 __attribute__((noinline)) int leaf(int x)
 {
@@ -121,7 +123,7 @@ __attribute__((noinline)) int run_shapes(void)
     struct outer out = {{4, 5}, {0x61626364}, "outer"};
     int arr[4] = {10, 20, 30, 40};
     int grid[2][3] = {{1, 2, 3}, {4, 5, 6}};
-    int zeros[25] = {[3] = 7};
+    int zeros[25] = {0, 0, 0, 7};
     return shapes(fl, out, add, arr, grid, "word", 0.75f) + zeros[3];
 }
 
@@ -137,7 +139,8 @@ struct __attribute__((packed)) packed {
 };
 
 /* Values whose text has its own rules in gdb: special floats, wide strings, signed and
- * unsigned chars at their limits, 128-bit integers, null and odd pointers, arrays of
+ * unsigned chars at their limits, 128-bit integers, null and odd pointers, pointers
+ * into globals and to functions (`<g_counts+8>`, `<leaf>`), arrays of
  * floats, bools and enums, a linked list, a packed struct. */
 __attribute__((noinline)) int odd_values(int n)
 {
@@ -154,15 +157,18 @@ __attribute__((noinline)) int odd_values(int n)
     const wchar_t *wp = L"pointer";
     const char *nul = 0;
     void *vp = (void *)0x1234;
-    char *bytes = "\x01\x7f\xff";
+    const char *bytes = "\x01\x7f\xff";
     struct node tail = {2, 0};
     struct node head = {1, &tail};
     struct packed pk = {'p', 0x01020304, -5};
     double ratio = n / 7.0;
+    int *into = &g_counts[2];
+    char *text = g_text + 7;
+    int (*fn)(int) = leaf;
     sink = n; /* STOP odd */
     return (int)(fs[3] + ds[1] + lds[0] + flags[2] + cols[1] + sc + uc + (int)big +
                  (int)ubig + wide[0] + wp[0] + (nul != 0) + (vp != 0) + bytes[0] +
-                 head.next->val + pk.i + ratio);
+                 head.next->val + pk.i + ratio + *into + text[0] + (fn != 0));
 }
 
 __attribute__((noinline)) int recurse(int depth, int acc)

@@ -461,18 +461,25 @@ impl Renderer<'_> {
         })
     }
 
+    /// A pointer as gdb prints it: its address, the symbol it points into (`<g_buf>`,
+    /// `<g_arr+12>`, `<add(int, int)>`: gdb's `print symbol`), then for a `char` pointer
+    /// the string there.
     fn pointer_text(&self, addr: u64, target: Option<TypeRef>) -> String {
         if addr == 0 {
             return "0x0".into();
         }
+        let head = match self.symbol_for(addr) {
+            Some(sym) => format!("{addr:#x} <{sym}>"),
+            None => format!("{addr:#x}"),
+        };
         let Some(target) = target else {
-            return format!("{addr:#x}");
+            return head;
         };
         if let Some((prefix, size)) = wide_prefix(self.binary, target) {
-            return wide_pointer_text(self.mem, addr, prefix, size);
+            return wide_pointer_text(self.mem, addr, &head, prefix, size);
         }
         let Ok(r) = resolve(self.binary, target) else {
-            return format!("{addr:#x}");
+            return head;
         };
         match r.kind {
             TypeKind::Base(BaseEncoding::SignedChar | BaseEncoding::UnsignedChar)
@@ -480,27 +487,23 @@ impl Renderer<'_> {
             {
                 match read_c_string(self.mem, addr) {
                     Ok((s, complete)) => format!(
-                        "{addr:#x} \"{}\"{}",
+                        "{head} \"{}\"{}",
                         escape_str(&s),
                         if complete { "" } else { "..." }
                     ),
                     Err(()) => {
-                        format!("{addr:#x} <error: cannot access memory at address {addr:#x}>")
+                        format!("{head} <error: cannot access memory at address {addr:#x}>")
                     }
                 }
             }
-            TypeKind::Function { .. } => match self.symbol_for(addr) {
-                Some(name) => format!("{addr:#x} <{name}>"),
-                None => format!("{addr:#x}"),
-            },
-            _ => format!("{addr:#x}"),
+            _ => head,
         }
     }
 
+    /// The ELF symbol of this value's binary that `addr` (a runtime address) points into.
     fn symbol_for(&self, addr: u64) -> Option<String> {
         let file = self.bias.to_file(RuntimeAddr(addr));
-        let f = self.binary.function_at(file).ok().flatten()?;
-        (f.function.entry() == Some(file)).then_some(f.function.name)
+        self.binary.symbolic(file)
     }
 
     /// An array's one-line text, as gdb prints it: at most [`PRINT_MAX`] elements (then

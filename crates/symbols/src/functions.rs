@@ -679,6 +679,29 @@ impl Binary {
             .map(|s| (s.demangled().to_string(), FileAddr(s.addr)))
     }
 
+    /// The ELF symbol (function or object) whose extent holds `addr`, as gdb's `print
+    /// symbol` names it after a pointer: `g_buf`, `g_arr+12`, `add(int, int)`, `vtable
+    /// for Circle+16`. `None` outside every symbol (the heap, the stack, a string literal).
+    pub fn symbolic(&self, addr: FileAddr) -> Option<String> {
+        let syms = self.elf_symbols();
+        let i = syms.partition_point(|s| s.addr <= addr.0);
+        let s = syms[..i]
+            .iter()
+            .rev()
+            .take(64)
+            .find(|s| s.addr != 0 && addr.0 < s.addr.saturating_add(s.size.max(1)))?;
+        // Functions with their parameters, as gdb's minimal symbols name them; objects
+        // (`vtable for Circle`, a static member) by their plain demangled name.
+        let name = match s.kind {
+            SymbolKind::Function => names::demangle_full(&s.name),
+            _ => names::special_as_gdb(s.demangled()),
+        };
+        Some(match addr.0 - s.addr {
+            0 => name,
+            off => format!("{name}+{off}"),
+        })
+    }
+
     /// The function containing `addr`, with the chain of inlined calls active there.
     pub fn function_at(&self, addr: FileAddr) -> Result<Option<FunctionAt>> {
         if let Some(found) = self.function_cache.get(addr) {

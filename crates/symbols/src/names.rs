@@ -21,6 +21,33 @@ pub fn demangle(raw: &str) -> String {
     raw.to_string()
 }
 
+/// Demangles a linkage name as gdb prints a symbol after a pointer: C++ with its
+/// parameters (`add(int, int)`, `Shape::area() const`), Rust without the hash, C as it is.
+pub fn demangle_full(raw: &str) -> String {
+    if raw.starts_with("_Z") {
+        if let Ok(sym) = cpp_demangle::Symbol::new(raw.as_bytes()) {
+            let options = cpp_demangle::DemangleOptions::new().no_return_type();
+            if let Ok(s) = sym.demangle_with_options(&options) {
+                return s;
+            }
+        }
+    }
+    demangle(raw)
+}
+
+/// A C++ special name as gdb spells it: the demangler's `{vtable(Circle)}` is `vtable
+/// for Circle` (`typeinfo for`, `typeinfo name for`, `VTT for` alike); others unchanged.
+pub fn special_as_gdb(name: &str) -> String {
+    let Some(inner) = name.strip_prefix('{').and_then(|n| n.strip_suffix(")}")) else {
+        return name.to_string();
+    };
+    let Some((kind, of)) = inner.split_once('(') else {
+        return name.to_string();
+    };
+    let kind = if kind == "vtt" { "VTT" } else { kind };
+    format!("{kind} for {of}")
+}
+
 /// Demangles a C++ type as a `std::type_info` names it (`St13runtime_error` →
 /// `std::runtime_error`, `i` → `int`); unknown input is returned unchanged.
 pub fn demangle_type(raw: &str) -> String {
@@ -197,6 +224,14 @@ mod tests {
         assert!(name_matches("krate::module::func", "krate::module::func"));
         assert!(!name_matches("unc", "krate::module::func"));
         assert!(!name_matches("", "main"));
+    }
+
+    #[test]
+    fn special_names_read_as_gdb_spells_them() {
+        assert_eq!(special_as_gdb("{vtable(Circle)}"), "vtable for Circle");
+        assert_eq!(special_as_gdb("{vtt(ns::D)}"), "VTT for ns::D");
+        assert_eq!(special_as_gdb("g_buf"), "g_buf");
+        assert_eq!(demangle_full("_Z3addii"), "add(int, int)");
     }
 
     #[test]

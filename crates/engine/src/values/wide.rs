@@ -96,9 +96,11 @@ pub(crate) fn wide_array_text(prefix: &str, bytes: &[u8], size: usize) -> String
 }
 
 /// The wide string a pointer points to (`0x… L"text"`), at most 200 units.
+/// `head` is the pointer's own text (its address and symbol).
 pub(crate) fn wide_pointer_text(
     mem: &dyn MemoryReader,
     addr: u64,
+    head: &str,
     prefix: &str,
     size: usize,
 ) -> String {
@@ -109,17 +111,17 @@ pub(crate) fn wide_pointer_text(
         let at = addr + (k * size) as u64;
         if mem.read(RuntimeAddr(at), &mut unit).is_err() {
             if k == 0 {
-                return format!("{addr:#x} <error: cannot access memory at address {addr:#x}>");
+                return format!("{head} <error: cannot access memory at address {addr:#x}>");
             }
-            return format!("{addr:#x} {prefix}\"{out}\"...");
+            return format!("{head} {prefix}\"{out}\"...");
         }
         let v = int_value(&unit, false) as u32;
         if v == 0 {
-            return format!("{addr:#x} {prefix}\"{out}\"");
+            return format!("{head} {prefix}\"{out}\"");
         }
         out.push_str(&escape_unit(v, '"'));
     }
-    format!("{addr:#x} {prefix}\"{out}\"...")
+    format!("{head} {prefix}\"{out}\"...")
 }
 
 #[cfg(test)]
