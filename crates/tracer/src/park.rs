@@ -182,7 +182,10 @@ pub fn is_parked(pid: Pid) -> bool {
 
 /// Lets a parked child that nobody traces run on from its fork, as if never stopped:
 /// seizes it, interrupts the wait, restores it, detaches. False when it is not parked
-/// (or cannot be traced): the caller falls back to SIGCONT.
+/// (or cannot be traced): the caller falls back to SIGCONT. The caller must be allowed to
+/// ptrace it: tandem always is (the child is its tracee's descendant, or tandem is root);
+/// the guard process is under Yama `ptrace_scope` 1 only as root, so a parked child of an
+/// *attached* program outlives a SIGKILLed tandem parked there for a non-root user.
 pub fn release(pid: Pid) -> bool {
     let tid = Tid(pid.0);
     if sys::seize(tid, 0).is_err() {
