@@ -13,7 +13,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::json;
-use support::dap::{build, line_of, sample_path, DapClient};
+use support::dap::{build, line_of, sample_path, stack_free, DapClient};
 
 const SAMPLE: &str = "c/frames_probe.c";
 const STOPS: &[&str] = &["STOP leaf", "STOP bottom", "STOP odd"];
@@ -23,33 +23,6 @@ const HITS: usize = 6;
 
 /// One frame: its function and line, then `name = value` of its arguments and locals.
 type Frame = Vec<String>;
-
-/// The text after a value's `0x7ff…` stack addresses are replaced: gdb's run and
-/// tandem's place the stack differently.
-fn stack_free(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("0x7ff") {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i + 2..];
-        let end = tail
-            .find(|c: char| !c.is_ascii_hexdigit())
-            .unwrap_or(tail.len());
-        out.push_str(if end >= 12 {
-            "<stack>"
-        } else {
-            &rest[i..i + 2 + end]
-        });
-        rest = &tail[end..];
-        // The string a pointer into the stack points to is that stack's bytes.
-        if end >= 12 && rest.starts_with(" \"") {
-            let close = rest[2..].find('"').map_or(rest.len(), |k| k + 3);
-            rest = &rest[close..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
 
 /// gdb's frame header (`#N  [0x… in ]FUNC (ARGS) at FILE:LINE`) as `FUNC:LINE`.
 fn header(line: &str) -> Option<String> {

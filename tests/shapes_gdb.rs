@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::json;
-use support::dap::{build, line_of, sample_path, DapClient};
+use support::dap::{build, line_of, sample_path, stack_free, DapClient};
 
 const SAMPLE: &str = "c/shapes_probe.c";
 const STOPS: &[&str] = &[
@@ -168,29 +168,6 @@ fn gdb_stops(program: &Path) -> Vec<Stop> {
         .collect();
     assert_eq!(stops.len(), STOPS.len(), "gdb stopped otherwise:\n{text}");
     stops
-}
-
-/// `text` with addresses on the stack (`0x7ffd…`) as `<stack>`: gdb's run and tandem's
-/// place the stack differently (their environments and auxiliary vectors differ), so
-/// a pointer to a local compares by being one.
-fn stack_free(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find("0x7ff") {
-        out.push_str(&rest[..i]);
-        let tail = &rest[i + 2..];
-        let end = tail
-            .find(|c: char| !c.is_ascii_hexdigit())
-            .unwrap_or(tail.len());
-        if end >= 12 {
-            out.push_str("<stack>");
-        } else {
-            out.push_str(&rest[i..i + 2 + end]);
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// What tandem shows at each stop over DAP.

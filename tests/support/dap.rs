@@ -552,3 +552,31 @@ pub fn gdb_locals_at(
         .collect();
     (locals, parts.map(|p| p.trim_end().to_string()).collect())
 }
+
+/// `text` with its stack addresses (`0x7ff…`) as `<stack>` and the string such a
+/// pointer points to dropped: gdb's run and tandem's place the stack differently, so a
+/// pointer to a local compares by being one (the gdb-oracle value suites).
+pub fn stack_free(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("0x7ff") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 2..];
+        let end = tail
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(tail.len());
+        out.push_str(if end >= 12 {
+            "<stack>"
+        } else {
+            &rest[i..i + 2 + end]
+        });
+        rest = &tail[end..];
+        // The string a pointer into the stack points to is that stack's bytes.
+        if end >= 12 && rest.starts_with(" \"") {
+            let close = rest[2..].find('"').map_or(rest.len(), |k| k + 3);
+            rest = &rest[close..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
