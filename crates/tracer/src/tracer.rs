@@ -32,6 +32,7 @@ mod wait;
 
 pub use patch::{PatchSpec, JUMP_LEN};
 pub use record::{Move, Position, RecordingInfo};
+pub use replay::{OnStop, ScanStop};
 
 const INT3: u8 = 0xcc;
 const TRAP_BRKPT: i32 = 1;

@@ -431,3 +431,101 @@ impl Session {
         Ok(statuses)
     }
 }
+
+/// A data breakpoint's value after a write met in the past.
+pub(super) type WriteSeen = (BreakpointId, Option<Vec<u8>>);
+
+impl Core {
+    /// Whether any enabled data breakpoint is set (reverse-continue then looks for
+    /// writes too).
+    pub(super) fn has_data_breakpoints(&self) -> bool {
+        self.data
+            .bps
+            .iter()
+            .any(|b| b.enabled && !b.slots.is_empty())
+    }
+
+    /// The data breakpoints that would have stopped at a watchpoint trigger met in the
+    /// past, decided without side effects (conditions evaluated there, after the
+    /// access; hit conditions against `counts`, hits since the scan's start), each
+    /// with the value it has there.
+    pub(super) fn past_write(
+        &mut self,
+        t: &mut Tracer,
+        tid: Tid,
+        dr6: u64,
+        counts: &mut HashMap<BreakpointId, u64>,
+    ) -> Vec<WriteSeen> {
+        let hit: Vec<usize> = DebugRegisters::hit_slots(dr6).collect();
+        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+        let Core {
+            data,
+            modules,
+            enums,
+            ..
+        } = self;
+        let mut out = Vec::new();
+        for bp in data
+            .bps
+            .iter_mut()
+            .filter(|b| b.enabled && b.slots.iter().any(|s| hit.contains(s)))
+        {
+            if let Some(cond) = &bp.condition {
+                let sites = Sites {
+                    function: None,
+                    cache: &mut bp.scopes,
+                };
+                if let Ok(false) = eval_condition(t, tid, pc, modules, enums, sites, cond) {
+                    continue;
+                }
+            }
+            let n = counts.entry(bp.id).or_default();
+            *n += 1;
+            if bp.hit_condition.is_some_and(|hc| !hc.allows(*n)) {
+                continue;
+            }
+            let (addr, size, _) = bp.key;
+            out.push((bp.id, read_value(t, addr, size)));
+        }
+        out
+    }
+
+    /// "name: before → after" for writes found in the past, the process shown at the
+    /// point `before_shown` says (before the write, or after it when the instruction
+    /// could not be found). The breakpoints' remembered values become the shown ones.
+    pub(super) fn describe_past_write(
+        &mut self,
+        t: &Tracer,
+        seen: &[WriteSeen],
+        before_shown: bool,
+    ) -> String {
+        let mut words = Vec::new();
+        for (id, after) in seen {
+            let Some(bp) = self.data.bps.iter_mut().find(|b| b.id == *id) else {
+                continue;
+            };
+            let (addr, size, _) = bp.key;
+            let here = read_value(t, addr, size);
+            bp.old = here.clone();
+            let label = self.data.labels.get(&(addr, size));
+            let name = label.map_or_else(|| format!("*{addr:#x}"), |l| l.name.clone());
+            let show = |v: &Option<Vec<u8>>| {
+                v.as_ref()
+                    .map_or_else(|| "<unreadable>".to_string(), |b| render(t, label, b))
+            };
+            words.push(if before_shown {
+                format!(
+                    "{name}: {} → {} (the last write before)",
+                    show(&here),
+                    show(after)
+                )
+            } else {
+                format!(
+                    "{name}: → {} (just after the last write before)",
+                    show(after)
+                )
+            });
+        }
+        words.join("; ")
+    }
+}

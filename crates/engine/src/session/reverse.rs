@@ -3,8 +3,11 @@
 //! breakpoints that matter in place, and shown by going to the point found
 //! (`Tracer::goto`); the replay is then inspected like any stop.
 
+use std::ops::ControlFlow;
+
+use super::data::WriteSeen;
 use super::*;
-use tracer::{Move, Position};
+use tracer::{Move, Position, ScanStop};
 
 /// Single-steps allowed to find the instruction before a point.
 const MAX_BACK_STEPS: u64 = 2_000_000;
@@ -118,6 +121,20 @@ fn finish(
     }
 }
 
+/// The last stop found in the past by reverse-continue.
+enum Last {
+    /// Breakpoints that would have stopped there.
+    Hit(Position, Vec<BreakpointId>),
+    /// A write that data breakpoints would have stopped at: the `nth` watchpoint
+    /// trigger since system call `event`, with the pc after the instruction.
+    Write {
+        event: u64,
+        nth: u64,
+        pc: u64,
+        seen: Vec<WriteSeen>,
+    },
+}
+
 fn reverse_continue_on_tracer(
     core: &Mutex<Core>,
     t: &mut Tracer,
@@ -125,24 +142,69 @@ fn reverse_continue_on_tracer(
 ) -> Result<(StopCause, Option<String>)> {
     let mut c = lock(core);
     c.clear_step(t);
+    let watching = c.has_data_breakpoints();
     let mut counts: HashMap<BreakpointId, u64> = HashMap::new();
-    let mut last: Option<(Position, Vec<BreakpointId>)> = None;
-    t.scan(now, &[], &mut |t, tid, addr| {
-        let ids = c.past_hit(t, tid, addr.0, &mut counts);
-        if !ids.is_empty() {
-            if let Some(pos) = t.position() {
-                last = Some((pos, ids));
+    let mut last: Option<Last> = None;
+    // Watchpoint triggers are counted per interval between system calls: the n-th
+    // trigger after a call is a point a second replay can find again.
+    let mut interval = (u64::MAX, 0u64);
+    t.scan_stops(None, now, &[], &mut |t, tid, stop| {
+        match stop {
+            ScanStop::Breakpoint(addr) => {
+                let ids = c.past_hit(t, tid, addr.0, &mut counts);
+                if !ids.is_empty() {
+                    if let Some(pos) = t.position() {
+                        last = Some(Last::Hit(pos, ids));
+                    }
+                }
+            }
+            ScanStop::Watchpoint { dr6 } => {
+                let Some(pos) = t.position() else {
+                    return ControlFlow::Continue(());
+                };
+                if interval.0 != pos.event {
+                    interval = (pos.event, 0);
+                }
+                interval.1 += 1;
+                if watching {
+                    let seen = c.past_write(t, tid, dr6, &mut counts);
+                    if !seen.is_empty() {
+                        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                        last = Some(Last::Write {
+                            event: pos.event,
+                            nth: interval.1,
+                            pc,
+                            seen,
+                        });
+                    }
+                }
             }
         }
+        ControlFlow::Continue(())
     })
     .map_err(reverse_error)?;
-    drop(c);
     match last {
-        Some((pos, ids)) => {
+        Some(Last::Hit(pos, ids)) => {
+            drop(c);
             t.goto(&pos).map_err(reverse_error)?;
             Ok((StopCause::Breakpoint(ids), None))
         }
+        Some(Last::Write {
+            event,
+            nth,
+            pc,
+            seen,
+        }) => {
+            let writer = disasm::instruction_ending_at(&*t, c.modules.all(), pc);
+            drop(c);
+            let (pos, before) = locate_write(t, now, event, nth, pc, writer)?;
+            t.goto(&pos).map_err(reverse_error)?;
+            let ids = seen.iter().map(|(id, _)| *id).collect();
+            let description = lock(core).describe_past_write(t, &seen, before);
+            Ok((StopCause::DataBreakpoint(ids), Some(description)))
+        }
         None => {
+            drop(c);
             let start = t
                 .recording_start()
                 .ok_or_else(|| Error::Reverse("the recording has no start".into()))?;
@@ -153,6 +215,58 @@ fn reverse_continue_on_tracer(
             ))
         }
     }
+}
+
+/// The position of the `nth` watchpoint trigger after system call `event`, found by a
+/// second replay from that call: with `writer` (the instruction that made the write)
+/// the point just before it executed, as gdb's reverse watchpoints stop (`true`);
+/// without it the point right after the write, where the next instruction (`after`)
+/// is about to run (`false`).
+fn locate_write(
+    t: &mut Tracer,
+    now: &Position,
+    event: u64,
+    nth: u64,
+    after: u64,
+    writer: Option<u64>,
+) -> Result<(Position, bool)> {
+    let mut k = 0u64;
+    let mut armed = false;
+    let mut at_writer: Option<Position> = None;
+    let mut found: Option<Position> = None;
+    let plant = RuntimeAddr(writer.unwrap_or(after));
+    t.scan_stops(Some(event), now, &[plant], &mut |t, _, stop| {
+        match stop {
+            ScanStop::Breakpoint(a) if a == plant => {
+                if writer.is_some() {
+                    at_writer = t.position();
+                } else if armed {
+                    found = t.position();
+                    return ControlFlow::Break(());
+                }
+            }
+            ScanStop::Breakpoint(_) => {}
+            ScanStop::Watchpoint { .. } => {
+                k += 1;
+                if k == nth {
+                    if writer.is_some() {
+                        found = at_writer.take();
+                        return ControlFlow::Break(());
+                    }
+                    armed = true;
+                } else {
+                    at_writer = None;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    })
+    .map_err(reverse_error)?;
+    found.map(|p| (p, writer.is_some())).ok_or_else(|| {
+        Error::Reverse(format!(
+            "the recording diverged here: the write before {after:#x} was not met again"
+        ))
+    })
 }
 
 impl Core {

@@ -45,7 +45,7 @@ pub struct Position {
 }
 
 impl Position {
-    fn push(&mut self, m: Move) {
+    pub(super) fn push(&mut self, m: Move) {
         match (self.path.last_mut(), m) {
             (Some(Move::Trap { addr, count }), Move::Trap { addr: a, count: c }) if *addr == a => {
                 *count += c
@@ -134,6 +134,9 @@ pub(super) struct Recorder {
     /// The step being reported ended at a system call's exit: its position is that
     /// call's boundary, no move after it.
     pub syscall_stepped: bool,
+    /// The last exact position before `pos` became unknown (a watchpoint, a signal):
+    /// what a scan of the past, or the search for a fault's point, starts from.
+    pub last_known: Option<Position>,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -171,6 +174,7 @@ impl Tracer {
             replay: None,
             arrived: false,
             syscall_stepped: false,
+            last_known: None,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -262,7 +266,9 @@ impl Tracer {
             _ => {
                 // A pause, a watchpoint, a signal: where it happened is not a move
                 // that can be made again.
-                rec.pos = None;
+                if rec.pos.is_some() {
+                    rec.last_known = rec.pos.take();
+                }
                 None
             }
         };

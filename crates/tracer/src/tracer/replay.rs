@@ -6,12 +6,48 @@
 //! are the replay's; the live process is parked with the int3s written into it, and is
 //! brought up to date with the breakpoint table when it comes back.
 
+use std::ops::ControlFlow;
+
 use super::record::{kill_stopped, Move, Position};
 use super::syscalls::{self, Class};
 use super::*;
 
 /// What [`Tracer::scan`] calls at every breakpoint trap on the way.
 pub type OnTrap<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, RuntimeAddr);
+
+/// What a scan of the past met on the way ([`Tracer::scan_stops`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanStop {
+    /// A breakpoint trapped (the pc is back at its address).
+    Breakpoint(RuntimeAddr),
+    /// A hardware watchpoint fired after an instruction; DR6 says which slots. The
+    /// position the tracer gives meanwhile is that of the last trap, step or system
+    /// call before it (a watchpoint is no move).
+    Watchpoint {
+        /// The debug status register at the stop.
+        dr6: u64,
+    },
+}
+
+/// What [`Tracer::scan_stops`] calls at every stop on the way; `Break` ends the scan
+/// there, with the replay shown at that stop.
+pub type OnStop<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, ScanStop) -> ControlFlow<()>;
+
+/// How many of `target`'s moves, from the first, lead to `live` (the rest, if any,
+/// are moves made after that prefix and before the live process's next move: a
+/// position found by a scan in the present's interval).
+fn live_prefix_len(target: &Position, live: &Position) -> usize {
+    (0..=target.path.len())
+        .rev()
+        .find(|&k| {
+            Position {
+                event: target.event,
+                path: target.path[..k].to_vec(),
+            }
+            .leads_to(live)
+        })
+        .unwrap_or(0)
+}
 
 /// A process the tracer is not showing: its per-process fields.
 pub(super) struct Parked {
@@ -149,7 +185,9 @@ impl Tracer {
                 )
             })?,
         };
-        if !target.leads_to(&present) {
+        // In the present's interval a point a scan found may be "a prefix of the
+        // present's moves, then other moves before its next one": the same event.
+        if !target.leads_to(&present) && target.event != present.event {
             return Err(Error::Replay("that point is not in the recording".into()));
         }
         if *target == present {
@@ -196,7 +234,7 @@ impl Tracer {
         self.adopt(copy);
         self.sync_int3s(&BTreeMap::new());
         self.start_replay(live, present, snap.event)?;
-        let res = self.seek(target, None);
+        let res = self.seek(target, None).map(|_| ());
         if res.is_err() {
             // Nothing the replay cannot vouch for is shown: back to the present.
             self.leave_replay();
@@ -246,6 +284,26 @@ impl Tracer {
         extra: &[RuntimeAddr],
         on_trap: OnTrap<'_>,
     ) -> Result<()> {
+        self.scan_stops(None, to, extra, &mut |t, tid, stop| {
+            if let ScanStop::Breakpoint(addr) = stop {
+                on_trap(t, tid, addr);
+            }
+            ControlFlow::Continue(())
+        })
+        .map(|_| ())
+    }
+
+    /// [`Tracer::scan`] from the system-call boundary `from` (the recording's start
+    /// when `None`), also calling `on_stop` at every watchpoint trigger (the debug
+    /// registers set with [`Tracer::set_watchpoints`] are in the replay too). Returns
+    /// whether `on_stop` ended the scan early; the replay shown is then there.
+    pub fn scan_stops(
+        &mut self,
+        from: Option<u64>,
+        to: &Position,
+        extra: &[RuntimeAddr],
+        on_stop: OnStop<'_>,
+    ) -> Result<bool> {
         let first = self
             .rec
             .as_ref()
@@ -253,7 +311,7 @@ impl Tracer {
             .map(|s| s.event)
             .ok_or_else(|| Error::Replay("the recording has no snapshot yet".into()))?;
         self.goto(&Position {
-            event: first,
+            event: from.unwrap_or(first).max(first),
             path: Vec::new(),
         })?;
         if !self.is_replaying() {
@@ -267,7 +325,7 @@ impl Tracer {
                 planted.push(*a);
             }
         }
-        let res = self.seek(to, Some(on_trap));
+        let res = self.seek(to, Some(on_stop));
         for a in planted {
             let _ = self.remove_breakpoint(a);
         }
@@ -275,6 +333,14 @@ impl Tracer {
             self.leave_replay();
         }
         res
+    }
+
+    /// The snapshots' system-call counts, oldest first.
+    pub fn snapshot_events(&self) -> Vec<u64> {
+        self.rec
+            .as_ref()
+            .map(|r| r.snapshots.iter().map(|s| s.event).collect())
+            .unwrap_or_default()
     }
 
     /// The recording's start: the first snapshot's position.
@@ -315,8 +381,50 @@ impl Tracer {
         }
     }
 
-    /// Runs the shown replay from an interval's start to `target`.
-    fn seek(&mut self, target: &Position, mut on_trap: Option<OnTrap<'_>>) -> Result<()> {
+    /// [`Tracer::replay_wait`] keeping the position over a watchpoint trigger (which is
+    /// no move: the position is still that of the last trap, step or system call).
+    fn scan_wait(&mut self) -> Result<(Tid, StopReason)> {
+        let got = self.replay_wait()?;
+        if matches!(got.1, StopReason::Watchpoint { .. }) {
+            if let Some(rec) = self.rec.as_mut() {
+                if rec.pos.is_none() {
+                    rec.pos = rec.last_known.clone();
+                }
+            }
+        }
+        Ok(got)
+    }
+
+    /// Sets the shown replay's position in the moves of an interval: `done` (the
+    /// target's moves made so far), then `extras` (traps met since, at other addresses).
+    fn set_moves_pos(&mut self, event: u64, done: &[Move], extras: &[Move]) {
+        let mut pos = Position {
+            event,
+            path: done.to_vec(),
+        };
+        for m in extras {
+            pos.push(*m);
+        }
+        if let Some(rec) = self.rec.as_mut() {
+            rec.pos = Some(pos);
+        }
+    }
+
+    /// Runs the shown replay from an interval's start to `target`, calling `on_stop` at
+    /// every trap and watchpoint trigger on the way (`target` itself excepted). Returns
+    /// whether `on_stop` ended it early (the replay is then at that stop).
+    ///
+    /// A position met in the moves is "the target's moves made so far, then the traps
+    /// met since at other addresses": in the present's interval it is a prefix of the
+    /// present's moves and then moves made before its next one, which going forward
+    /// from there can follow.
+    fn seek(&mut self, target: &Position, mut on_stop: Option<OnStop<'_>>) -> Result<bool> {
+        let mut call = |t: &mut Tracer, tid: Tid, stop: ScanStop| -> bool {
+            match on_stop.as_mut() {
+                Some(f) => f(t, tid, stop).is_break(),
+                None => false,
+            }
+        };
         let cursor = self.replay_mut().map_or(0, |r| r.cursor);
         if cursor < target.event {
             if let Some(r) = self.replay_mut() {
@@ -324,14 +432,23 @@ impl Tracer {
             }
             self.resume()?;
             loop {
-                match self.replay_wait()? {
+                let stop = match self.scan_wait()? {
                     (_, StopReason::Replayed) => break,
                     (tid, StopReason::Breakpoint { addr }) => {
-                        if let Some(f) = on_trap.as_mut() {
-                            f(self, tid, addr);
-                        }
+                        Some((tid, ScanStop::Breakpoint(addr)))
                     }
-                    _ => {}
+                    (tid, StopReason::Watchpoint { dr6 }) => {
+                        Some((tid, ScanStop::Watchpoint { dr6 }))
+                    }
+                    _ => None,
+                };
+                if let Some((tid, stop)) = stop {
+                    if call(self, tid, stop) {
+                        if let Some(r) = self.replay_mut() {
+                            r.stop_at_event = None;
+                        }
+                        return Ok(true);
+                    }
                 }
                 self.resume()?;
             }
@@ -341,7 +458,10 @@ impl Tracer {
         }
         let tid = Tid(self.pid.0);
         let last = target.path.len().saturating_sub(1);
-        let moved = (|| -> Result<()> {
+        let event = target.event;
+        let moved = (|| -> Result<bool> {
+            let mut done: Vec<Move> = Vec::new();
+            let mut extras: Vec<Move> = Vec::new();
             for (i, m) in target.path.iter().enumerate() {
                 match *m {
                     Move::Trap { addr, count } => {
@@ -349,46 +469,71 @@ impl Tracer {
                         let mut n = 0;
                         while n < count {
                             self.resume()?;
-                            match self.replay_wait()? {
+                            let stop = match self.scan_wait()? {
                                 (tid, StopReason::Breakpoint { addr: a }) => {
                                     if a == addr {
                                         n += 1;
+                                        extras.clear();
+                                        done.truncate(i);
+                                        done.push(Move::Trap { addr, count: n });
+                                    } else {
+                                        extras.push(Move::Trap { addr: a, count: 1 });
                                     }
+                                    self.set_moves_pos(event, &done, &extras);
                                     let at_target = a == addr && n == count && i == last;
-                                    if let (false, Some(f)) = (at_target, on_trap.as_mut()) {
-                                        f(self, tid, a);
-                                    }
+                                    (!at_target).then_some((tid, ScanStop::Breakpoint(a)))
+                                }
+                                (tid, StopReason::Watchpoint { dr6 }) => {
+                                    Some((tid, ScanStop::Watchpoint { dr6 }))
                                 }
                                 other => {
                                     return Err(Error::Replay(format!(
                                         "the recording diverged here: {other:?} on the way back"
                                     )))
+                                }
+                            };
+                            if let Some((tid, stop)) = stop {
+                                if call(self, tid, stop) {
+                                    let _ = self.remove_breakpoint(addr);
+                                    return Ok(true);
                                 }
                             }
                         }
                         self.remove_breakpoint(addr)?;
                     }
                     Move::Step { count } => {
-                        for _ in 0..count {
+                        for n in 1..=count {
                             self.step(tid)?;
-                            match self.replay_wait()?.1 {
-                                StopReason::Step => {}
+                            let trigger = match self.scan_wait()?.1 {
+                                StopReason::Step => None,
+                                StopReason::Watchpoint { dr6 } => Some(dr6),
                                 other => {
                                     return Err(Error::Replay(format!(
                                         "the recording diverged here: {other:?} on the way back"
                                     )))
+                                }
+                            };
+                            extras.clear();
+                            done.truncate(i);
+                            done.push(Move::Step { count: n });
+                            self.set_moves_pos(event, &done, &extras);
+                            if let Some(dr6) = trigger {
+                                if call(self, tid, ScanStop::Watchpoint { dr6 }) {
+                                    return Ok(true);
                                 }
                             }
                         }
                     }
                 }
             }
-            Ok(())
+            Ok(false)
         })();
         if let Some(r) = self.replay_mut() {
             r.in_moves = false;
         }
-        moved?;
+        if moved? {
+            return Ok(true);
+        }
         let live_pos = self.replay_mut().map(|r| r.live_pos.clone());
         if let Some(rec) = self.rec.as_mut() {
             rec.pos = Some(target.clone());
@@ -396,8 +541,9 @@ impl Tracer {
         // In the present's interval, the rest of the live process's moves tell when
         // going forward reaches the present.
         if let Some(live) = live_pos.filter(|l| l.event == target.event) {
+            let k = live_prefix_len(target, &live);
             let mut f = Follow::default();
-            for (i, m) in target.path.iter().enumerate() {
+            for (i, m) in target.path[..k].iter().enumerate() {
                 f.idx = i;
                 f.done = match (*m, live.path[i]) {
                     (Move::Trap { count, .. }, Move::Trap { count: c, .. })
@@ -414,7 +560,7 @@ impl Tracer {
             }
             self.start_follow(f);
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Follows the live moves from `f`; at their end the present is reached.

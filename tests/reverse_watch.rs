@@ -1,0 +1,172 @@
+//! Data breakpoints in reverse over DAP (issue 30; docs/reverse.md): with a write
+//! watchpoint set, `reverseContinue` goes back to the last write to the location before
+//! the point shown — the point just before the instruction that wrote, as gdb's
+//! reverse watchpoints stop — with the value before and after in the stop's
+//! description. gdb under `record full` is the oracle for the line and the value of
+//! each write found going back, across the interval the stop is in and across system
+//! calls. From a crash (SIGSEGV), a watchpoint on the bad pointer finds where it was
+//! made.
+#![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+use support::dap::{build, gdb_batch, line_of, sample_path, DapClient};
+
+const SAMPLE: &str = "c/rev_watch.c";
+
+fn sample() -> PathBuf {
+    build(SAMPLE, "gcc", &["-g", "-O0"])
+}
+
+/// A write found going back: its line, `g_total` there, the function and its `v`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Write {
+    line: i64,
+    total: String,
+    function: String,
+}
+
+/// gdb under `record full` from main to the done line, a watchpoint on `g_total`,
+/// then `reverse-continue` `n` times: where each stops and the value there.
+fn gdb_oracle(program: &Path, n: usize) -> Vec<Write> {
+    let done = line_of(&sample_path(SAMPLE), "done line");
+    let mut cmds: Vec<String> = vec![
+        "set pagination off".into(),
+        "set environment GLIBC_TUNABLES glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX2_Usable,-AVX2,-EVEX,-BMI2".into(),
+        "break main".into(),
+        "run".into(),
+        "record full".into(),
+        format!("break rev_watch.c:{done}"),
+        "continue".into(),
+        // gdb's reverse watchpoints work as software ones under record full.
+        "set can-use-hw-watchpoints 0".into(),
+        "watch g_total".into(),
+    ];
+    for _ in 0..n {
+        cmds.extend([
+            "reverse-continue".to_string(),
+            "echo AT=".into(),
+            "info line *$pc".into(),
+            "echo TOTAL=".into(),
+            "output g_total".into(),
+            "echo \\n".into(),
+            "echo FN=".into(),
+            "info symbol $pc".into(),
+        ]);
+    }
+    let (stdout, stderr) = gdb_batch(program, &cmds);
+    let lines: Vec<i64> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("AT=Line "))
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    let totals: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("TOTAL="))
+        .map(|l| l.trim().to_string())
+        .collect();
+    let fns: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("FN="))
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
+    assert!(
+        lines.len() == n && totals.len() == n && fns.len() == n,
+        "gdb's reverse watchpoint stops:\n{stdout}\n{stderr}"
+    );
+    (0..n)
+        .map(|k| Write {
+            line: lines[k],
+            total: totals[k].clone(),
+            function: fns[k].clone(),
+        })
+        .collect()
+}
+
+fn top(c: &mut DapClient, tid: i64) -> Value {
+    c.frames(tid)[0].clone()
+}
+
+fn eval(c: &mut DapClient, tid: i64, e: &str) -> String {
+    let fid = top(c, tid)["id"].as_i64().unwrap();
+    c.evaluate(fid, e)["result"].as_str().unwrap().to_string()
+}
+
+/// Sets a write data breakpoint on `name` (in the top frame of `tid`); its id.
+fn watch(c: &mut DapClient, tid: i64, name: &str) -> Value {
+    let fid = top(c, tid)["id"].as_i64().unwrap();
+    let info = c.ok("dataBreakpointInfo", json!({"name": name, "frameId": fid}));
+    let data_id = info["dataId"].as_str().unwrap().to_string();
+    let body = c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": data_id, "accessType": "write"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    body["breakpoints"][0]["id"].clone()
+}
+
+#[test]
+fn reverse_continue_with_a_watchpoint_stops_at_the_last_writes_as_gdb_does() {
+    let program = sample();
+    let oracle = gdb_oracle(&program, 4);
+    let src = sample_path(SAMPLE);
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "stdio": "pipes", "reverseDebugging": true}),
+    );
+    c.event("capabilities");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": line_of(&src, "done line")}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let st = c.event("stopped");
+    let mut tid = st["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(eval(&mut c, tid, "g_total"), "90");
+    let id = watch(&mut c, tid, "g_total");
+    let mut after = "90".to_string();
+    let mut ours = Vec::new();
+    for _ in 0..oracle.len() {
+        let started = std::time::Instant::now();
+        c.ok("reverseContinue", json!({"threadId": tid}));
+        let st = c.event("stopped");
+        eprintln!("reverseContinue to a write: {:?}", started.elapsed());
+        assert_eq!(st["body"]["reason"], "data breakpoint", "{st}");
+        assert_eq!(st["body"]["hitBreakpointIds"], json!([id]), "{st}");
+        tid = st["body"]["threadId"].as_i64().unwrap();
+        let f = top(&mut c, tid);
+        let total = eval(&mut c, tid, "g_total");
+        let description = st["body"]["description"].as_str().unwrap();
+        assert!(
+            description.contains(&format!("g_total: {total} → {after}")),
+            "the value before and after the write: {description}"
+        );
+        after = total.clone();
+        ours.push(Write {
+            line: f["line"].as_i64().unwrap(),
+            total,
+            function: f["name"].as_str().unwrap().to_string(),
+        });
+    }
+    assert_eq!(ours, oracle, "reverse watchpoint stops vs gdb");
+    // The write found is where the program made it: forward again, the watchpoint
+    // stops right after it with the value it wrote.
+    c.ok("continue", json!({"threadId": tid}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "data breakpoint", "{st}");
+    tid = st["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(eval(&mut c, tid, "g_total"), oracle[2].total);
+    c.ok("setDataBreakpoints", json!({"breakpoints": []}));
+    c.ok("continue", json!({"threadId": tid}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "breakpoint", "{st}");
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.finish();
+}
