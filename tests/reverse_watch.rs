@@ -170,3 +170,75 @@ fn reverse_continue_with_a_watchpoint_stops_at_the_last_writes_as_gdb_does() {
     assert_eq!(c.event("exited")["body"]["exitCode"], 0);
     c.finish();
 }
+
+#[test]
+fn from_a_crash_a_watchpoint_on_the_bad_pointer_finds_where_it_was_made() {
+    let program = sample();
+    let src = sample_path(SAMPLE);
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "args": ["crash"], "stdio": "pipes",
+               "reverseDebugging": true}),
+    );
+    c.event("capabilities");
+    c.ok("configurationDone", json!({}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "exception", "{st}");
+    let mut tid = st["body"]["threadId"].as_i64().unwrap();
+    let f = top(&mut c, tid);
+    assert_eq!(f["line"].as_i64().unwrap(), line_of(&src, "store line"));
+    assert_eq!(eval(&mut c, tid, "g_slot"), "0x9000");
+    let id = watch(&mut c, tid, "g_slot");
+    // Back from the crash to the write that made the bad pointer, then to the one before.
+    for (k, before, after) in [
+        (9, "&g_cells[3]", "0x9000"),
+        (3, "&g_cells[0]", "&g_cells[3]"),
+    ] {
+        c.ok("reverseContinue", json!({"threadId": tid}));
+        let st = c.event("stopped");
+        assert_eq!(st["body"]["reason"], "data breakpoint", "{st}");
+        assert_eq!(st["body"]["hitBreakpointIds"], json!([id]), "{st}");
+        tid = st["body"]["threadId"].as_i64().unwrap();
+        let f = top(&mut c, tid);
+        assert_eq!(f["name"], "pick", "{f}");
+        assert_eq!(f["line"].as_i64().unwrap(), line_of(&src, "pick line"));
+        assert_eq!(eval(&mut c, tid, "k"), k.to_string());
+        let description = st["body"]["description"].as_str().unwrap().to_string();
+        let slot = eval(&mut c, tid, "g_slot");
+        let before_addr = eval(&mut c, tid, before);
+        let after_addr = if after.starts_with('&') {
+            eval(&mut c, tid, after)
+        } else {
+            after.to_string()
+        };
+        assert!(
+            slot.starts_with(before_addr.split_whitespace().next().unwrap()),
+            "{slot} vs {before_addr}"
+        );
+        assert!(
+            description.contains(after_addr.split_whitespace().next().unwrap()),
+            "{description} names the value written, {after_addr}"
+        );
+    }
+    // Forward again: the write of pick(3) happens, then pick(9)'s, then the crash.
+    c.ok("continue", json!({"threadId": tid}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "data breakpoint", "{st}");
+    tid = st["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(
+        eval(&mut c, tid, "g_slot == &g_cells[3]"),
+        "1",
+        "after the write of pick(3)"
+    );
+    c.ok("setDataBreakpoints", json!({"breakpoints": []}));
+    c.ok("continue", json!({"threadId": tid}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "exception", "the crash again: {st}");
+    tid = st["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(Some(tid), c.debuggee_pid, "the present is the live process");
+    c.ok("continue", json!({"threadId": tid}));
+    c.event("terminated");
+    c.finish();
+}

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 mod breakpoints;
 mod edit;
 mod end;
+mod fault;
 mod memory;
 mod patch;
 mod record;

@@ -19,12 +19,28 @@ fn reverse_error(e: tracer::Error) -> Error {
     }
 }
 
-fn now_position(t: &Tracer) -> Result<Position> {
+fn now_position(core: &Mutex<Core>, t: &mut Tracer) -> Result<Position> {
     if !t.is_recording() {
         return Err(Error::Reverse(match t.recording().and_then(|r| r.ended) {
             Some(why) => format!("there is no recording to go back in: {why}"),
             None => "this session does not record: launch with \"reverseDebugging\": true".into(),
         }));
+    }
+    if t.position().is_none() && !t.is_replaying() {
+        // A fault the program's own instruction raised is a point a replay finds again.
+        let fault = lock(core).last_signal.as_ref().and_then(|(_, s)| {
+            (matches!(
+                s.signo,
+                libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL
+            ) && s.code > 0)
+                .then_some(tracer::StopReason::Signal {
+                    signo: s.signo,
+                    code: s.code,
+                })
+        });
+        if let Some(stop) = fault {
+            return t.locate_fault(stop).map_err(reverse_error);
+        }
     }
     t.position().ok_or_else(|| {
         Error::Reverse(
@@ -51,7 +67,7 @@ impl Session {
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
-            let now = now_position(t)?;
+            let now = now_position(&core, t)?;
             then();
             let res = reverse_continue_on_tracer(&core, t, &now);
             finish(&core, t, res)
@@ -71,7 +87,7 @@ impl Session {
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
-            let now = now_position(t)?;
+            let now = now_position(&core, t)?;
             if t.recording_start().as_ref() == Some(&now) {
                 return Err(Error::Reverse(
                     "this is the start of the recording: there is nothing before it".into(),
@@ -179,6 +195,7 @@ fn reverse_continue_on_tracer(
                     }
                 }
             }
+            ScanStop::Fault { .. } => {}
         }
         ControlFlow::Continue(())
     })
@@ -245,7 +262,7 @@ fn locate_write(
                     return ControlFlow::Break(());
                 }
             }
-            ScanStop::Breakpoint(_) => {}
+            ScanStop::Breakpoint(_) | ScanStop::Fault { .. } => {}
             ScanStop::Watchpoint { .. } => {
                 k += 1;
                 if k == nth {

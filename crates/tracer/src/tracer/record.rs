@@ -137,6 +137,9 @@ pub(super) struct Recorder {
     /// The last exact position before `pos` became unknown (a watchpoint, a signal):
     /// what a scan of the past, or the search for a fault's point, starts from.
     pub last_known: Option<Position>,
+    /// How the live process stopped when its position was found after the fact (a
+    /// fault, [`Tracer::locate_fault`]): a replay arriving there reports this stop.
+    pub present_stop: Option<StopReason>,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -175,6 +178,7 @@ impl Tracer {
             arrived: false,
             syscall_stepped: false,
             last_known: None,
+            present_stop: None,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -255,6 +259,9 @@ impl Tracer {
         let Some(rec) = self.rec.as_mut() else {
             return;
         };
+        if rec.replay.is_none() && !rec.arrived {
+            rec.present_stop = None;
+        }
         let m = match reason {
             StopReason::Breakpoint { addr } => Some(Move::Trap {
                 addr: *addr,

@@ -27,6 +27,12 @@ pub enum ScanStop {
         /// The debug status register at the stop.
         dr6: u64,
     },
+    /// The replay's own instruction faulted (SIGSEGV, SIGBUS, ...), as the recorded
+    /// program did: a scan that does not end here goes on into a divergence.
+    Fault {
+        /// The signal.
+        signo: i32,
+    },
 }
 
 /// What [`Tracer::scan_stops`] calls at every stop on the way; `Break` ends the scan
@@ -419,6 +425,7 @@ impl Tracer {
     /// present's moves and then moves made before its next one, which going forward
     /// from there can follow.
     fn seek(&mut self, target: &Position, mut on_stop: Option<OnStop<'_>>) -> Result<bool> {
+        let scanning = on_stop.is_some();
         let mut call = |t: &mut Tracer, tid: Tid, stop: ScanStop| -> bool {
             match on_stop.as_mut() {
                 Some(f) => f(t, tid, stop).is_break(),
@@ -439,6 +446,9 @@ impl Tracer {
                     }
                     (tid, StopReason::Watchpoint { dr6 }) => {
                         Some((tid, ScanStop::Watchpoint { dr6 }))
+                    }
+                    (tid, StopReason::Signal { signo, code }) if wait::is_fault(signo, code) => {
+                        Some((tid, ScanStop::Fault { signo }))
                     }
                     _ => None,
                 };
@@ -485,6 +495,11 @@ impl Tracer {
                                 }
                                 (tid, StopReason::Watchpoint { dr6 }) => {
                                     Some((tid, ScanStop::Watchpoint { dr6 }))
+                                }
+                                (tid, StopReason::Signal { signo, code })
+                                    if wait::is_fault(signo, code) && scanning =>
+                                {
+                                    Some((tid, ScanStop::Fault { signo }))
                                 }
                                 other => {
                                     return Err(Error::Replay(format!(

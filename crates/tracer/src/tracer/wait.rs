@@ -33,10 +33,11 @@ impl Tracer {
             self.note_stop(tid, &reason);
             if let Some(rec) = self.rec.as_mut() {
                 if std::mem::take(&mut rec.arrived) {
-                    // The replay reached the present: the stop is the live process's.
+                    // The replay reached the present: the stop is the live process's
+                    // (a fault it stopped at, when that is what the present is).
                     return Ok(Some(Event::Stopped {
                         tid: Tid(self.pid.0),
-                        reason,
+                        reason: rec.present_stop.unwrap_or(reason),
                     }));
                 }
             }
@@ -824,7 +825,7 @@ impl Tracer {
 
 /// A fault the program's own instruction raised (replayed by itself at the same point),
 /// not a signal sent to it.
-fn is_fault(sig: i32, code: i32) -> bool {
+pub(super) fn is_fault(sig: i32, code: i32) -> bool {
     matches!(
         sig,
         libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
