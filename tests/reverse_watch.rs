@@ -5,7 +5,8 @@
 //! description. gdb under `record full` is the oracle for the line and the value of
 //! each write found going back, across the interval the stop is in and across system
 //! calls. From a crash (SIGSEGV), a watchpoint on the bad pointer finds where it was
-//! made.
+//! made. `restartFrame` goes back to the start of a frame's invocation with memory as
+//! it was then.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -240,5 +241,111 @@ fn from_a_crash_a_watchpoint_on_the_bad_pointer_finds_where_it_was_made() {
     assert_eq!(Some(tid), c.debuggee_pid, "the present is the live process");
     c.ok("continue", json!({"threadId": tid}));
     c.event("terminated");
+    c.finish();
+}
+
+#[test]
+fn restart_frame_goes_back_to_the_entry_of_the_invocation_with_memory_as_it_was() {
+    let program = sample();
+    let src = sample_path(SAMPLE);
+    let add_line = line_of(&src, "add line");
+    let mut c = DapClient::new();
+    let caps = c.initialize();
+    assert!(caps.get("supportsRestartFrame").is_none(), "{caps}");
+    c.ok(
+        "launch",
+        json!({"program": program, "stdio": "pipes", "reverseDebugging": true}),
+    );
+    let ev = c.event("capabilities");
+    assert_eq!(
+        ev["body"]["capabilities"]["supportsRestartFrame"], true,
+        "{ev}"
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [
+            {"line": add_line, "condition": "v == 12"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let st = c.event("stopped");
+    let mut tid = st["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(eval(&mut c, tid, "g_total"), "18");
+    // Out of add and a line further in main: the memory changed since.
+    c.ok("stepOut", json!({"threadId": tid}));
+    tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(eval(&mut c, tid, "g_total"), "30");
+    assert_eq!(eval(&mut c, tid, "i"), "4");
+
+    // Restarting main's frame: back to its first line, before anything was added.
+    let frames = c.frames(tid);
+    assert_eq!(frames[0]["name"], "main");
+    c.ok("restartFrame", json!({"frameId": frames[0]["id"]}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "restart", "{st}");
+    tid = st["body"]["threadId"].as_i64().unwrap();
+    let f = top(&mut c, tid);
+    assert_eq!(f["name"], "main");
+    assert_eq!(
+        f["line"].as_i64().unwrap(),
+        line_of(&src, "int crash ="),
+        "main's first line"
+    );
+    assert_eq!(eval(&mut c, tid, "g_total"), "0", "memory as it was then");
+    assert_eq!(eval(&mut c, tid, "argc"), "1");
+
+    // Forward to the hit again, a step inside add, then restart add's frame.
+    c.ok("continue", json!({"threadId": tid}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "breakpoint", "{st}");
+    tid = st["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(eval(&mut c, tid, "v"), "12");
+    c.ok("next", json!({"threadId": tid}));
+    tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(eval(&mut c, tid, "g_total"), "30");
+    let frames = c.frames(tid);
+    assert_eq!(frames[0]["name"], "add");
+    c.ok("restartFrame", json!({"frameId": frames[0]["id"]}));
+    let st = c.event("stopped");
+    assert_eq!(st["body"]["reason"], "restart", "{st}");
+    tid = st["body"]["threadId"].as_i64().unwrap();
+    let f = top(&mut c, tid);
+    assert_eq!(f["name"], "add");
+    assert_eq!(f["line"].as_i64().unwrap(), add_line);
+    assert_eq!(
+        eval(&mut c, tid, "v"),
+        "12",
+        "the argument of that invocation"
+    );
+    assert_eq!(eval(&mut c, tid, "g_total"), "18", "memory as it was then");
+    let frames = c.frames(tid);
+    assert_eq!(frames[1]["name"], "main");
+    let fid = frames[1]["id"].as_i64().unwrap();
+    assert_eq!(c.evaluate(fid, "i")["result"], "4", "the caller as it was");
+
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": tid}));
+    assert_eq!(c.event("exited")["body"]["exitCode"], 0);
+    c.finish();
+}
+
+#[test]
+fn restart_frame_without_a_recording_says_why() {
+    let program = sample();
+    let src = sample_path(SAMPLE);
+    let mut c = DapClient::new();
+    let st = c.launch_to_stop(
+        json!({"program": program, "stdio": "pipes"}),
+        &src,
+        &[line_of(&src, "add line")],
+    );
+    let tid = st["body"]["threadId"].as_i64().unwrap();
+    let frames = c.frames(tid);
+    let e = c.err("restartFrame", json!({"frameId": frames[0]["id"]}));
+    assert!(e.contains("does not record"), "{e}");
+    let e = c.err("restartFrame", json!({"frameId": 999_999}));
+    assert!(e.contains("unknown frame"), "{e}");
     c.finish();
 }

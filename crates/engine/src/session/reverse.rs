@@ -12,14 +12,14 @@ use tracer::{Move, Position, ScanStop};
 /// Single-steps allowed to find the instruction before a point.
 const MAX_BACK_STEPS: u64 = 2_000_000;
 
-fn reverse_error(e: tracer::Error) -> Error {
+pub(super) fn reverse_error(e: tracer::Error) -> Error {
     match e {
         tracer::Error::Replay(msg) => Error::Reverse(msg),
         other => Error::Target(other),
     }
 }
 
-fn now_position(core: &Mutex<Core>, t: &mut Tracer) -> Result<Position> {
+pub(super) fn now_position(core: &Mutex<Core>, t: &mut Tracer) -> Result<Position> {
     if !t.is_recording() {
         return Err(Error::Reverse(match t.recording().and_then(|r| r.ended) {
             Some(why) => format!("there is no recording to go back in: {why}"),
@@ -112,7 +112,7 @@ impl Session {
 
 /// Reports the stop a reverse request ended at: its cause, or the error's words with
 /// the process shown where it is now (it was moved: the views must hear of a stop).
-fn finish(
+pub(super) fn finish(
     core: &Mutex<Core>,
     t: &mut Tracer,
     res: Result<(StopCause, Option<String>)>,

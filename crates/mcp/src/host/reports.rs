@@ -211,6 +211,7 @@ fn report_stop(session: &DebugSession, stop: &engine::Stop) -> StopReport {
         StopCause::Breakpoint(_) => ("breakpoint", None),
         StopCause::Step => ("step", None),
         StopCause::Pause => ("pause", None),
+        StopCause::Restart => ("restart", stop.description.clone()),
         StopCause::Signal(_) => ("signal", stop.description.clone()),
         StopCause::DataBreakpoint(_) => ("data breakpoint", stop.description.clone()),
         StopCause::Exception { message, .. } => (

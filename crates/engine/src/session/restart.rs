@@ -1,0 +1,114 @@
+//! Restarting a frame in a recording (DAP `restartFrame`; docs/reverse.md): back to the
+//! entry of the function invocation a frame shows, with memory as it was then.
+
+use super::reverse::{finish, now_position, reverse_error};
+use super::*;
+use tracer::Position;
+
+impl Session {
+    /// Goes back to where the invocation `frame` shows began: the last arrival before
+    /// now at its function's first instruction with the frame's CFA, then on to the end
+    /// of the prologue (where a breakpoint on the function stops, so its arguments read
+    /// right). The stop arrives as an event (cause [`StopCause::Restart`]); `then` runs
+    /// first, as in [`Session::resume_then`].
+    pub fn restart_frame_then(
+        &self,
+        frame: FrameId,
+        then: impl FnOnce() + Send + 'static,
+    ) -> Result<()> {
+        self.check_stopped()?;
+        let data = self.frame(frame)?;
+        if data.frame.inlined || data.frame.tail_call {
+            return Err(Error::Reverse(
+                "an inlined or tail-called frame has no entry of its own to go back to".into(),
+            ));
+        }
+        let cfa = data.frame.cfa.ok_or_else(|| {
+            Error::Reverse("the frame's canonical frame address is not known".into())
+        })?;
+        let (entry, body, name) = {
+            let c = lock(&self.core);
+            // A caller's pc is a return address: its lookup pc is the call's.
+            function_entry(&c.modules, data.lookup_pc)
+        }
+        .ok_or_else(|| {
+            Error::Reverse("the frame's function has no debug information to find its entry".into())
+        })?;
+        self.clear_tables();
+        let core = self.core.clone();
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let now = now_position(&core, t)?;
+            then();
+            let res = restart_on_tracer(&core, t, &now, entry, body, cfa).map(|()| {
+                (
+                    StopCause::Restart,
+                    Some(format!(
+                        "back to the start of {name}, memory as it was then"
+                    )),
+                )
+            });
+            finish(&core, t, res)
+        })?
+    }
+}
+
+/// The runtime addresses of the entry and the end of the prologue of the function at
+/// `pc`, and its name.
+fn function_entry(modules: &Modules, pc: u64) -> Option<(u64, u64, String)> {
+    let module = modules.find(pc)?;
+    let binary = module.binary()?;
+    let f = binary.function_at(module.to_file(pc)).ok()??;
+    let entry = f.function.entry()?;
+    let body = f.function.breakpoint_addr.unwrap_or(entry);
+    let name = f.function.name.clone();
+    Some((module.to_runtime(entry), module.to_runtime(body), name))
+}
+
+fn restart_on_tracer(
+    core: &Mutex<Core>,
+    t: &mut Tracer,
+    now: &Position,
+    entry: u64,
+    body: u64,
+    cfa: u64,
+) -> Result<()> {
+    let mut c = lock(core);
+    c.clear_step(t);
+    let mut extra = vec![RuntimeAddr(entry), RuntimeAddr(body)];
+    extra.dedup();
+    // The last arrival at the entry with this CFA, then the first at the body after it.
+    let mut at_entry: Option<Position> = None;
+    let mut at_body: Option<Position> = None;
+    t.scan(now, &extra, &mut |t, tid, addr| {
+        if addr.0 != entry && addr.0 != body {
+            return;
+        }
+        let Ok(regs) = t.regs(tid) else { return };
+        let mem = TracerMemory(t);
+        let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
+        if f.first().and_then(|f| f.frame.cfa) != Some(cfa) {
+            return;
+        }
+        if addr.0 == entry {
+            at_entry = t.position();
+            at_body = None;
+            if body == entry {
+                at_body = at_entry.clone();
+            }
+        } else if at_entry.is_some() && at_body.is_none() {
+            at_body = t.position();
+        }
+    })
+    .map_err(reverse_error)?;
+    drop(c);
+    let target = match (at_body, at_entry) {
+        (Some(b), _) => b,
+        (None, Some(e)) => e,
+        (None, None) => {
+            return Err(Error::Reverse(
+                "the start of this frame is before the start of the recording".into(),
+            ))
+        }
+    };
+    t.goto(&target).map_err(reverse_error)
+}
