@@ -505,27 +505,68 @@ impl Core {
                 continue;
             };
             let (addr, size, _) = bp.key;
-            let here = read_value(t, addr, size);
-            bp.old = here.clone();
-            let label = self.data.labels.get(&(addr, size));
-            let name = label.map_or_else(|| format!("*{addr:#x}"), |l| l.name.clone());
-            let show = |v: &Option<Vec<u8>>| {
-                v.as_ref()
-                    .map_or_else(|| "<unreadable>".to_string(), |b| render(t, label, b))
-            };
-            words.push(if before_shown {
-                format!(
-                    "{name}: {} → {} (the last write before)",
-                    show(&here),
-                    show(after)
-                )
-            } else {
-                format!(
-                    "{name}: → {} (just after the last write before)",
-                    show(after)
-                )
-            });
+            bp.old = read_value(t, addr, size);
+            words.push(self.describe_write_at(t, addr, size, after, before_shown));
         }
         words.join("; ")
     }
+
+    /// "name: before → after" for one write found in the past to `size` bytes at
+    /// `addr` (named and typed as `data_breakpoint_info` described them), `after` the
+    /// value it wrote.
+    pub(super) fn describe_write_at(
+        &self,
+        t: &Tracer,
+        addr: u64,
+        size: u64,
+        after: &Option<Vec<u8>>,
+        before_shown: bool,
+    ) -> String {
+        let label = self.data.labels.get(&(addr, size));
+        let name = label.map_or_else(|| format!("*{addr:#x}"), |l| l.name.clone());
+        let show = |v: &Option<Vec<u8>>| {
+            v.as_ref()
+                .map_or_else(|| "<unreadable>".to_string(), |b| render(t, label, b))
+        };
+        if before_shown {
+            let here = read_value(t, addr, size);
+            format!(
+                "{name}: {} → {} (the last write before)",
+                show(&here),
+                show(after)
+            )
+        } else {
+            format!(
+                "{name}: → {} (just after the last write before)",
+                show(after)
+            )
+        }
+    }
+}
+
+/// The debug registers that watch writes to `size` bytes at `addr` and nothing else.
+pub(super) fn write_watch(addr: u64, size: u64) -> Result<DebugRegisters> {
+    if let Some(p) = range_problem(addr, size) {
+        return Err(Error::Eval(p));
+    }
+    let mut regs = DebugRegisters::default();
+    let pieces = split_aligned(addr, size);
+    if pieces.len() > regs.slots.len() {
+        return Err(Error::Eval(
+            "the value needs more hardware debug registers than there are".into(),
+        ));
+    }
+    for (k, (a, len)) in pieces.into_iter().enumerate() {
+        regs.slots[k] = Some(HwSlot {
+            addr: a,
+            len,
+            access: HwAccess::Write,
+        });
+    }
+    Ok(regs)
+}
+
+/// A value's bytes, when readable.
+pub(super) fn value_at(t: &Tracer, addr: u64, size: u64) -> Option<Vec<u8>> {
+    read_value(t, addr, size)
 }

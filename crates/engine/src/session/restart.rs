@@ -17,6 +17,7 @@ impl Session {
         then: impl FnOnce() + Send + 'static,
     ) -> Result<()> {
         self.check_stopped()?;
+        self.check_records()?;
         let data = self.frame(frame)?;
         if data.frame.inlined || data.frame.tail_call {
             return Err(Error::Reverse(

@@ -19,12 +19,19 @@ pub(super) fn reverse_error(e: tracer::Error) -> Error {
     }
 }
 
-pub(super) fn now_position(core: &Mutex<Core>, t: &mut Tracer) -> Result<Position> {
-    if !t.is_recording() {
-        return Err(Error::Reverse(match t.recording().and_then(|r| r.ended) {
+/// Why the session cannot go back, when it does not record (any more).
+fn not_recording(t: &Tracer) -> Option<Error> {
+    (!t.is_recording()).then(|| {
+        Error::Reverse(match t.recording().and_then(|r| r.ended) {
             Some(why) => format!("there is no recording to go back in: {why}"),
             None => "this session does not record: launch with \"reverseDebugging\": true".into(),
-        }));
+        })
+    })
+}
+
+pub(super) fn now_position(core: &Mutex<Core>, t: &mut Tracer) -> Result<Position> {
+    if let Some(e) = not_recording(t) {
+        return Err(e);
     }
     if t.position().is_none() && !t.is_replaying() {
         // A fault the program's own instruction raised is a point a replay finds again.
@@ -51,6 +58,15 @@ pub(super) fn now_position(core: &Mutex<Core>, t: &mut Tracer) -> Result<Positio
 }
 
 impl Session {
+    /// An error saying why when the session cannot go back (checked before the
+    /// frames and values handed out are dropped: a refused request keeps them).
+    pub(super) fn check_records(&self) -> Result<()> {
+        match self.handle.call(|t: &mut Tracer| not_recording(t))? {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Whether the session records, so it can go back ([`LaunchOptions::record`]).
     pub fn records(&self) -> bool {
         self.handle
@@ -64,6 +80,7 @@ impl Session {
     /// `then` runs first, as in [`Session::resume_then`].
     pub fn reverse_continue_then(&self, then: impl FnOnce() + Send + 'static) -> Result<()> {
         self.check_stopped()?;
+        self.check_records()?;
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
@@ -84,6 +101,7 @@ impl Session {
         then: impl FnOnce() + Send + 'static,
     ) -> Result<()> {
         self.check_stopped()?;
+        self.check_records()?;
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
@@ -568,4 +586,85 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
 
 fn c_line(rows: &[(u64, u32)], a: u64) -> Option<u32> {
     rows.iter().find(|r| r.0 == a).map(|r| r.1)
+}
+
+impl Session {
+    /// Goes back to the last write before now to the lvalue `expression` names in
+    /// `frame` (or among the globals): reverse-continue with a write watchpoint on it
+    /// alone, breakpoints and the session's data breakpoints not considered (they are
+    /// as before afterwards). The stop arrives as an event (cause
+    /// [`StopCause::DataBreakpoint`] with no id, the values in its description); with
+    /// no write since the recording's start, the process stays where it is and the
+    /// error says so.
+    pub fn last_write_then(
+        &self,
+        frame: Option<FrameId>,
+        expression: &str,
+        then: impl FnOnce() + Send + 'static,
+    ) -> Result<()> {
+        self.check_stopped()?;
+        self.check_records()?;
+        let info = self.data_breakpoint_info(frame, expression)?;
+        let (addr, size) = (info.address, info.size);
+        let regs = data::write_watch(addr, size)?;
+        self.clear_tables();
+        let core = self.core.clone();
+        let what = info.description;
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let now = now_position(&core, t)?;
+            let saved = *t.watchpoints();
+            t.set_watchpoints(&regs)?;
+            then();
+            let res = last_write_on_tracer(&core, t, &now, addr, size, &what);
+            if let Err(e) = t.set_watchpoints(&saved) {
+                tracing::warn!("restoring the debug registers: {e}");
+            }
+            match res {
+                Ok(done) => finish(&core, t, Ok(done)),
+                Err(e) => {
+                    // Nothing found: back where it was, and the error is the answer.
+                    let _ = t.goto(&now);
+                    let _ = finish(&core, t, Ok((StopCause::Pause, Some(e.to_string()))));
+                    Err(e)
+                }
+            }
+        })?
+    }
+}
+
+fn last_write_on_tracer(
+    core: &Mutex<Core>,
+    t: &mut Tracer,
+    now: &Position,
+    addr: u64,
+    size: u64,
+    what: &str,
+) -> Result<(StopCause, Option<String>)> {
+    lock(core).clear_step(t);
+    let mut last: Option<(u64, u64, u64, Option<Vec<u8>>)> = None;
+    let mut interval = (u64::MAX, 0u64);
+    t.scan_stops(None, now, &[], &mut |t, tid, stop| {
+        if let ScanStop::Watchpoint { .. } = stop {
+            if let Some(pos) = t.position() {
+                if interval.0 != pos.event {
+                    interval = (pos.event, 0);
+                }
+                interval.1 += 1;
+                let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                last = Some((pos.event, interval.1, pc, data::value_at(t, addr, size)));
+            }
+        }
+        ControlFlow::Continue(())
+    })
+    .map_err(reverse_error)?;
+    let Some((event, nth, pc, after)) = last else {
+        return Err(Error::Reverse(format!(
+            "{what} was not written since the start of the recording"
+        )));
+    };
+    let writer = disasm::instruction_ending_at(&*t, lock(core).modules.all(), pc);
+    let (pos, before) = locate_write(t, now, event, nth, pc, writer)?;
+    t.goto(&pos).map_err(reverse_error)?;
+    let description = lock(core).describe_write_at(t, addr, size, &after, before);
+    Ok((StopCause::DataBreakpoint(Vec::new()), Some(description)))
 }
