@@ -349,3 +349,71 @@ fn restart_frame_without_a_recording_says_why() {
     assert!(e.contains("unknown frame"), "{e}");
     c.finish();
 }
+
+/// Searching a long recording from the snapshot nearest to the point: samples/c/
+/// rev_bench.c makes 2 system calls per round, so 30,000 rounds leave dozens of
+/// snapshots behind (thinned to the kept number). A reverse-continue to a hit 10,000
+/// rounds back crosses many of them and lands on the values seen there; stepping back
+/// by line agrees with the lines `next` went through going forward.
+#[test]
+fn a_long_recording_is_searched_back_from_the_nearest_snapshot() {
+    let src = sample_path("c/rev_bench.c");
+    let program = build("c/rev_bench.c", "gcc", &["-g", "-O0"]);
+    let tick_line = line_of(&src, "tick(i, acc);");
+    let acc_line = line_of(&src, "acc += (unsigned long)getppid()");
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "args": ["syscalls", "30000"], "stdio": "pipes",
+               "reverseDebugging": true}),
+    );
+    c.event("capabilities");
+    let set = |c: &mut DapClient, cond: &str, line: i64| {
+        c.ok(
+            "setBreakpoints",
+            json!({"source": {"path": src}, "breakpoints": [{"line": line, "condition": cond}]}),
+        );
+    };
+    set(&mut c, "i == 9999", tick_line);
+    c.ok("configurationDone", json!({}));
+    let mut tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    let then = eval(&mut c, tid, "acc");
+    set(&mut c, "i == 29998", acc_line);
+    c.ok("continue", json!({"threadId": tid}));
+    tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    // Forward by lines through a round and a half, then back the same way.
+    let mut forward = vec![top(&mut c, tid)["line"].as_i64().unwrap()];
+    for _ in 0..5 {
+        c.ok("next", json!({"threadId": tid}));
+        tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+        forward.push(top(&mut c, tid)["line"].as_i64().unwrap());
+    }
+    let mut back = Vec::new();
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        c.ok("stepBack", json!({"threadId": tid}));
+        let st = c.event("stopped");
+        eprintln!("stepBack on a long recording: {:?}", started.elapsed());
+        assert_eq!(st["body"]["reason"], "step", "{st}");
+        tid = st["body"]["threadId"].as_i64().unwrap();
+        back.push(top(&mut c, tid)["line"].as_i64().unwrap());
+    }
+    back.reverse();
+    assert_eq!(back, forward[..5], "stepBack retraces next");
+    assert_eq!(eval(&mut c, tid, "i"), "29998");
+
+    set(&mut c, "i == 9999", tick_line);
+    let started = std::time::Instant::now();
+    c.ok("reverseContinue", json!({"threadId": tid}));
+    let st = c.event("stopped");
+    eprintln!(
+        "reverseContinue across 20,000 rounds: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(st["body"]["reason"], "breakpoint", "{st}");
+    tid = st["body"]["threadId"].as_i64().unwrap();
+    assert_eq!(eval(&mut c, tid, "i"), "9999");
+    assert_eq!(eval(&mut c, tid, "acc"), then, "the values seen there");
+    c.finish();
+}

@@ -445,6 +445,15 @@ impl Core {
             .any(|b| b.enabled && !b.slots.is_empty())
     }
 
+    /// Whether a data breakpoint has a hit condition (its hits count from the
+    /// recording's start, so the past is searched from there).
+    pub(super) fn data_hit_conditions(&self) -> bool {
+        self.data
+            .bps
+            .iter()
+            .any(|b| b.enabled && b.hit_condition.is_some())
+    }
+
     /// The data breakpoints that would have stopped at a watchpoint trigger met in the
     /// past, decided without side effects (conditions evaluated there, after the
     /// access; hit conditions against `counts`, hits since the scan's start), each

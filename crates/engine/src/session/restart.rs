@@ -1,9 +1,11 @@
 //! Restarting a frame in a recording (DAP `restartFrame`; docs/reverse.md): back to the
 //! entry of the function invocation a frame shows, with memory as it was then.
 
-use super::reverse::{finish, now_position, reverse_error};
+use std::ops::ControlFlow;
+
+use super::reverse::{finish, now_position, reverse_error, windows};
 use super::*;
-use tracer::Position;
+use tracer::{Position, ScanStop};
 
 impl Session {
     /// Goes back to where the invocation `frame` shows began: the last arrival before
@@ -77,31 +79,50 @@ fn restart_on_tracer(
     c.clear_step(t);
     let mut extra = vec![RuntimeAddr(entry), RuntimeAddr(body)];
     extra.dedup();
-    // The last arrival at the entry with this CFA, then the first at the body after it.
-    let mut at_entry: Option<Position> = None;
-    let mut at_body: Option<Position> = None;
-    t.scan(now, &extra, &mut |t, tid, addr| {
-        if addr.0 != entry && addr.0 != body {
-            return;
-        }
-        let Ok(regs) = t.regs(tid) else { return };
-        let mem = TracerMemory(t);
-        let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
-        if f.first().and_then(|f| f.frame.cfa) != Some(cfa) {
-            return;
-        }
-        if addr.0 == entry {
-            at_entry = t.position();
-            at_body = None;
-            if body == entry {
-                at_body = at_entry.clone();
+    // Arrivals at the entry and the body with this CFA, in order; searched from the
+    // latest stretch of the past back, until one at the entry is among them.
+    let mut arrivals: Vec<(u64, Position)> = Vec::new();
+    for (from, to) in windows(t, now) {
+        let mut found: Vec<(u64, Position)> = Vec::new();
+        t.scan_stops(Some(from), &to, &extra, &mut |t, tid, stop| {
+            let ScanStop::Breakpoint(addr) = stop else {
+                return ControlFlow::Continue(());
+            };
+            if addr.0 != entry && addr.0 != body {
+                return ControlFlow::Continue(());
             }
-        } else if at_entry.is_some() && at_body.is_none() {
-            at_body = t.position();
+            let Ok(regs) = t.regs(tid) else {
+                return ControlFlow::Continue(());
+            };
+            let mem = TracerMemory(t);
+            let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
+            if f.first().and_then(|f| f.frame.cfa) == Some(cfa) {
+                if let Some(pos) = t.position() {
+                    found.push((addr.0, pos));
+                }
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(reverse_error)?;
+        found.append(&mut arrivals);
+        arrivals = found;
+        if arrivals.iter().any(|(a, _)| *a == entry) {
+            break;
         }
-    })
-    .map_err(reverse_error)?;
+    }
     drop(c);
+    // The last arrival at the entry, then the first at the body after it.
+    let last_entry = arrivals.iter().rposition(|(a, _)| *a == entry);
+    let at_entry = last_entry.map(|i| arrivals[i].1.clone());
+    let at_body = last_entry.and_then(|i| {
+        if body == entry {
+            return Some(arrivals[i].1.clone());
+        }
+        arrivals[i + 1..]
+            .iter()
+            .find(|(a, _)| *a == body)
+            .map(|(_, p)| p.clone())
+    });
     let target = match (at_body, at_entry) {
         (Some(b), _) => b,
         (None, Some(e)) => e,

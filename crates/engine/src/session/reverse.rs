@@ -19,6 +19,25 @@ pub(super) fn reverse_error(e: tracer::Error) -> Error {
     }
 }
 
+/// The stretches of the past to search, latest first: from a snapshot's system call to
+/// the next one's (the last to `now`). A search that finds what it looks for in a
+/// stretch does not replay the ones before it (docs/reverse.md, "Searching the past").
+pub(super) fn windows(t: &Tracer, now: &Position) -> Vec<(u64, Position)> {
+    let mut out = Vec::new();
+    let mut to = now.clone();
+    for s in t.snapshot_events().into_iter().rev() {
+        if s > to.event || (s == to.event && to.path.is_empty()) {
+            continue;
+        }
+        out.push((s, to));
+        to = Position {
+            event: s,
+            path: Vec::new(),
+        };
+    }
+    out
+}
+
 /// Why the session cannot go back, when it does not record (any more).
 fn not_recording(t: &Tracer) -> Option<Error> {
     (!t.is_recording()).then(|| {
@@ -177,47 +196,61 @@ fn reverse_continue_on_tracer(
     let mut c = lock(core);
     c.clear_step(t);
     let watching = c.has_data_breakpoints();
-    let mut counts: HashMap<BreakpointId, u64> = HashMap::new();
+    // Hit conditions count from the recording's start: then it is searched whole.
+    let whole = c.hit_conditions() || c.data_hit_conditions();
+    let stretches = if whole {
+        t.recording_start()
+            .map(|s| vec![(s.event, now.clone())])
+            .unwrap_or_default()
+    } else {
+        windows(t, now)
+    };
     let mut last: Option<Last> = None;
-    // Watchpoint triggers are counted per interval between system calls: the n-th
-    // trigger after a call is a point a second replay can find again.
-    let mut interval = (u64::MAX, 0u64);
-    t.scan_stops(None, now, &[], &mut |t, tid, stop| {
-        match stop {
-            ScanStop::Breakpoint(addr) => {
-                let ids = c.past_hit(t, tid, addr.0, &mut counts);
-                if !ids.is_empty() {
-                    if let Some(pos) = t.position() {
-                        last = Some(Last::Hit(pos, ids));
+    for (from, to) in stretches {
+        let mut counts: HashMap<BreakpointId, u64> = HashMap::new();
+        // Watchpoint triggers are counted per interval between system calls: the n-th
+        // trigger after a call is a point a second replay can find again.
+        let mut interval = (u64::MAX, 0u64);
+        t.scan_stops(Some(from), &to, &[], &mut |t, tid, stop| {
+            match stop {
+                ScanStop::Breakpoint(addr) => {
+                    let ids = c.past_hit(t, tid, addr.0, &mut counts);
+                    if !ids.is_empty() {
+                        if let Some(pos) = t.position() {
+                            last = Some(Last::Hit(pos, ids));
+                        }
                     }
                 }
-            }
-            ScanStop::Watchpoint { dr6 } => {
-                let Some(pos) = t.position() else {
-                    return ControlFlow::Continue(());
-                };
-                if interval.0 != pos.event {
-                    interval = (pos.event, 0);
-                }
-                interval.1 += 1;
-                if watching {
-                    let seen = c.past_write(t, tid, dr6, &mut counts);
-                    if !seen.is_empty() {
-                        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
-                        last = Some(Last::Write {
-                            event: pos.event,
-                            nth: interval.1,
-                            pc,
-                            seen,
-                        });
+                ScanStop::Watchpoint { dr6 } => {
+                    let Some(pos) = t.position() else {
+                        return ControlFlow::Continue(());
+                    };
+                    if interval.0 != pos.event {
+                        interval = (pos.event, 0);
+                    }
+                    interval.1 += 1;
+                    if watching {
+                        let seen = c.past_write(t, tid, dr6, &mut counts);
+                        if !seen.is_empty() {
+                            let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                            last = Some(Last::Write {
+                                event: pos.event,
+                                nth: interval.1,
+                                pc,
+                                seen,
+                            });
+                        }
                     }
                 }
+                ScanStop::Fault { .. } => {}
             }
-            ScanStop::Fault { .. } => {}
+            ControlFlow::Continue(())
+        })
+        .map_err(reverse_error)?;
+        if last.is_some() {
+            break;
         }
-        ControlFlow::Continue(())
-    })
-    .map_err(reverse_error)?;
+    }
     match last {
         Some(Last::Hit(pos, ids)) => {
             drop(c);
@@ -305,6 +338,14 @@ fn locate_write(
 }
 
 impl Core {
+    /// Whether a user breakpoint has a hit condition (its hits count from the
+    /// recording's start, so the past is searched from there).
+    fn hit_conditions(&self) -> bool {
+        self.bps
+            .values()
+            .any(|b| b.enabled && b.hit_condition.is_some())
+    }
+
     /// The user breakpoints at `addr` that would have stopped there, decided without
     /// side effects: conditions evaluated, hit conditions against `counts` (hits since
     /// the recording's start), logpoints never (they logged when it happened).
@@ -506,82 +547,156 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
     let caller_rows = call
         .map(|a| function_rows(&c.modules, a))
         .unwrap_or_default();
-    let line_of = |rows: &[(u64, u32)], a: u64| rows.iter().find(|r| r.0 == a).map(|r| r.1);
     let here_line = c.modules.find(pc).and_then(|m| current_line(&m, pc));
     let mut extra: Vec<RuntimeAddr> = rows.iter().map(|r| RuntimeAddr(r.0)).collect();
     extra.extend(caller_rows.iter().map(|r| RuntimeAddr(r.0)));
     extra.extend(call.map(RuntimeAddr));
     extra.sort();
     extra.dedup();
+    let frame = LineFrame {
+        cfa,
+        caller_cfa,
+        call,
+        rows: &rows,
+        caller_rows: &caller_rows,
+        here_line,
+        at_row_start: c_line(&rows, pc).is_some(),
+    };
+    // The frame's recent past is searched first: the stretch since the last snapshot,
+    // then earlier ones as long as what was found does not decide.
+    let stretches = windows(t, now);
+    let n = stretches.len();
     let mut arrivals: Vec<Arrival> = Vec::new();
-    t.scan(now, &extra, &mut |t, tid, addr| {
-        if extra.binary_search(&addr).is_err() {
-            return;
+    let mut decided = None;
+    for (k, (from, to)) in stretches.into_iter().enumerate() {
+        let mut found: Vec<Arrival> = Vec::new();
+        t.scan_stops(Some(from), &to, &extra, &mut |t, tid, stop| {
+            let ScanStop::Breakpoint(addr) = stop else {
+                return ControlFlow::Continue(());
+            };
+            if extra.binary_search(&addr).is_err() {
+                return ControlFlow::Continue(());
+            }
+            let Ok(regs) = t.regs(tid) else {
+                return ControlFlow::Continue(());
+            };
+            let mem = TracerMemory(t);
+            let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
+            if let Some(pos) = t.position() {
+                found.push(Arrival {
+                    pos,
+                    addr: addr.0,
+                    cfa: f.first().and_then(|f| f.frame.cfa),
+                });
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(reverse_error)?;
+        found.append(&mut arrivals);
+        arrivals = found;
+        if let Some(d) = frame.decide(&arrivals, k + 1 == n) {
+            decided = Some(d);
+            break;
         }
-        let Ok(regs) = t.regs(tid) else { return };
-        let mem = TracerMemory(t);
-        let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
-        if let Some(pos) = t.position() {
-            arrivals.push(Arrival {
-                pos,
-                addr: addr.0,
-                cfa: f.first().and_then(|f| f.frame.cfa),
-            });
-        }
-    })
-    .map_err(reverse_error)?;
+    }
     c.clear_step(t);
     drop(c);
-    // This invocation of the frame began after the last arrival at the call into it.
-    let entry = arrivals
-        .iter()
-        .rposition(|a| Some(a.addr) == call && a.cfa == caller_cfa && caller_cfa.is_some());
-    let in_frame: Vec<(usize, u32)> = arrivals
-        .iter()
-        .enumerate()
-        .skip(entry.map_or(0, |e| e + 1))
-        .filter(|(_, a)| a.cfa == cfa && cfa.is_some())
-        .filter_map(|(i, a)| line_of(&rows, a.addr).map(|l| (i, l)))
-        .collect();
-    let at_row_start = line_of(&rows, pc).is_some();
-    let mut k = in_frame.len();
-    if at_row_start {
-        // Past this line's own rows (a line can start more than once, as a loop's).
-        while k > 0 && Some(in_frame[k - 1].1) == here_line {
-            k -= 1;
-        }
-    }
-    if k > 0 {
-        let line = in_frame[k - 1].1;
-        while k > 1 && in_frame[k - 2].1 == line {
-            k -= 1;
-        }
-        return Ok(arrivals[in_frame[k - 1].0].pos.clone());
-    }
-    // Out of the function into its caller, at the start of the line of the call.
-    let Some(entry) = entry else {
-        return Err(Error::Reverse(
+    decided.unwrap_or_else(|| {
+        Err(Error::Reverse(
             "the line before this one is before the start of the recording".into(),
-        ));
-    };
-    let call_line = call.and_then(|a| {
-        c_line(&caller_rows, a).or_else(|| caller_rows.iter().rev().find(|r| r.0 <= a).map(|r| r.1))
-    });
-    let mut start = entry;
-    let mut i = entry;
-    while i > 0 {
-        i -= 1;
-        let a = &arrivals[i];
-        if a.cfa != caller_cfa {
-            continue;
+        ))
+    })
+}
+
+/// What stepping back by line knows of the frame it starts in.
+struct LineFrame<'a> {
+    cfa: Option<u64>,
+    caller_cfa: Option<u64>,
+    /// The call instruction in the caller that made this frame.
+    call: Option<u64>,
+    rows: &'a [(u64, u32)],
+    caller_rows: &'a [(u64, u32)],
+    here_line: Option<u32>,
+    at_row_start: bool,
+}
+
+impl LineFrame<'_> {
+    /// The point to step back to among `arrivals` (from some snapshot to now), or
+    /// `None` when they do not decide it and an earlier stretch must be searched too
+    /// (`whole`: they start at the recording's start, so they decide).
+    fn decide(&self, arrivals: &[Arrival], whole: bool) -> Option<Result<Position>> {
+        let line_of = |rows: &[(u64, u32)], a: u64| rows.iter().find(|r| r.0 == a).map(|r| r.1);
+        // This invocation of the frame began after the last arrival at the call into it.
+        let entry = arrivals.iter().rposition(|a| {
+            Some(a.addr) == self.call && a.cfa == self.caller_cfa && self.caller_cfa.is_some()
+        });
+        let in_frame: Vec<(usize, u32)> = arrivals
+            .iter()
+            .enumerate()
+            .skip(entry.map_or(0, |e| e + 1))
+            .filter(|(_, a)| a.cfa == self.cfa && self.cfa.is_some())
+            .filter_map(|(i, a)| line_of(self.rows, a.addr).map(|l| (i, l)))
+            .collect();
+        // Arrivals before the first found may belong to the answer while the entry
+        // into the frame is not among them.
+        let open = !whole && entry.is_none();
+        let mut k = in_frame.len();
+        if self.at_row_start {
+            // Past this line's own rows (a line can start more than once, as a loop's).
+            while k > 0 && Some(in_frame[k - 1].1) == self.here_line {
+                k -= 1;
+            }
         }
-        match line_of(&caller_rows, a.addr) {
-            Some(l) if Some(l) == call_line => start = i,
-            Some(_) => break,
-            None => {}
+        if k > 0 {
+            let line = in_frame[k - 1].1;
+            while k > 1 && in_frame[k - 2].1 == line {
+                k -= 1;
+            }
+            if k == 1 && open {
+                return None;
+            }
+            return Some(Ok(arrivals[in_frame[k - 1].0].pos.clone()));
         }
+        // Out of the function into its caller, at the start of the line of the call.
+        let Some(entry) = entry else {
+            return whole.then(|| {
+                Err(Error::Reverse(
+                    "the line before this one is before the start of the recording".into(),
+                ))
+            });
+        };
+        let call_line = self.call.and_then(|a| {
+            c_line(self.caller_rows, a).or_else(|| {
+                self.caller_rows
+                    .iter()
+                    .rev()
+                    .find(|r| r.0 <= a)
+                    .map(|r| r.1)
+            })
+        });
+        let mut start = entry;
+        let mut i = entry;
+        let mut ended = false;
+        while i > 0 {
+            i -= 1;
+            let a = &arrivals[i];
+            if a.cfa != self.caller_cfa {
+                continue;
+            }
+            match line_of(self.caller_rows, a.addr) {
+                Some(l) if Some(l) == call_line => start = i,
+                Some(_) => {
+                    ended = true;
+                    break;
+                }
+                None => {}
+            }
+        }
+        if !ended && !whole {
+            return None;
+        }
+        Some(Ok(arrivals[start].pos.clone()))
     }
-    Ok(arrivals[start].pos.clone())
 }
 
 fn c_line(rows: &[(u64, u32)], a: u64) -> Option<u32> {
@@ -642,21 +757,26 @@ fn last_write_on_tracer(
 ) -> Result<(StopCause, Option<String>)> {
     lock(core).clear_step(t);
     let mut last: Option<(u64, u64, u64, Option<Vec<u8>>)> = None;
-    let mut interval = (u64::MAX, 0u64);
-    t.scan_stops(None, now, &[], &mut |t, tid, stop| {
-        if let ScanStop::Watchpoint { .. } = stop {
-            if let Some(pos) = t.position() {
-                if interval.0 != pos.event {
-                    interval = (pos.event, 0);
+    for (from, to) in windows(t, now) {
+        let mut interval = (u64::MAX, 0u64);
+        t.scan_stops(Some(from), &to, &[], &mut |t, tid, stop| {
+            if let ScanStop::Watchpoint { .. } = stop {
+                if let Some(pos) = t.position() {
+                    if interval.0 != pos.event {
+                        interval = (pos.event, 0);
+                    }
+                    interval.1 += 1;
+                    let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                    last = Some((pos.event, interval.1, pc, data::value_at(t, addr, size)));
                 }
-                interval.1 += 1;
-                let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
-                last = Some((pos.event, interval.1, pc, data::value_at(t, addr, size)));
             }
+            ControlFlow::Continue(())
+        })
+        .map_err(reverse_error)?;
+        if last.is_some() {
+            break;
         }
-        ControlFlow::Continue(())
-    })
-    .map_err(reverse_error)?;
+    }
     let Some((event, nth, pc, after)) = last else {
         return Err(Error::Reverse(format!(
             "{what} was not written since the start of the recording"

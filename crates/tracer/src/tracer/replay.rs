@@ -537,6 +537,17 @@ impl Tracer {
                                     return Ok(true);
                                 }
                             }
+                            // A step that lands on a breakpoint does not trap there, but
+                            // it is an arrival a scan looks for.
+                            let at_target = i == last && n == count;
+                            if scanning && !at_target {
+                                let pc = self.regs(tid)?.pc();
+                                if self.breakpoints.contains_key(&pc)
+                                    && call(self, tid, ScanStop::Breakpoint(RuntimeAddr(pc)))
+                                {
+                                    return Ok(true);
+                                }
+                            }
                         }
                     }
                 }
