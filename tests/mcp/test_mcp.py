@@ -27,13 +27,23 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 TANDEM = os.environ.get("TANDEM_BIN") or str(REPO / "target" / "debug" / "tandem")
 SAMPLE = REPO / "samples" / "c" / "mcp_demo.c"
+REV_SAMPLE = REPO / "samples" / "c" / "rev_watch.c"
 TOOLS = {
     "debug_launch", "debug_attach", "debug_continue", "debug_step", "debug_pause",
+    "debug_step_back", "debug_reverse_continue", "debug_last_write",
     "debug_breakpoints", "debug_stack", "debug_variables", "debug_evaluate", "debug_output",
     "debug_end", "debug_sessions", "code_symbols", "code_definition", "code_hover",
     "code_diagnostics",
 }
 TRANSPORTS = ["stdio", "http"]
+
+
+def rev_line(marker: str) -> int:
+    """The line of samples/c/rev_watch.c that holds `marker`."""
+    for number, line in enumerate(REV_SAMPLE.read_text().splitlines(), 1):
+        if marker in line:
+            return number
+    raise AssertionError(f"no {marker!r} in {REV_SAMPLE}")
 
 
 def mark(name: str) -> int:
@@ -424,3 +434,64 @@ def test_malformed_json_origin_and_token_over_http(workspace):
     assert refused.returncode != 0 and "--token" in refused.stderr
     print("[http] malformed JSON -32700, notification 202, foreign Origin 403, token required "
           "(401 without or wrong, 200 with), non-loopback without a token refused")
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_going_back_in_a_recorded_session(transport, workspace):
+    """debug_launch with record: true, then debug_last_write (the write gdb's reverse
+    watchpoint finds: tests/reverse_watch.rs checks it against gdb), debug_reverse_continue
+    to the earlier breakpoint hit with its values, and debug_step_back by line and by
+    instruction; without a recording the reverse tools say why."""
+    shutil.copy(REV_SAMPLE, workspace / "rev_watch.c")
+    program = workspace / "rev_watch"
+    subprocess.run(["gcc", "-g", "-O0", "-o", str(program), str(workspace / "rev_watch.c")],
+                   check=True)
+    add, done = rev_line("add line"), rev_line("done line")
+    async with connect(transport, workspace) as s:
+        st = await call(s, "debug_launch", program=str(program), record=True,
+                        breakpoints=[{"location": f"rev_watch.c:{add}", "condition": "v == 12"},
+                                     {"location": f"rev_watch.c:{done}"}])
+        sid = st["session"]
+        assert st["state"] == "stopped" and st["line"] == add, st
+        assert local(st, "v")["value"] == "12"
+        st = await call(s, "debug_continue", session=sid)
+        assert st["state"] == "stopped" and st["line"] == done, st
+
+        st = await call(s, "debug_last_write", session=sid, expression="g_total")
+        assert st["state"] == "stopped" and st["reason"] == "data breakpoint", st
+        assert st["line"] == rev_line("double line") and st["function"] == "main", st
+        assert "g_total: 45 → 90" in st["description"], st
+        ev = await call(s, "debug_evaluate", session=sid, expression="g_total")
+        assert ev["value"] == "45"
+
+        st = await call(s, "debug_reverse_continue", session=sid)
+        assert st["state"] == "stopped" and st["reason"] == "breakpoint", st
+        assert st["function"] == "add" and local(st, "v")["value"] == "12", st
+        ev = await call(s, "debug_evaluate", session=sid, expression="g_total")
+        assert ev["value"] == "18", "the value at that hit, as it was"
+
+        st = await call(s, "debug_step_back", session=sid)
+        assert st["state"] == "stopped" and st["reason"] == "step", st
+        assert st["function"] == "main" and st["line"] == rev_line("add(i * 3);"), st
+        assert local(st, "i")["value"] == "4"
+        st = await call(s, "debug_step_back", session=sid, kind="instruction")
+        assert st["state"] == "stopped" and st["reason"] == "step", st
+
+        err = await tool_error(s, "debug_last_write", session=sid, expression="g_total + 1")
+        assert "not in memory" in err, err
+        err = await tool_error(s, "debug_step_back", session=sid, kind="sideways")
+        assert "line or instruction" in err, err
+        await call(s, "debug_end", session=sid)
+
+        st = await call(s, "debug_launch", program=str(program),
+                        breakpoints=[{"location": f"rev_watch.c:{done}"}])
+        plain = st["session"]
+        assert st["state"] == "stopped", st
+        for name, extra in [("debug_step_back", {}), ("debug_reverse_continue", {}),
+                            ("debug_last_write", {"expression": "g_total"})]:
+            err = await tool_error(s, name, session=plain, **extra)
+            assert "does not record" in err, (name, err)
+        await call(s, "debug_end", session=plain)
+        print(f"[{transport}] recorded launch; last write of g_total at the double line "
+              "(45 → 90); reverse-continue to add(12) with g_total 18; step back to main's "
+              "call line, and by an instruction; errors without a recording")

@@ -134,6 +134,7 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
         Next::COMMAND => route!(Next, next),
         StepBack::COMMAND => route!(StepBack, step_back),
         ReverseContinue::COMMAND => route!(ReverseContinue, reverse_continue),
+        RestartFrame::COMMAND => route!(RestartFrame, restart_frame),
         StepIn::COMMAND => route!(StepIn, step_in),
         StepOut::COMMAND => route!(StepOut, step_out),
         StepInTargets::COMMAND => route!(StepInTargets, step_in_targets),

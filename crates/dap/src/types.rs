@@ -159,6 +159,12 @@ impl Request for Terminate {
 }
 
 /// The `body.error` of an error response: a message the client may show.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestartFrameArguments {
+    pub frame_id: i64,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ErrorMessage {
@@ -926,6 +932,7 @@ request!(Continue, "continue", ContinueArguments, ContinueBody);
 request!(Next, "next", StepArguments, ());
 request!(StepBack, "stepBack", StepArguments, ());
 request!(ReverseContinue, "reverseContinue", ContinueArguments, ());
+request!(RestartFrame, "restartFrame", RestartFrameArguments, ());
 request!(StepIn, "stepIn", StepArguments, ());
 request!(StepOut, "stepOut", StepArguments, ());
 request!(

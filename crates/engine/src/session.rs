@@ -55,6 +55,8 @@ use tracer_side::*;
 mod breakpoints;
 /// Inspection of a stopped process: memory, modules, stack traces, variables, evaluate.
 mod inspect;
+/// Restarting a frame in a recording: back to its function's entry.
+mod restart;
 mod reverse;
 /// Step into the call you choose: the calls of the rest of a line, and the step into one.
 mod targets;
@@ -126,6 +128,9 @@ pub enum StopCause {
     /// Data breakpoints (hardware watchpoints) whose conditions held. The access has
     /// happened: the pc is past the instruction that made it.
     DataBreakpoint(Vec<BreakpointId>),
+    /// A frame was restarted in a recording ([`Session::restart_frame_then`]): the
+    /// process shown is at the start of that function invocation, as it was then.
+    Restart,
     /// A Rust panic or a C++ throw or catch chosen by [`Session::set_exception_stops`];
     /// the thread is at the entry of the runtime's function (`rust_begin_unwind`,
     /// `__cxa_throw`, `__cxa_begin_catch`). [`Session::last_exception`] has the details.

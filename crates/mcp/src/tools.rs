@@ -55,6 +55,7 @@ pub fn list() -> Value {
                 "env": {"type": "object", "additionalProperties": {"type": ["string", "null"]}, "description": "Variables to set (null removes one)"},
                 "breakpoints": breakpoints,
                 "stop_on_entry": {"type": "boolean", "description": "Stop at the entry point instead of running"},
+                "record": {"type": "boolean", "description": "Record the program from its first instruction so the session can go back in time (debug_step_back, debug_reverse_continue, debug_last_write); single-threaded programs"},
                 "wait_ms": wait}, "required": ["program"]})),
         tool("debug_attach", &format!("Attach the debugger to a running process (by pid, or program name, optionally inside a container) and let it run.{state_note}"),
             json!({"type": "object", "properties": {
@@ -70,6 +71,15 @@ pub fn list() -> Value {
                 "target": {"type": "string", "description": "With kind 'in': the function whose call on the current line to step into (function pointers and virtual calls by the function they reach)"},
                 "target_index": {"type": "integer", "minimum": 1, "description": "Which call of 'target' on the line, 1 = the first the program makes (default 1)"},
                 "thread": thread, "wait_ms": wait}, "required": ["session", "kind"]})),
+        tool("debug_step_back", &format!("Go back one line in a recorded session (launched with record: true): to the start of the line executed before this one, calls stepped over; from a function's first line, to its caller's line of the call. With kind 'instruction', one instruction.{state_note}"),
+            json!({"type": "object", "properties": {"session": session,
+                "kind": {"type": "string", "enum": ["line", "instruction"]},
+                "thread": thread, "wait_ms": wait}, "required": ["session"]})),
+        tool("debug_reverse_continue", &format!("Go back in a recorded session to the last breakpoint hit before now whose condition held (or a write a data breakpoint watches), else to the recording's start.{state_note}"),
+            json!({"type": "object", "properties": {"session": session, "wait_ms": wait}, "required": ["session"]})),
+        tool("debug_last_write", &format!("Go back in a recorded session to the last write before now to the variable or lvalue 'expression' names (g_count, p->next, a[3]; 1, 2, 4 or 8 bytes): the program is shown just before the instruction that wrote it, the description gives the value before and after. Answers where nothing wrote it since the recording's start.{state_note}"),
+            json!({"type": "object", "properties": {"session": session, "expression": {"type": "string"}, "frame": frame, "wait_ms": wait},
+                "required": ["session", "expression"]})),
         tool("debug_pause", "Interrupt a running program; returns the stop.",
             json!({"type": "object", "properties": {"session": session}, "required": ["session"]})),
         tool("debug_breakpoints", "Replace every breakpoint of a session with 'set'; answers whether each was verified and the line it bound to.",
@@ -125,6 +135,7 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
                 env: a.env()?,
                 breakpoints: a.breakpoints("breakpoints")?,
                 stop_on_entry: a.opt_bool("stop_on_entry")?.unwrap_or(false),
+                record: a.opt_bool("record")?.unwrap_or(false),
             };
             let (id, bps, state) = host.launch(req, a.wait()?).map_err(|e| e.0)?;
             Ok(started(id, &bps, &state))
@@ -168,6 +179,31 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
             };
             let thread = a.opt_int("thread")?.map(|t| i32::try_from(t).unwrap_or(-1));
             let state = host.step(id, kind, thread, a.wait()?).map_err(|e| e.0)?;
+            Ok(with_session(id, state_json(&state)))
+        }
+        "debug_step_back" => {
+            let id = a.session()?;
+            let instruction = match a.opt_str("kind")?.as_deref() {
+                None | Some("line") => false,
+                Some("instruction") => true,
+                Some(other) => return Err(format!("'kind' is line or instruction, not '{other}'")),
+            };
+            let thread = a.opt_int("thread")?.map(|t| i32::try_from(t).unwrap_or(-1));
+            let state = host
+                .step_back(id, instruction, thread, a.wait()?)
+                .map_err(|e| e.0)?;
+            Ok(with_session(id, state_json(&state)))
+        }
+        "debug_reverse_continue" => {
+            let id = a.session()?;
+            let state = host.reverse_continue(id, a.wait()?).map_err(|e| e.0)?;
+            Ok(with_session(id, state_json(&state)))
+        }
+        "debug_last_write" => {
+            let id = a.session()?;
+            let state = host
+                .last_write(id, &a.str("expression")?, a.frame()?, a.wait()?)
+                .map_err(|e| e.0)?;
             Ok(with_session(id, state_json(&state)))
         }
         "debug_pause" => {

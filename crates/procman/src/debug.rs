@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
-use engine::{SessionEvent, StepKind, Stop};
+use engine::{FrameId, SessionEvent, StepKind, Stop};
 use tracer::{Pid, Tid};
 
 use crate::error::{Error, Result};
@@ -489,6 +489,30 @@ impl DebugSession {
         Ok(self
             .engine
             .step_back_then(tid, kind, move || shared.on_resumed(by))?)
+    }
+
+    /// Goes back to the last write to the lvalue `expression` names (a recorded
+    /// session); the stop arrives as an event.
+    pub fn last_write(&self, frame: Option<FrameId>, expression: &str, by: ViewId) -> Result<()> {
+        if self.shared.ended.load(Ordering::Acquire) {
+            return Err(Error::Ended);
+        }
+        let shared = self.shared.clone();
+        Ok(self
+            .engine
+            .last_write_then(frame, expression, move || shared.on_resumed(by))?)
+    }
+
+    /// Goes back to the start of the function invocation a frame shows (a recorded
+    /// session); the stop arrives as an event.
+    pub fn restart_frame(&self, frame: FrameId, by: ViewId) -> Result<()> {
+        if self.shared.ended.load(Ordering::Acquire) {
+            return Err(Error::Ended);
+        }
+        let shared = self.shared.clone();
+        Ok(self
+            .engine
+            .restart_frame_then(frame, move || shared.on_resumed(by))?)
     }
 
     /// Stops every thread; the stop arrives as an event (`engine::Error::Running`

@@ -81,6 +81,6 @@ pub use procfs::{Auxv, Mapping};
 pub use regs::{FpRegisters, Registers};
 pub use tracer::{
     AttachConfig, Event, LaunchInfo, Move, Origin, PatchSpec, Position, ProcessInfo, RecordingInfo,
-    SigInfo, SignalPolicy, StopReason, Tracer, JUMP_LEN,
+    ScanStop, SigInfo, SignalPolicy, StopReason, Tracer, JUMP_LEN,
 };
 pub use types::{Pid, RuntimeAddr, Tid};

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 mod breakpoints;
 mod edit;
 mod end;
+mod fault;
 mod memory;
 mod patch;
 mod record;
@@ -33,6 +34,7 @@ mod wait;
 
 pub use patch::{PatchSpec, JUMP_LEN};
 pub use record::{Move, Position, RecordingInfo};
+pub use replay::{OnStop, ScanStop};
 
 const INT3: u8 = 0xcc;
 const TRAP_BRKPT: i32 = 1;

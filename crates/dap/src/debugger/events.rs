@@ -179,6 +179,7 @@ impl Debugger {
             StopCause::Attached => ("entry", Some("attached".to_string())),
             StopCause::Step => ("step", None),
             StopCause::Pause => ("pause", None),
+            StopCause::Restart => ("restart", stop.description.clone()),
             StopCause::Breakpoint(ids) => {
                 let mut reason = "breakpoint";
                 let mut dap_ids = Vec::new();

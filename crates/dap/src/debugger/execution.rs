@@ -86,6 +86,18 @@ impl Debugger {
         Ok(())
     }
 
+    /// Goes back to the start of a frame's function invocation (a session launched
+    /// with `reverseDebugging`), memory as it was then; a `stopped` event with reason
+    /// `restart` follows the response.
+    pub(crate) fn restart_frame(&mut self, args: RestartFrameArguments) -> Result<(), Failure> {
+        let handle = self.frame(args.frame_id)?;
+        self.live()?
+            .restart_frame(handle.frame, self.view)
+            .map_err(fail)?;
+        self.before_run(Some(handle.tid));
+        Ok(())
+    }
+
     pub(crate) fn next(&mut self, args: StepArguments) -> Result<(), Failure> {
         self.step(args, StepKind::Over)
     }

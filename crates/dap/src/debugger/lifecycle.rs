@@ -64,7 +64,7 @@ impl Debugger {
             // once the recording runs (initialize cannot know).
             self.after(
                 "capabilities",
-                json!({"capabilities": {"supportsStepBack": true}}),
+                json!({"capabilities": {"supportsStepBack": true, "supportsRestartFrame": true}}),
             );
         }
         if let Some(stdio) = stdio {

@@ -431,3 +431,151 @@ impl Session {
         Ok(statuses)
     }
 }
+
+/// A data breakpoint's value after a write met in the past.
+pub(super) type WriteSeen = (BreakpointId, Option<Vec<u8>>);
+
+impl Core {
+    /// Whether any enabled data breakpoint is set (reverse-continue then looks for
+    /// writes too).
+    pub(super) fn has_data_breakpoints(&self) -> bool {
+        self.data
+            .bps
+            .iter()
+            .any(|b| b.enabled && !b.slots.is_empty())
+    }
+
+    /// Whether a data breakpoint has a hit condition (its hits count from the
+    /// recording's start, so the past is searched from there).
+    pub(super) fn data_hit_conditions(&self) -> bool {
+        self.data
+            .bps
+            .iter()
+            .any(|b| b.enabled && b.hit_condition.is_some())
+    }
+
+    /// The data breakpoints that would have stopped at a watchpoint trigger met in the
+    /// past, decided without side effects (conditions evaluated there, after the
+    /// access; hit conditions against `counts`, hits since the scan's start), each
+    /// with the value it has there.
+    pub(super) fn past_write(
+        &mut self,
+        t: &mut Tracer,
+        tid: Tid,
+        dr6: u64,
+        counts: &mut HashMap<BreakpointId, u64>,
+    ) -> Vec<WriteSeen> {
+        let hit: Vec<usize> = DebugRegisters::hit_slots(dr6).collect();
+        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+        let Core {
+            data,
+            modules,
+            enums,
+            ..
+        } = self;
+        let mut out = Vec::new();
+        for bp in data
+            .bps
+            .iter_mut()
+            .filter(|b| b.enabled && b.slots.iter().any(|s| hit.contains(s)))
+        {
+            if let Some(cond) = &bp.condition {
+                let sites = Sites {
+                    function: None,
+                    cache: &mut bp.scopes,
+                };
+                if let Ok(false) = eval_condition(t, tid, pc, modules, enums, sites, cond) {
+                    continue;
+                }
+            }
+            let n = counts.entry(bp.id).or_default();
+            *n += 1;
+            if bp.hit_condition.is_some_and(|hc| !hc.allows(*n)) {
+                continue;
+            }
+            let (addr, size, _) = bp.key;
+            out.push((bp.id, read_value(t, addr, size)));
+        }
+        out
+    }
+
+    /// "name: before → after" for writes found in the past, the process shown at the
+    /// point `before_shown` says (before the write, or after it when the instruction
+    /// could not be found). The breakpoints' remembered values become the shown ones.
+    pub(super) fn describe_past_write(
+        &mut self,
+        t: &Tracer,
+        seen: &[WriteSeen],
+        before_shown: bool,
+    ) -> String {
+        let mut words = Vec::new();
+        for (id, after) in seen {
+            let Some(bp) = self.data.bps.iter_mut().find(|b| b.id == *id) else {
+                continue;
+            };
+            let (addr, size, _) = bp.key;
+            bp.old = read_value(t, addr, size);
+            words.push(self.describe_write_at(t, addr, size, after, before_shown));
+        }
+        words.join("; ")
+    }
+
+    /// "name: before → after" for one write found in the past to `size` bytes at
+    /// `addr` (named and typed as `data_breakpoint_info` described them), `after` the
+    /// value it wrote.
+    pub(super) fn describe_write_at(
+        &self,
+        t: &Tracer,
+        addr: u64,
+        size: u64,
+        after: &Option<Vec<u8>>,
+        before_shown: bool,
+    ) -> String {
+        let label = self.data.labels.get(&(addr, size));
+        let name = label.map_or_else(|| format!("*{addr:#x}"), |l| l.name.clone());
+        let show = |v: &Option<Vec<u8>>| {
+            v.as_ref()
+                .map_or_else(|| "<unreadable>".to_string(), |b| render(t, label, b))
+        };
+        if before_shown {
+            let here = read_value(t, addr, size);
+            format!(
+                "{name}: {} → {} (the last write before)",
+                show(&here),
+                show(after)
+            )
+        } else {
+            format!(
+                "{name}: → {} (just after the last write before)",
+                show(after)
+            )
+        }
+    }
+}
+
+/// The debug registers that watch writes to `size` bytes at `addr` and nothing else.
+pub(super) fn write_watch(addr: u64, size: u64) -> Result<DebugRegisters> {
+    if let Some(p) = range_problem(addr, size) {
+        return Err(Error::Eval(p));
+    }
+    let mut regs = DebugRegisters::default();
+    let pieces = split_aligned(addr, size);
+    if pieces.len() > regs.slots.len() {
+        return Err(Error::Eval(
+            "the value needs more hardware debug registers than there are".into(),
+        ));
+    }
+    for (k, (a, len)) in pieces.into_iter().enumerate() {
+        regs.slots[k] = Some(HwSlot {
+            addr: a,
+            len,
+            access: HwAccess::Write,
+        });
+    }
+    Ok(regs)
+}
+
+/// A value's bytes, when readable.
+pub(super) fn value_at(t: &Tracer, addr: u64, size: u64) -> Option<Vec<u8>> {
+    read_value(t, addr, size)
+}

@@ -175,6 +175,21 @@ fn backward(t: &dyn CodeBytes, modules: &[Arc<Module>], end: u64, k: usize) -> V
     collected.split_off(collected.len() - k)
 }
 
+/// The instruction that ends where `end` begins (the one executed before reaching
+/// `end` by falling through), found by decoding forward from the containing function's
+/// start; `None` without a function to decode from, or when no instruction ends there.
+pub(super) fn instruction_ending_at(
+    t: &dyn CodeBytes,
+    modules: &[Arc<Module>],
+    end: u64,
+) -> Option<u64> {
+    let anchor = anchor_below(modules, end)?;
+    range(t, anchor, end)
+        .last()
+        .filter(|d| d.end() == end)
+        .map(|d| d.address)
+}
+
 /// Attaches the symbol (`main+12`) and the source position of each instruction.
 fn annotate(modules: &[Arc<Module>], decoded: Vec<Decoded>) -> Vec<Instruction> {
     let name_of = |addr: u64| -> Option<(String, u64)> {

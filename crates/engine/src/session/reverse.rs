@@ -3,25 +3,70 @@
 //! breakpoints that matter in place, and shown by going to the point found
 //! (`Tracer::goto`); the replay is then inspected like any stop.
 
+use std::ops::ControlFlow;
+
+use super::data::WriteSeen;
 use super::*;
-use tracer::{Move, Position};
+use tracer::{Move, Position, ScanStop};
 
 /// Single-steps allowed to find the instruction before a point.
 const MAX_BACK_STEPS: u64 = 2_000_000;
 
-fn reverse_error(e: tracer::Error) -> Error {
+pub(super) fn reverse_error(e: tracer::Error) -> Error {
     match e {
         tracer::Error::Replay(msg) => Error::Reverse(msg),
         other => Error::Target(other),
     }
 }
 
-fn now_position(t: &Tracer) -> Result<Position> {
-    if !t.is_recording() {
-        return Err(Error::Reverse(match t.recording().and_then(|r| r.ended) {
+/// The stretches of the past to search, latest first: from a snapshot's system call to
+/// the next one's (the last to `now`). A search that finds what it looks for in a
+/// stretch does not replay the ones before it (docs/reverse.md, "Searching the past").
+pub(super) fn windows(t: &Tracer, now: &Position) -> Vec<(u64, Position)> {
+    let mut out = Vec::new();
+    let mut to = now.clone();
+    for s in t.snapshot_events().into_iter().rev() {
+        if s > to.event || (s == to.event && to.path.is_empty()) {
+            continue;
+        }
+        out.push((s, to));
+        to = Position {
+            event: s,
+            path: Vec::new(),
+        };
+    }
+    out
+}
+
+/// Why the session cannot go back, when it does not record (any more).
+fn not_recording(t: &Tracer) -> Option<Error> {
+    (!t.is_recording()).then(|| {
+        Error::Reverse(match t.recording().and_then(|r| r.ended) {
             Some(why) => format!("there is no recording to go back in: {why}"),
             None => "this session does not record: launch with \"reverseDebugging\": true".into(),
-        }));
+        })
+    })
+}
+
+pub(super) fn now_position(core: &Mutex<Core>, t: &mut Tracer) -> Result<Position> {
+    if let Some(e) = not_recording(t) {
+        return Err(e);
+    }
+    if t.position().is_none() && !t.is_replaying() {
+        // A fault the program's own instruction raised is a point a replay finds again.
+        let fault = lock(core).last_signal.as_ref().and_then(|(_, s)| {
+            (matches!(
+                s.signo,
+                libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL
+            ) && s.code > 0)
+                .then_some(tracer::StopReason::Signal {
+                    signo: s.signo,
+                    code: s.code,
+                })
+        });
+        if let Some(stop) = fault {
+            return t.locate_fault(stop).map_err(reverse_error);
+        }
     }
     t.position().ok_or_else(|| {
         Error::Reverse(
@@ -32,6 +77,15 @@ fn now_position(t: &Tracer) -> Result<Position> {
 }
 
 impl Session {
+    /// An error saying why when the session cannot go back (checked before the
+    /// frames and values handed out are dropped: a refused request keeps them).
+    pub(super) fn check_records(&self) -> Result<()> {
+        match self.handle.call(|t: &mut Tracer| not_recording(t))? {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Whether the session records, so it can go back ([`LaunchOptions::record`]).
     pub fn records(&self) -> bool {
         self.handle
@@ -45,10 +99,11 @@ impl Session {
     /// `then` runs first, as in [`Session::resume_then`].
     pub fn reverse_continue_then(&self, then: impl FnOnce() + Send + 'static) -> Result<()> {
         self.check_stopped()?;
+        self.check_records()?;
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
-            let now = now_position(t)?;
+            let now = now_position(&core, t)?;
             then();
             let res = reverse_continue_on_tracer(&core, t, &now);
             finish(&core, t, res)
@@ -65,10 +120,11 @@ impl Session {
         then: impl FnOnce() + Send + 'static,
     ) -> Result<()> {
         self.check_stopped()?;
+        self.check_records()?;
         self.clear_tables();
         let core = self.core.clone();
         self.handle.call(move |t: &mut Tracer| -> Result<()> {
-            let now = now_position(t)?;
+            let now = now_position(&core, t)?;
             if t.recording_start().as_ref() == Some(&now) {
                 return Err(Error::Reverse(
                     "this is the start of the recording: there is nothing before it".into(),
@@ -93,7 +149,7 @@ impl Session {
 
 /// Reports the stop a reverse request ended at: its cause, or the error's words with
 /// the process shown where it is now (it was moved: the views must hear of a stop).
-fn finish(
+pub(super) fn finish(
     core: &Mutex<Core>,
     t: &mut Tracer,
     res: Result<(StopCause, Option<String>)>,
@@ -118,6 +174,20 @@ fn finish(
     }
 }
 
+/// The last stop found in the past by reverse-continue.
+enum Last {
+    /// Breakpoints that would have stopped there.
+    Hit(Position, Vec<BreakpointId>),
+    /// A write that data breakpoints would have stopped at: the `nth` watchpoint
+    /// trigger since system call `event`, with the pc after the instruction.
+    Write {
+        event: u64,
+        nth: u64,
+        pc: u64,
+        seen: Vec<WriteSeen>,
+    },
+}
+
 fn reverse_continue_on_tracer(
     core: &Mutex<Core>,
     t: &mut Tracer,
@@ -125,24 +195,84 @@ fn reverse_continue_on_tracer(
 ) -> Result<(StopCause, Option<String>)> {
     let mut c = lock(core);
     c.clear_step(t);
-    let mut counts: HashMap<BreakpointId, u64> = HashMap::new();
-    let mut last: Option<(Position, Vec<BreakpointId>)> = None;
-    t.scan(now, &[], &mut |t, tid, addr| {
-        let ids = c.past_hit(t, tid, addr.0, &mut counts);
-        if !ids.is_empty() {
-            if let Some(pos) = t.position() {
-                last = Some((pos, ids));
+    let watching = c.has_data_breakpoints();
+    // Hit conditions count from the recording's start: then it is searched whole.
+    let whole = c.hit_conditions() || c.data_hit_conditions();
+    let stretches = if whole {
+        t.recording_start()
+            .map(|s| vec![(s.event, now.clone())])
+            .unwrap_or_default()
+    } else {
+        windows(t, now)
+    };
+    let mut last: Option<Last> = None;
+    for (from, to) in stretches {
+        let mut counts: HashMap<BreakpointId, u64> = HashMap::new();
+        // Watchpoint triggers are counted per interval between system calls: the n-th
+        // trigger after a call is a point a second replay can find again.
+        let mut interval = (u64::MAX, 0u64);
+        t.scan_stops(Some(from), &to, &[], &mut |t, tid, stop| {
+            match stop {
+                ScanStop::Breakpoint(addr) => {
+                    let ids = c.past_hit(t, tid, addr.0, &mut counts);
+                    if !ids.is_empty() {
+                        if let Some(pos) = t.position() {
+                            last = Some(Last::Hit(pos, ids));
+                        }
+                    }
+                }
+                ScanStop::Watchpoint { dr6 } => {
+                    let Some(pos) = t.position() else {
+                        return ControlFlow::Continue(());
+                    };
+                    if interval.0 != pos.event {
+                        interval = (pos.event, 0);
+                    }
+                    interval.1 += 1;
+                    if watching {
+                        let seen = c.past_write(t, tid, dr6, &mut counts);
+                        if !seen.is_empty() {
+                            let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                            last = Some(Last::Write {
+                                event: pos.event,
+                                nth: interval.1,
+                                pc,
+                                seen,
+                            });
+                        }
+                    }
+                }
+                ScanStop::Fault { .. } => {}
             }
+            ControlFlow::Continue(())
+        })
+        .map_err(reverse_error)?;
+        if last.is_some() {
+            break;
         }
-    })
-    .map_err(reverse_error)?;
-    drop(c);
+    }
     match last {
-        Some((pos, ids)) => {
+        Some(Last::Hit(pos, ids)) => {
+            drop(c);
             t.goto(&pos).map_err(reverse_error)?;
             Ok((StopCause::Breakpoint(ids), None))
         }
+        Some(Last::Write {
+            event,
+            nth,
+            pc,
+            seen,
+        }) => {
+            let writer = disasm::instruction_ending_at(&*t, c.modules.all(), pc);
+            drop(c);
+            let (pos, before) = locate_write(t, now, event, nth, pc, writer)?;
+            t.goto(&pos).map_err(reverse_error)?;
+            let ids = seen.iter().map(|(id, _)| *id).collect();
+            let description = lock(core).describe_past_write(t, &seen, before);
+            Ok((StopCause::DataBreakpoint(ids), Some(description)))
+        }
         None => {
+            drop(c);
             let start = t
                 .recording_start()
                 .ok_or_else(|| Error::Reverse("the recording has no start".into()))?;
@@ -155,7 +285,67 @@ fn reverse_continue_on_tracer(
     }
 }
 
+/// The position of the `nth` watchpoint trigger after system call `event`, found by a
+/// second replay from that call: with `writer` (the instruction that made the write)
+/// the point just before it executed, as gdb's reverse watchpoints stop (`true`);
+/// without it the point right after the write, where the next instruction (`after`)
+/// is about to run (`false`).
+fn locate_write(
+    t: &mut Tracer,
+    now: &Position,
+    event: u64,
+    nth: u64,
+    after: u64,
+    writer: Option<u64>,
+) -> Result<(Position, bool)> {
+    let mut k = 0u64;
+    let mut armed = false;
+    let mut at_writer: Option<Position> = None;
+    let mut found: Option<Position> = None;
+    let plant = RuntimeAddr(writer.unwrap_or(after));
+    t.scan_stops(Some(event), now, &[plant], &mut |t, _, stop| {
+        match stop {
+            ScanStop::Breakpoint(a) if a == plant => {
+                if writer.is_some() {
+                    at_writer = t.position();
+                } else if armed {
+                    found = t.position();
+                    return ControlFlow::Break(());
+                }
+            }
+            ScanStop::Breakpoint(_) | ScanStop::Fault { .. } => {}
+            ScanStop::Watchpoint { .. } => {
+                k += 1;
+                if k == nth {
+                    if writer.is_some() {
+                        found = at_writer.take();
+                        return ControlFlow::Break(());
+                    }
+                    armed = true;
+                } else {
+                    at_writer = None;
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    })
+    .map_err(reverse_error)?;
+    found.map(|p| (p, writer.is_some())).ok_or_else(|| {
+        Error::Reverse(format!(
+            "the recording diverged here: the write before {after:#x} was not met again"
+        ))
+    })
+}
+
 impl Core {
+    /// Whether a user breakpoint has a hit condition (its hits count from the
+    /// recording's start, so the past is searched from there).
+    fn hit_conditions(&self) -> bool {
+        self.bps
+            .values()
+            .any(|b| b.enabled && b.hit_condition.is_some())
+    }
+
     /// The user breakpoints at `addr` that would have stopped there, decided without
     /// side effects: conditions evaluated, hit conditions against `counts` (hits since
     /// the recording's start), logpoints never (they logged when it happened).
@@ -357,84 +547,244 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
     let caller_rows = call
         .map(|a| function_rows(&c.modules, a))
         .unwrap_or_default();
-    let line_of = |rows: &[(u64, u32)], a: u64| rows.iter().find(|r| r.0 == a).map(|r| r.1);
     let here_line = c.modules.find(pc).and_then(|m| current_line(&m, pc));
     let mut extra: Vec<RuntimeAddr> = rows.iter().map(|r| RuntimeAddr(r.0)).collect();
     extra.extend(caller_rows.iter().map(|r| RuntimeAddr(r.0)));
     extra.extend(call.map(RuntimeAddr));
     extra.sort();
     extra.dedup();
+    let frame = LineFrame {
+        cfa,
+        caller_cfa,
+        call,
+        rows: &rows,
+        caller_rows: &caller_rows,
+        here_line,
+        at_row_start: c_line(&rows, pc).is_some(),
+    };
+    // The frame's recent past is searched first: the stretch since the last snapshot,
+    // then earlier ones as long as what was found does not decide.
+    let stretches = windows(t, now);
+    let n = stretches.len();
     let mut arrivals: Vec<Arrival> = Vec::new();
-    t.scan(now, &extra, &mut |t, tid, addr| {
-        if extra.binary_search(&addr).is_err() {
-            return;
+    let mut decided = None;
+    for (k, (from, to)) in stretches.into_iter().enumerate() {
+        let mut found: Vec<Arrival> = Vec::new();
+        t.scan_stops(Some(from), &to, &extra, &mut |t, tid, stop| {
+            let ScanStop::Breakpoint(addr) = stop else {
+                return ControlFlow::Continue(());
+            };
+            if extra.binary_search(&addr).is_err() {
+                return ControlFlow::Continue(());
+            }
+            let Ok(regs) = t.regs(tid) else {
+                return ControlFlow::Continue(());
+            };
+            let mem = TracerMemory(t);
+            let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
+            if let Some(pos) = t.position() {
+                found.push(Arrival {
+                    pos,
+                    addr: addr.0,
+                    cfa: f.first().and_then(|f| f.frame.cfa),
+                });
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(reverse_error)?;
+        found.append(&mut arrivals);
+        arrivals = found;
+        if let Some(d) = frame.decide(&arrivals, k + 1 == n) {
+            decided = Some(d);
+            break;
         }
-        let Ok(regs) = t.regs(tid) else { return };
-        let mem = TracerMemory(t);
-        let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
-        if let Some(pos) = t.position() {
-            arrivals.push(Arrival {
-                pos,
-                addr: addr.0,
-                cfa: f.first().and_then(|f| f.frame.cfa),
-            });
-        }
-    })
-    .map_err(reverse_error)?;
+    }
     c.clear_step(t);
     drop(c);
-    // This invocation of the frame began after the last arrival at the call into it.
-    let entry = arrivals
-        .iter()
-        .rposition(|a| Some(a.addr) == call && a.cfa == caller_cfa && caller_cfa.is_some());
-    let in_frame: Vec<(usize, u32)> = arrivals
-        .iter()
-        .enumerate()
-        .skip(entry.map_or(0, |e| e + 1))
-        .filter(|(_, a)| a.cfa == cfa && cfa.is_some())
-        .filter_map(|(i, a)| line_of(&rows, a.addr).map(|l| (i, l)))
-        .collect();
-    let at_row_start = line_of(&rows, pc).is_some();
-    let mut k = in_frame.len();
-    if at_row_start {
-        // Past this line's own rows (a line can start more than once, as a loop's).
-        while k > 0 && Some(in_frame[k - 1].1) == here_line {
-            k -= 1;
-        }
-    }
-    if k > 0 {
-        let line = in_frame[k - 1].1;
-        while k > 1 && in_frame[k - 2].1 == line {
-            k -= 1;
-        }
-        return Ok(arrivals[in_frame[k - 1].0].pos.clone());
-    }
-    // Out of the function into its caller, at the start of the line of the call.
-    let Some(entry) = entry else {
-        return Err(Error::Reverse(
+    decided.unwrap_or_else(|| {
+        Err(Error::Reverse(
             "the line before this one is before the start of the recording".into(),
-        ));
-    };
-    let call_line = call.and_then(|a| {
-        c_line(&caller_rows, a).or_else(|| caller_rows.iter().rev().find(|r| r.0 <= a).map(|r| r.1))
-    });
-    let mut start = entry;
-    let mut i = entry;
-    while i > 0 {
-        i -= 1;
-        let a = &arrivals[i];
-        if a.cfa != caller_cfa {
-            continue;
+        ))
+    })
+}
+
+/// What stepping back by line knows of the frame it starts in.
+struct LineFrame<'a> {
+    cfa: Option<u64>,
+    caller_cfa: Option<u64>,
+    /// The call instruction in the caller that made this frame.
+    call: Option<u64>,
+    rows: &'a [(u64, u32)],
+    caller_rows: &'a [(u64, u32)],
+    here_line: Option<u32>,
+    at_row_start: bool,
+}
+
+impl LineFrame<'_> {
+    /// The point to step back to among `arrivals` (from some snapshot to now), or
+    /// `None` when they do not decide it and an earlier stretch must be searched too
+    /// (`whole`: they start at the recording's start, so they decide).
+    fn decide(&self, arrivals: &[Arrival], whole: bool) -> Option<Result<Position>> {
+        let line_of = |rows: &[(u64, u32)], a: u64| rows.iter().find(|r| r.0 == a).map(|r| r.1);
+        // This invocation of the frame began after the last arrival at the call into it.
+        let entry = arrivals.iter().rposition(|a| {
+            Some(a.addr) == self.call && a.cfa == self.caller_cfa && self.caller_cfa.is_some()
+        });
+        let in_frame: Vec<(usize, u32)> = arrivals
+            .iter()
+            .enumerate()
+            .skip(entry.map_or(0, |e| e + 1))
+            .filter(|(_, a)| a.cfa == self.cfa && self.cfa.is_some())
+            .filter_map(|(i, a)| line_of(self.rows, a.addr).map(|l| (i, l)))
+            .collect();
+        // Arrivals before the first found may belong to the answer while the entry
+        // into the frame is not among them.
+        let open = !whole && entry.is_none();
+        let mut k = in_frame.len();
+        if self.at_row_start {
+            // Past this line's own rows (a line can start more than once, as a loop's).
+            while k > 0 && Some(in_frame[k - 1].1) == self.here_line {
+                k -= 1;
+            }
         }
-        match line_of(&caller_rows, a.addr) {
-            Some(l) if Some(l) == call_line => start = i,
-            Some(_) => break,
-            None => {}
+        if k > 0 {
+            let line = in_frame[k - 1].1;
+            while k > 1 && in_frame[k - 2].1 == line {
+                k -= 1;
+            }
+            if k == 1 && open {
+                return None;
+            }
+            return Some(Ok(arrivals[in_frame[k - 1].0].pos.clone()));
         }
+        // Out of the function into its caller, at the start of the line of the call.
+        let Some(entry) = entry else {
+            return whole.then(|| {
+                Err(Error::Reverse(
+                    "the line before this one is before the start of the recording".into(),
+                ))
+            });
+        };
+        let call_line = self.call.and_then(|a| {
+            c_line(self.caller_rows, a).or_else(|| {
+                self.caller_rows
+                    .iter()
+                    .rev()
+                    .find(|r| r.0 <= a)
+                    .map(|r| r.1)
+            })
+        });
+        let mut start = entry;
+        let mut i = entry;
+        let mut ended = false;
+        while i > 0 {
+            i -= 1;
+            let a = &arrivals[i];
+            if a.cfa != self.caller_cfa {
+                continue;
+            }
+            match line_of(self.caller_rows, a.addr) {
+                Some(l) if Some(l) == call_line => start = i,
+                Some(_) => {
+                    ended = true;
+                    break;
+                }
+                None => {}
+            }
+        }
+        if !ended && !whole {
+            return None;
+        }
+        Some(Ok(arrivals[start].pos.clone()))
     }
-    Ok(arrivals[start].pos.clone())
 }
 
 fn c_line(rows: &[(u64, u32)], a: u64) -> Option<u32> {
     rows.iter().find(|r| r.0 == a).map(|r| r.1)
+}
+
+impl Session {
+    /// Goes back to the last write before now to the lvalue `expression` names in
+    /// `frame` (or among the globals): reverse-continue with a write watchpoint on it
+    /// alone, breakpoints and the session's data breakpoints not considered (they are
+    /// as before afterwards). The stop arrives as an event (cause
+    /// [`StopCause::DataBreakpoint`] with no id, the values in its description); with
+    /// no write since the recording's start, the process stays where it is and the
+    /// error says so.
+    pub fn last_write_then(
+        &self,
+        frame: Option<FrameId>,
+        expression: &str,
+        then: impl FnOnce() + Send + 'static,
+    ) -> Result<()> {
+        self.check_stopped()?;
+        self.check_records()?;
+        let info = self.data_breakpoint_info(frame, expression)?;
+        let (addr, size) = (info.address, info.size);
+        let regs = data::write_watch(addr, size)?;
+        self.clear_tables();
+        let core = self.core.clone();
+        let what = info.description;
+        self.handle.call(move |t: &mut Tracer| -> Result<()> {
+            let now = now_position(&core, t)?;
+            let saved = *t.watchpoints();
+            t.set_watchpoints(&regs)?;
+            then();
+            let res = last_write_on_tracer(&core, t, &now, addr, size, &what);
+            if let Err(e) = t.set_watchpoints(&saved) {
+                tracing::warn!("restoring the debug registers: {e}");
+            }
+            match res {
+                Ok(done) => finish(&core, t, Ok(done)),
+                Err(e) => {
+                    // Nothing found: back where it was, and the error is the answer.
+                    let _ = t.goto(&now);
+                    let _ = finish(&core, t, Ok((StopCause::Pause, Some(e.to_string()))));
+                    Err(e)
+                }
+            }
+        })?
+    }
+}
+
+fn last_write_on_tracer(
+    core: &Mutex<Core>,
+    t: &mut Tracer,
+    now: &Position,
+    addr: u64,
+    size: u64,
+    what: &str,
+) -> Result<(StopCause, Option<String>)> {
+    lock(core).clear_step(t);
+    let mut last: Option<(u64, u64, u64, Option<Vec<u8>>)> = None;
+    for (from, to) in windows(t, now) {
+        let mut interval = (u64::MAX, 0u64);
+        t.scan_stops(Some(from), &to, &[], &mut |t, tid, stop| {
+            if let ScanStop::Watchpoint { .. } = stop {
+                if let Some(pos) = t.position() {
+                    if interval.0 != pos.event {
+                        interval = (pos.event, 0);
+                    }
+                    interval.1 += 1;
+                    let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                    last = Some((pos.event, interval.1, pc, data::value_at(t, addr, size)));
+                }
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(reverse_error)?;
+        if last.is_some() {
+            break;
+        }
+    }
+    let Some((event, nth, pc, after)) = last else {
+        return Err(Error::Reverse(format!(
+            "{what} was not written since the start of the recording"
+        )));
+    };
+    let writer = disasm::instruction_ending_at(&*t, lock(core).modules.all(), pc);
+    let (pos, before) = locate_write(t, now, event, nth, pc, writer)?;
+    t.goto(&pos).map_err(reverse_error)?;
+    let description = lock(core).describe_write_at(t, addr, size, &after, before);
+    Ok((StopCause::DataBreakpoint(Vec::new()), Some(description)))
 }

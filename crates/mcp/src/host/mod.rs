@@ -81,6 +81,8 @@ pub struct LaunchRequest {
     pub env: Vec<(String, Option<String>)>,
     pub breakpoints: Vec<BreakpointSpec>,
     pub stop_on_entry: bool,
+    /// Record from the first instruction, so the session can go back in time.
+    pub record: bool,
 }
 
 /// Which process to attach to: a pid, or a pid / program name inside a container, or

@@ -159,7 +159,7 @@ pub(super) fn stopped_thread(entry: &Entry) -> Result<Tid> {
     }
 }
 
-fn frame_id(entry: &Entry, frame: usize) -> Result<engine::FrameId> {
+pub(super) fn frame_id(entry: &Entry, frame: usize) -> Result<engine::FrameId> {
     stopped_thread(entry)?;
     let frames = entry.session.stop_frames().map_err(fail)?;
     frames.get(frame).map(|f| f.id).ok_or_else(|| {
@@ -211,6 +211,7 @@ fn report_stop(session: &DebugSession, stop: &engine::Stop) -> StopReport {
         StopCause::Breakpoint(_) => ("breakpoint", None),
         StopCause::Step => ("step", None),
         StopCause::Pause => ("pause", None),
+        StopCause::Restart => ("restart", stop.description.clone()),
         StopCause::Signal(_) => ("signal", stop.description.clone()),
         StopCause::DataBreakpoint(_) => ("data breakpoint", stop.description.clone()),
         StopCause::Exception { message, .. } => (

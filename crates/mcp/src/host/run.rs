@@ -74,6 +74,7 @@ impl Host {
             stdio: tracer::StdioMode::Terminals,
             disable_aslr: true,
             source_map,
+            record: req.record,
             ..Default::default()
         };
         let session = self
@@ -157,6 +158,54 @@ impl Host {
         self.run(&entry, start, wait)
     }
 
+    /// Goes back in a recorded session: one line (or instruction) of the thread
+    /// (default: the one that stopped), and waits up to `wait` for the stop.
+    pub fn step_back(
+        &self,
+        id: u64,
+        instruction: bool,
+        thread: Option<i32>,
+        wait: Duration,
+    ) -> Result<RunState> {
+        let entry = self.get(id)?;
+        let stopped = stopped_thread(&entry)?;
+        let tid = thread.map_or(stopped, Tid);
+        let kind = if instruction {
+            StepKind::Instruction
+        } else {
+            StepKind::Over
+        };
+        self.run(&entry, Start::StepBack(tid, kind), wait)
+    }
+
+    /// Goes back to the last breakpoint hit in a recorded session.
+    pub fn reverse_continue(&self, id: u64, wait: Duration) -> Result<RunState> {
+        let entry = self.get(id)?;
+        self.run(&entry, Start::ReverseContinue, wait)
+    }
+
+    /// Goes back to the last write to the lvalue `expression` names in frame `frame`
+    /// (an index, 0 = innermost) of the stopped thread.
+    pub fn last_write(
+        &self,
+        id: u64,
+        expression: &str,
+        frame: usize,
+        wait: Duration,
+    ) -> Result<RunState> {
+        let expression = expression.trim();
+        if expression.is_empty() {
+            return Err(fail("'expression' is empty"));
+        }
+        let entry = self.get(id)?;
+        let frame_id = super::reports::frame_id(&entry, frame)?;
+        self.run(
+            &entry,
+            Start::LastWrite(Some(frame_id), expression.to_string()),
+            wait,
+        )
+    }
+
     /// Resumes or steps through the owner (which tells every view), then waits on this
     /// view's subscription, taken before, so the stop it leads to cannot be missed.
     fn run(&self, entry: &Entry, start: Start, wait: Duration) -> Result<RunState> {
@@ -172,6 +221,9 @@ impl Host {
             Start::Step(tid, kind) => entry.session.step(tid, kind, self.view),
             Start::Into(tid, target) => entry.session.step_into(tid, target, self.view),
             Start::Resume => entry.session.resume(self.view),
+            Start::StepBack(tid, kind) => entry.session.step_back(tid, kind, self.view),
+            Start::ReverseContinue => entry.session.reverse_continue(self.view),
+            Start::LastWrite(frame, expr) => entry.session.last_write(frame, &expr, self.view),
         };
         if let Err(e) = started {
             // Another view may have resumed it in between: then this one waits too.
@@ -349,6 +401,12 @@ pub(super) fn parse_location(text: &str) -> Option<Location> {
 /// How a run starts.
 enum Start {
     Resume,
+    /// Back in a recording: by line or instruction.
+    StepBack(Tid, StepKind),
+    /// Back to the last breakpoint hit (or the recording's start).
+    ReverseContinue,
+    /// Back to the last write to an lvalue: the frame and the expression.
+    LastWrite(Option<engine::FrameId>, String),
     Step(Tid, StepKind),
     /// Into a step-in target (`engine::Session::step_in_targets`) of the thread.
     Into(Tid, u64),

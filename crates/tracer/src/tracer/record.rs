@@ -46,7 +46,7 @@ pub struct Position {
 }
 
 impl Position {
-    fn push(&mut self, m: Move) {
+    pub(super) fn push(&mut self, m: Move) {
         match (self.path.last_mut(), m) {
             (Some(Move::Trap { addr, count }), Move::Trap { addr: a, count: c }) if *addr == a => {
                 *count += c
@@ -152,6 +152,12 @@ pub(super) struct Recorder {
     pub timer: Option<sys::ThreadTimer>,
     /// When the armed timer fires.
     pub armed: Option<Instant>,
+    /// The last exact position before `pos` became unknown (a watchpoint, a signal):
+    /// what a scan of the past, or the search for a fault's point, starts from.
+    pub last_known: Option<Position>,
+    /// How the live process stopped when its position was found after the fact (a
+    /// fault, [`Tracer::locate_fault`]): a replay arriving there reports this stop.
+    pub present_stop: Option<StopReason>,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -192,6 +198,8 @@ impl Tracer {
             sched: Sched::new(tid),
             timer: None,
             armed: None,
+            last_known: None,
+            present_stop: None,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -274,6 +282,9 @@ impl Tracer {
         let Some(rec) = self.rec.as_mut() else {
             return;
         };
+        if rec.replay.is_none() && !rec.arrived {
+            rec.present_stop = None;
+        }
         let m = match reason {
             StopReason::Breakpoint { addr } => Some(Move::Trap {
                 addr: *addr,
@@ -285,7 +296,9 @@ impl Tracer {
             _ => {
                 // A pause, a watchpoint, a signal: where it happened is not a move
                 // that can be made again.
-                rec.pos = None;
+                if rec.pos.is_some() {
+                    rec.last_known = rec.pos.take();
+                }
                 None
             }
         };

@@ -6,6 +6,8 @@
 //! are the replay's; the live process is parked with the int3s written into it, and is
 //! brought up to date with the breakpoint table when it comes back.
 
+use std::ops::ControlFlow;
+
 use super::record::{kill_process, Move, Position};
 use super::sched::{self, Sched, ThreadIndex};
 use super::syscalls::{self, Class};
@@ -13,6 +15,46 @@ use super::*;
 
 /// What [`Tracer::scan`] calls at every breakpoint trap on the way.
 pub type OnTrap<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, RuntimeAddr);
+
+/// What a scan of the past met on the way ([`Tracer::scan_stops`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanStop {
+    /// A breakpoint trapped (the pc is back at its address).
+    Breakpoint(RuntimeAddr),
+    /// A hardware watchpoint fired after an instruction; DR6 says which slots. The
+    /// position the tracer gives meanwhile is that of the last trap, step or system
+    /// call before it (a watchpoint is no move).
+    Watchpoint {
+        /// The debug status register at the stop.
+        dr6: u64,
+    },
+    /// The replay's own instruction faulted (SIGSEGV, SIGBUS, ...), as the recorded
+    /// program did: a scan that does not end here goes on into a divergence.
+    Fault {
+        /// The signal.
+        signo: i32,
+    },
+}
+
+/// What [`Tracer::scan_stops`] calls at every stop on the way; `Break` ends the scan
+/// there, with the replay shown at that stop.
+pub type OnStop<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, ScanStop) -> ControlFlow<()>;
+
+/// How many of `target`'s moves, from the first, lead to `live` (the rest, if any,
+/// are moves made after that prefix and before the live process's next move: a
+/// position found by a scan in the present's interval).
+fn live_prefix_len(target: &Position, live: &Position) -> usize {
+    (0..=target.path.len())
+        .rev()
+        .find(|&k| {
+            Position {
+                event: target.event,
+                path: target.path[..k].to_vec(),
+            }
+            .leads_to(live)
+        })
+        .unwrap_or(0)
+}
 
 /// A process the tracer is not showing: its per-process fields.
 pub(super) struct Parked {
@@ -35,9 +77,6 @@ struct Follow {
     landed: bool,
     /// The breakpoint this follow put in for its current trap move.
     guard: Option<u64>,
-    /// The replay ran freely through live single-steps it was tracking: its count is
-    /// no longer known.
-    lost: bool,
 }
 
 pub(super) struct Replay {
@@ -166,9 +205,8 @@ impl Tracer {
                 )
             })?,
         };
-        // A point of the present's interval reached by other moves (an arrival at a
-        // line found by a scan) is made by its own moves while the live ones are
-        // tracked (`seek`); one of a later interval is not in the recording.
+        // In the present's interval a point a scan found may be "a prefix of the
+        // present's moves, then other moves before its next one": the same event.
         if !target.leads_to(&present) && target.event != present.event {
             return Err(Error::Replay("that point is not in the recording".into()));
         }
@@ -236,7 +274,7 @@ impl Tracer {
         // The snapshot's next event may be a preemption (of another thread than the
         // one its fork copied).
         self.plant_preempt_guard();
-        let res = self.seek(target, None);
+        let res = self.seek(target, None).map(|_| ());
         if res.is_err() {
             // Nothing the replay cannot vouch for is shown: back to the present.
             self.leave_replay();
@@ -304,6 +342,26 @@ impl Tracer {
         extra: &[RuntimeAddr],
         on_trap: OnTrap<'_>,
     ) -> Result<()> {
+        self.scan_stops(None, to, extra, &mut |t, tid, stop| {
+            if let ScanStop::Breakpoint(addr) = stop {
+                on_trap(t, tid, addr);
+            }
+            ControlFlow::Continue(())
+        })
+        .map(|_| ())
+    }
+
+    /// [`Tracer::scan`] from the system-call boundary `from` (the recording's start
+    /// when `None`), also calling `on_stop` at every watchpoint trigger (the debug
+    /// registers set with [`Tracer::set_watchpoints`] are in the replay too). Returns
+    /// whether `on_stop` ended the scan early; the replay shown is then there.
+    pub fn scan_stops(
+        &mut self,
+        from: Option<u64>,
+        to: &Position,
+        extra: &[RuntimeAddr],
+        on_stop: OnStop<'_>,
+    ) -> Result<bool> {
         let first = self
             .rec
             .as_ref()
@@ -311,7 +369,7 @@ impl Tracer {
             .map(|s| s.event)
             .ok_or_else(|| Error::Replay("the recording has no snapshot yet".into()))?;
         self.goto(&Position {
-            event: first,
+            event: from.unwrap_or(first).max(first),
             path: Vec::new(),
         })?;
         if !self.is_replaying() {
@@ -325,7 +383,7 @@ impl Tracer {
                 planted.push(*a);
             }
         }
-        let res = self.seek(to, Some(on_trap));
+        let res = self.seek(to, Some(on_stop));
         for a in planted {
             let _ = self.remove_breakpoint(a);
         }
@@ -333,6 +391,14 @@ impl Tracer {
             self.leave_replay();
         }
         res
+    }
+
+    /// The snapshots' system-call counts, oldest first.
+    pub fn snapshot_events(&self) -> Vec<u64> {
+        self.rec
+            .as_ref()
+            .map(|r| r.snapshots.iter().map(|s| s.event).collect())
+            .unwrap_or_default()
     }
 
     /// The recording's start: the first snapshot's position.
@@ -373,8 +439,51 @@ impl Tracer {
         }
     }
 
-    /// Runs the shown replay from an interval's start to `target`.
-    fn seek(&mut self, target: &Position, mut on_trap: Option<OnTrap<'_>>) -> Result<()> {
+    /// [`Tracer::replay_wait`] keeping the position over a watchpoint trigger (which is
+    /// no move: the position is still that of the last trap, step or system call).
+    fn scan_wait(&mut self) -> Result<(Tid, StopReason)> {
+        let got = self.replay_wait()?;
+        if matches!(got.1, StopReason::Watchpoint { .. }) {
+            if let Some(rec) = self.rec.as_mut() {
+                if rec.pos.is_none() {
+                    rec.pos = rec.last_known.clone();
+                }
+            }
+        }
+        Ok(got)
+    }
+
+    /// Sets the shown replay's position in the moves of an interval: `done` (the
+    /// target's moves made so far), then `extras` (traps met since, at other addresses).
+    fn set_moves_pos(&mut self, event: u64, done: &[Move], extras: &[Move]) {
+        let mut pos = Position {
+            event,
+            path: done.to_vec(),
+        };
+        for m in extras {
+            pos.push(*m);
+        }
+        if let Some(rec) = self.rec.as_mut() {
+            rec.pos = Some(pos);
+        }
+    }
+
+    /// Runs the shown replay from an interval's start to `target`, calling `on_stop` at
+    /// every trap and watchpoint trigger on the way (`target` itself excepted). Returns
+    /// whether `on_stop` ended it early (the replay is then at that stop).
+    ///
+    /// A position met in the moves is "the target's moves made so far, then the traps
+    /// met since at other addresses": in the present's interval it is a prefix of the
+    /// present's moves and then moves made before its next one, which going forward
+    /// from there can follow.
+    fn seek(&mut self, target: &Position, mut on_stop: Option<OnStop<'_>>) -> Result<bool> {
+        let scanning = on_stop.is_some();
+        let mut call = |t: &mut Tracer, tid: Tid, stop: ScanStop| -> bool {
+            match on_stop.as_mut() {
+                Some(f) => f(t, tid, stop).is_break(),
+                None => false,
+            }
+        };
         let cursor = self.replay_mut().map_or(0, |r| r.cursor);
         if cursor < target.event {
             if let Some(r) = self.replay_mut() {
@@ -382,100 +491,126 @@ impl Tracer {
             }
             self.resume()?;
             loop {
-                match self.replay_wait()? {
+                let stop = match self.scan_wait()? {
                     (_, StopReason::Replayed) => break,
                     (tid, StopReason::Breakpoint { addr }) => {
-                        if let Some(f) = on_trap.as_mut() {
-                            f(self, tid, addr);
-                        }
+                        Some((tid, ScanStop::Breakpoint(addr)))
                     }
-                    _ => {}
+                    (tid, StopReason::Watchpoint { dr6 }) => {
+                        Some((tid, ScanStop::Watchpoint { dr6 }))
+                    }
+                    (tid, StopReason::Signal { signo, code }) if wait::is_fault(signo, code) => {
+                        Some((tid, ScanStop::Fault { signo }))
+                    }
+                    _ => None,
+                };
+                if let Some((tid, stop)) = stop {
+                    if call(self, tid, stop) {
+                        if let Some(r) = self.replay_mut() {
+                            r.stop_at_event = None;
+                        }
+                        return Ok(true);
+                    }
                 }
                 self.resume()?;
             }
-        }
-        // A target in the present's interval whose moves are not the live ones': the
-        // follow started at the interval's start (or now) counts the live moves on the
-        // way, so going forward from it still knows where the present is.
-        let off_path = self
-            .replay_mut()
-            .map(|r| r.live_pos.clone())
-            .is_some_and(|l| l.event == target.event && !target.leads_to(&l));
-        if off_path && self.replay_mut().is_some_and(|r| r.follow.is_none()) {
-            self.start_follow(Follow::default());
         }
         if let Some(r) = self.replay_mut() {
             r.in_moves = true;
         }
         let tid = self.shown_thread();
         let last = target.path.len().saturating_sub(1);
-        let moved = (|| -> Result<()> {
+        let event = target.event;
+        let moved = (|| -> Result<bool> {
+            let mut done: Vec<Move> = Vec::new();
+            let mut extras: Vec<Move> = Vec::new();
             for (i, m) in target.path.iter().enumerate() {
                 match *m {
                     Move::Trap { addr, count } => {
                         self.insert_breakpoint(addr)?;
                         let mut n = 0;
                         while n < count {
-                            if off_path {
-                                self.follow_mark_free_run();
-                            }
                             self.resume()?;
-                            match self.replay_wait()? {
+                            let stop = match self.scan_wait()? {
                                 (tid, StopReason::Breakpoint { addr: a }) => {
                                     if a == addr {
                                         n += 1;
+                                        extras.clear();
+                                        done.truncate(i);
+                                        done.push(Move::Trap { addr, count: n });
+                                    } else {
+                                        extras.push(Move::Trap { addr: a, count: 1 });
                                     }
+                                    self.set_moves_pos(event, &done, &extras);
                                     let at_target = a == addr && n == count && i == last;
-                                    if let (false, Some(f)) = (at_target, on_trap.as_mut()) {
-                                        f(self, tid, a);
-                                    }
+                                    (!at_target).then_some((tid, ScanStop::Breakpoint(a)))
+                                }
+                                (tid, StopReason::Watchpoint { dr6 }) => {
+                                    Some((tid, ScanStop::Watchpoint { dr6 }))
+                                }
+                                (tid, StopReason::Signal { signo, code })
+                                    if wait::is_fault(signo, code) && scanning =>
+                                {
+                                    Some((tid, ScanStop::Fault { signo }))
                                 }
                                 other => {
                                     return Err(Error::Replay(format!(
                                         "the recording diverged here: {other:?} on the way back"
                                     )))
+                                }
+                            };
+                            if let Some((tid, stop)) = stop {
+                                if call(self, tid, stop) {
+                                    let _ = self.remove_breakpoint(addr);
+                                    return Ok(true);
                                 }
                             }
                         }
                         self.remove_breakpoint(addr)?;
                     }
                     Move::Step { count } => {
-                        for _ in 0..count {
+                        for n in 1..=count {
                             self.step(tid)?;
-                            match self.replay_wait()?.1 {
-                                StopReason::Step => {}
+                            let trigger = match self.scan_wait()?.1 {
+                                StopReason::Step => None,
+                                StopReason::Watchpoint { dr6 } => Some(dr6),
                                 other => {
                                     return Err(Error::Replay(format!(
                                         "the recording diverged here: {other:?} on the way back"
                                     )))
+                                }
+                            };
+                            extras.clear();
+                            done.truncate(i);
+                            done.push(Move::Step { count: n });
+                            self.set_moves_pos(event, &done, &extras);
+                            if let Some(dr6) = trigger {
+                                if call(self, tid, ScanStop::Watchpoint { dr6 }) {
+                                    return Ok(true);
+                                }
+                            }
+                            // A step that lands on a breakpoint does not trap there, but
+                            // it is an arrival a scan looks for.
+                            let at_target = i == last && n == count;
+                            if scanning && !at_target {
+                                let pc = self.regs(tid)?.pc();
+                                if self.breakpoints.contains_key(&pc)
+                                    && call(self, tid, ScanStop::Breakpoint(RuntimeAddr(pc)))
+                                {
+                                    return Ok(true);
                                 }
                             }
                         }
                     }
                 }
             }
-            Ok(())
+            Ok(false)
         })();
         if let Some(r) = self.replay_mut() {
             r.in_moves = false;
         }
-        moved?;
-        if off_path {
-            let (lost, done) = match self.replay_mut().and_then(|r| r.follow) {
-                Some(f) => (f.lost, self.follow_done()),
-                None => (true, false),
-            };
-            if lost || done {
-                return Err(Error::Replay(if done {
-                    "that point is not in the recording (it comes after the present)".into()
-                } else {
-                    "cannot go back there: the present was reached by single steps since the last system call, and the way there runs through them".into()
-                }));
-            }
-            if let Some(rec) = self.rec.as_mut() {
-                rec.pos = Some(target.clone());
-            }
-            return Ok(());
+        if moved? {
+            return Ok(true);
         }
         let live_pos = self.replay_mut().map(|r| r.live_pos.clone());
         if let Some(rec) = self.rec.as_mut() {
@@ -484,8 +619,9 @@ impl Tracer {
         // In the present's interval, the rest of the live process's moves tell when
         // going forward reaches the present.
         if let Some(live) = live_pos.filter(|l| l.event == target.event) {
+            let k = live_prefix_len(target, &live);
             let mut f = Follow::default();
-            for (i, m) in target.path.iter().enumerate() {
+            for (i, m) in target.path[..k].iter().enumerate() {
                 f.idx = i;
                 f.done = match (*m, live.path[i]) {
                     (Move::Trap { count, .. }, Move::Trap { count: c, .. })
@@ -502,7 +638,7 @@ impl Tracer {
             }
             self.start_follow(f);
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Follows the live moves from `f`; at their end the present is reached.
@@ -543,20 +679,6 @@ impl Tracer {
             .and_then(|f| f.guard.take());
         if let Some(g) = guard {
             let _ = self.remove_breakpoint_here(RuntimeAddr(g));
-        }
-    }
-
-    /// The replay is about to run freely while making a target's moves: a live
-    /// single-step move being tracked would be run through uncounted.
-    fn follow_mark_free_run(&mut self) {
-        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
-            return;
-        };
-        let live = &r.live_pos;
-        if let Some(f) = r.follow.as_mut() {
-            if matches!(live.path.get(f.idx), Some(Move::Step { count }) if f.done < *count) {
-                f.lost = true;
-            }
         }
     }
 

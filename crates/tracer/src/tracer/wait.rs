@@ -31,15 +31,17 @@ impl Tracer {
         }
         if let Some(Event::Stopped { tid, reason }) = ev {
             self.note_stop(tid, &reason);
-            if let Some(rec) = self.rec.as_mut() {
-                if std::mem::take(&mut rec.arrived) {
-                    // The replay reached the present: the stop is the live process's,
-                    // in the thread that runs there.
-                    return Ok(Some(Event::Stopped {
-                        tid: self.shown_thread(),
-                        reason,
-                    }));
-                }
+            let arrived = self.rec.as_mut().and_then(|rec| {
+                std::mem::take(&mut rec.arrived).then(|| rec.present_stop.unwrap_or(reason))
+            });
+            if let Some(reason) = arrived {
+                // The replay reached the present: the stop is the live process's, in
+                // the thread that runs there (a fault it stopped at, when that is what
+                // the present is).
+                return Ok(Some(Event::Stopped {
+                    tid: self.shown_thread(),
+                    reason,
+                }));
             }
         }
         Ok(ev)
@@ -886,7 +888,7 @@ impl Tracer {
 
 /// A fault the program's own instruction raised (replayed by itself at the same point),
 /// not a signal sent to it.
-fn is_fault(sig: i32, code: i32) -> bool {
+pub(super) fn is_fault(sig: i32, code: i32) -> bool {
     matches!(
         sig,
         libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
