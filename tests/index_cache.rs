@@ -259,12 +259,15 @@ fn the_size_cap_evicts_the_least_recently_used_files() {
     let dir = cache.join("tandem");
     let oldest = dir.join("b-0000000000000001.tidx");
     let recent = dir.join("b-0000000000000002.tidx");
-    std::fs::write(&oldest, vec![0u8; 1000]).unwrap();
-    std::fs::write(&recent, vec![0u8; 1000]).unwrap();
+    // (1 MB each, so the new file may differ from the first one's size by up to half of
+    // that — what the index holds when it is written varies a little with timing —
+    // and the cap still has room for it and exactly one other.)
+    std::fs::write(&oldest, vec![0u8; 1_000_000]).unwrap();
+    std::fs::write(&recent, vec![0u8; 1_000_000]).unwrap();
     set_age(&oldest, 3);
     set_age(&recent, 1);
     // Room for the new file and one other.
-    let cap = (size + 1500).to_string();
+    let cap = (size + 1_500_000).to_string();
     let log = cold_session(
         program(),
         &cache,
