@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::dap::{alive, line_of, tracer_of, wait_until, DapClient, KillOnDrop};
+use support::dap::{alive, children_of, line_of, tracer_of, wait_until, DapClient, KillOnDrop};
 use support::{Peer, Protocol, PATIENCE};
 
 fn sample(name: &str) -> PathBuf {
@@ -203,27 +203,6 @@ impl Drop for Container {
             wait_until(Duration::from_secs(5), || std::fs::remove_dir(c).is_ok());
         }
     }
-}
-
-fn children_of(pid: i64) -> Vec<i64> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i64>().ok())
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/stat"))
-                .ok()
-                .and_then(|s| {
-                    s.rsplit(')')
-                        .next()?
-                        .split_whitespace()
-                        .nth(1)?
-                        .parse::<i64>()
-                        .ok()
-                })
-                == Some(pid)
-        })
-        .collect()
 }
 
 fn ps_json() -> Vec<Value> {

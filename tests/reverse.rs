@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use support::dap::{
-    alive, build, gdb_batch, line_of, sample_path, scratch_dir, wait_until, DapClient,
+    alive, build, children_of, gdb_batch, line_of, sample_path, scratch_dir, wait_until, DapClient,
 };
 
 const SAMPLE: &str = "c/rev_io.c";
@@ -65,30 +65,6 @@ fn line(c: &mut DapClient, tid: i64) -> (String, i64) {
 fn pc_of(frame: &Value) -> u64 {
     let text = frame["instructionPointerReference"].as_str().unwrap();
     u64::from_str_radix(text.trim_start_matches("0x"), 16).unwrap()
-}
-
-/// The processes whose parent is `pid` (snapshots are forks of the debuggee made with
-/// CLONE_PARENT: tandem's children, never the program's).
-fn children_of(pid: i64) -> Vec<i64> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i64>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        let rest = stat.rsplit(')').next().unwrap_or("");
-        if rest
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse::<i64>().ok())
-            == Some(pid)
-        {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// gdb under `record full` from the first hit of the note line: the lines three

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{json, Value};
-use support::dap::{alive, build, line_of, sample_path, wait_until, DapClient};
+use support::dap::{alive, build, children_of, line_of, sample_path, wait_until, DapClient};
 
 const SAMPLE: &str = "c/rev_threads.c";
 
@@ -70,29 +70,6 @@ fn line(c: &mut DapClient, tid: i64) -> (String, i64) {
         f["name"].as_str().unwrap().to_string(),
         f["line"].as_i64().unwrap(),
     )
-}
-
-/// The processes whose parent is `pid`.
-fn children_of(pid: i64) -> Vec<i64> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i64>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        let rest = stat.rsplit(')').next().unwrap_or("");
-        if rest
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse::<i64>().ok())
-            == Some(pid)
-        {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

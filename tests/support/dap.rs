@@ -580,3 +580,25 @@ pub fn stack_free(text: &str) -> String {
     out.push_str(rest);
     out
 }
+
+/// The processes whose parent is `pid` (from each `/proc/PID/stat`'s ppid field).
+pub fn children_of(pid: i64) -> Vec<i64> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i64>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit(')')
+                        .next()?
+                        .split_whitespace()
+                        .nth(1)?
+                        .parse::<i64>()
+                        .ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
