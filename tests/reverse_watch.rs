@@ -351,10 +351,10 @@ fn restart_frame_without_a_recording_says_why() {
 }
 
 /// Searching a long recording from the snapshot nearest to the point: samples/c/
-/// rev_bench.c makes 2 system calls per round, so 30,000 rounds leave dozens of
-/// snapshots behind (thinned to the kept number). A reverse-continue to a hit 10,000
-/// rounds back crosses many of them and lands on the values seen there; stepping back
-/// by line agrees with the lines `next` went through going forward.
+/// rev_bench.c makes 2 system calls per round, so 12,000 rounds leave a dozen snapshots
+/// behind. A reverse-continue to a hit 6,000 rounds back crosses many stretches of the
+/// search and lands on the values seen there; stepping back by line agrees with the
+/// lines `next` went through going forward.
 #[test]
 fn a_long_recording_is_searched_back_from_the_nearest_snapshot() {
     let src = sample_path("c/rev_bench.c");
@@ -365,7 +365,7 @@ fn a_long_recording_is_searched_back_from_the_nearest_snapshot() {
     c.initialize();
     c.ok(
         "launch",
-        json!({"program": program, "args": ["syscalls", "30000"], "stdio": "pipes",
+        json!({"program": program, "args": ["syscalls", "12000"], "stdio": "pipes",
                "reverseDebugging": true}),
     );
     c.event("capabilities");
@@ -375,11 +375,11 @@ fn a_long_recording_is_searched_back_from_the_nearest_snapshot() {
             json!({"source": {"path": src}, "breakpoints": [{"line": line, "condition": cond}]}),
         );
     };
-    set(&mut c, "i == 9999", tick_line);
+    set(&mut c, "i == 5999", tick_line);
     c.ok("configurationDone", json!({}));
     let mut tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
     let then = eval(&mut c, tid, "acc");
-    set(&mut c, "i == 29998", acc_line);
+    set(&mut c, "i == 11998", acc_line);
     c.ok("continue", json!({"threadId": tid}));
     tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
     // Forward by lines through a round and a half, then back the same way.
@@ -401,19 +401,19 @@ fn a_long_recording_is_searched_back_from_the_nearest_snapshot() {
     }
     back.reverse();
     assert_eq!(back, forward[..5], "stepBack retraces next");
-    assert_eq!(eval(&mut c, tid, "i"), "29998");
+    assert_eq!(eval(&mut c, tid, "i"), "11998");
 
-    set(&mut c, "i == 9999", tick_line);
+    set(&mut c, "i == 5999", tick_line);
     let started = std::time::Instant::now();
     c.ok("reverseContinue", json!({"threadId": tid}));
     let st = c.event("stopped");
     eprintln!(
-        "reverseContinue across 20,000 rounds: {:?}",
+        "reverseContinue across 6,000 rounds: {:?}",
         started.elapsed()
     );
     assert_eq!(st["body"]["reason"], "breakpoint", "{st}");
     tid = st["body"]["threadId"].as_i64().unwrap();
-    assert_eq!(eval(&mut c, tid, "i"), "9999");
+    assert_eq!(eval(&mut c, tid, "i"), "5999");
     assert_eq!(eval(&mut c, tid, "acc"), then, "the values seen there");
     c.finish();
 }

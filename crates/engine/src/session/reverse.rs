@@ -19,21 +19,44 @@ pub(super) fn reverse_error(e: tracer::Error) -> Error {
     }
 }
 
-/// The stretches of the past to search, latest first: from a snapshot's system call to
-/// the next one's (the last to `now`). A search that finds what it looks for in a
-/// stretch does not replay the ones before it (docs/reverse.md, "Searching the past").
+/// System calls in the first stretches of the past searched: the recent past a step
+/// back needs, each reached by a replay from the snapshot before it.
+const FIRST_STRETCHES: [u64; 3] = [4, 32, 256];
+
+/// The stretches of the past to search, latest first: the last 4 system calls before
+/// `now`, the 32 before those, the 256 before those, then from snapshot to snapshot back
+/// to the recording's start (a stretch that starts at a snapshot costs no replay to reach
+/// it). A search that finds what it looks for in a stretch does not replay the ones
+/// before it with its breakpoints in (docs/reverse.md, "Searching the past").
 pub(super) fn windows(t: &Tracer, now: &Position) -> Vec<(u64, Position)> {
+    let snapshots = t.recording().map(|r| r.snapshots).unwrap_or_default();
+    let Some(&start) = snapshots.first() else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     let mut to = now.clone();
-    for s in t.snapshot_events().into_iter().rev() {
-        if s > to.event || (s == to.event && to.path.is_empty()) {
-            continue;
+    let mut push = |from: u64, to: &mut Position| -> bool {
+        let from = from.max(start);
+        if from > to.event || (from == to.event && to.path.is_empty()) {
+            return from > start;
         }
-        out.push((s, to));
-        to = Position {
-            event: s,
+        out.push((from, to.clone()));
+        *to = Position {
+            event: from,
             path: Vec::new(),
         };
+        from > start
+    };
+    for span in FIRST_STRETCHES {
+        let from = to.event.saturating_sub(span);
+        if !push(from, &mut to) {
+            return out;
+        }
+    }
+    for s in snapshots.into_iter().rev() {
+        if !push(s, &mut to) {
+            break;
+        }
     }
     out
 }

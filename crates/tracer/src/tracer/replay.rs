@@ -393,14 +393,6 @@ impl Tracer {
         res
     }
 
-    /// The snapshots' system-call counts, oldest first.
-    pub fn snapshot_events(&self) -> Vec<u64> {
-        self.rec
-            .as_ref()
-            .map(|r| r.snapshots.iter().map(|s| s.event).collect())
-            .unwrap_or_default()
-    }
-
     /// The recording's start: the first snapshot's position.
     pub fn recording_start(&self) -> Option<Position> {
         let first = self.rec.as_ref()?.snapshots.first()?.event;
