@@ -136,12 +136,7 @@ pub(crate) fn workspace_symbol(
         Some(tables) => (snap.job_over(Vec::new(), cancel)?, Some(tables)),
         None => {
             let job = snap.job(cancel)?;
-            let tables: Option<Vec<_>> = job
-                .cx
-                .served
-                .iter()
-                .map(|s| s.cached_names.clone())
-                .collect();
+            let tables: Option<Vec<_>> = job.cx.served.iter().map(|s| s.cached_names()).collect();
             (job, tables.filter(|t| !t.is_empty()))
         }
     };
@@ -149,12 +144,21 @@ pub(crate) fn workspace_symbol(
         return features::workspace_symbol(&mut job.cx, &p.query, &job.cancel);
     };
     let answer = features::workspace_symbol_cached(&mut job.cx, &tables, &p.query, &job.cancel);
-    tracing::debug!(
-        target: "tandem::cache",
-        query = %p.query,
-        elapsed = ?started.elapsed(),
-        "workspace/symbol answered from the index cache"
-    );
+    if tables.iter().any(|t| t.is_partial()) {
+        tracing::debug!(
+            target: "tandem::cache",
+            query = %p.query,
+            elapsed = ?started.elapsed(),
+            "workspace/symbol answered in part, from the ELF functions (the index is being built)"
+        );
+    } else {
+        tracing::debug!(
+            target: "tandem::cache",
+            query = %p.query,
+            elapsed = ?started.elapsed(),
+            "workspace/symbol answered from the index cache"
+        );
+    }
     answer
 }
 

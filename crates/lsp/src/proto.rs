@@ -128,6 +128,13 @@ impl WorkspaceParams {
             .and_then(Value::as_u64)
     }
 
+    /// `initializationOptions.tandem.testFullIndexDelayMs`: a test hook that holds each
+    /// binary's full index back once its quick symbol table is served.
+    pub fn test_full_index_delay_ms(&self) -> Option<u64> {
+        self.tandem_option("testFullIndexDelayMs")
+            .and_then(Value::as_u64)
+    }
+
     /// `initializationOptions.tandem.binaries`, ignoring entries that are not strings.
     pub fn binaries(&self) -> Vec<String> {
         self.tandem_option("binaries")

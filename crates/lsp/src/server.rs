@@ -815,10 +815,15 @@ impl Server {
             Some(ms) if self.config.test_hooks => Duration::from_millis(ms),
             _ => Duration::ZERO,
         };
+        let full_index_delay = match workspace.test_full_index_delay_ms() {
+            Some(ms) if self.config.test_hooks => Duration::from_millis(ms),
+            _ => Duration::ZERO,
+        };
         let config = WorkspaceConfig {
             roots,
             binaries: workspace.binaries(),
             index_delay,
+            full_index_delay,
         };
         tracing::info!(roots = ?config.roots, binaries = ?config.binaries, "workspace");
         if let Some(hook) = &self.config.on_roots {

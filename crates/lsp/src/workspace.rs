@@ -36,7 +36,14 @@ pub struct WorkspaceConfig {
     /// Test hook: wait this long before the first indexing, so tests can send requests
     /// while it runs.
     pub index_delay: Duration,
+    /// Test hook: wait this long before building a binary's full index once its quick
+    /// symbol table is served, so tests can see the answers it gives.
+    pub full_index_delay: Duration,
 }
+
+/// How long a binary's indexing runs before a partial table of its ELF functions answers
+/// `workspace/symbol` (requests before then wait for the full index until then).
+const PARTIAL_PATIENCE: Duration = Duration::from_millis(1000);
 
 /// How often, at most, a request triggers a new look for binaries (a build may have
 /// produced a new one since the last look).
@@ -54,9 +61,12 @@ pub struct Served {
     pub facts: Facts,
     /// The sources its line tables name, normalized.
     sources: std::collections::HashSet<PathBuf>,
-    /// The symbol table of the index cache file, when one was valid for this build:
-    /// `workspace/symbol` answers from it (`features::cached_symbols`).
-    pub cached_names: Option<Arc<CachedNames>>,
+    /// The symbol table of the index cache file, when one was valid for this build or
+    /// once this server has written it: `workspace/symbol` answers from it
+    /// (`features::cached_symbols`).
+    cached_names: std::sync::OnceLock<Arc<CachedNames>>,
+    /// Whether the index came from a cache file; else `warm` writes one.
+    cache_hit: bool,
 }
 
 impl Served {
@@ -68,6 +78,11 @@ impl Served {
     /// The sources its line tables name (normalized).
     pub fn sources(&self) -> impl Iterator<Item = &Path> {
         self.sources.iter().map(PathBuf::as_path)
+    }
+
+    /// The symbol table of the index cache file, when there is one.
+    pub fn cached_names(&self) -> Option<Arc<CachedNames>> {
+        self.cached_names.get().cloned()
     }
 
     /// Whether the binary was built from `file` (its line tables name it).
@@ -246,10 +261,13 @@ impl Workspace {
             }
             match self.load(&path) {
                 Loaded::Served(served) => {
-                    let served = warm(served, self.texts.clone());
+                    let served = warm(served, self.texts.clone(), self.config.roots.clone());
                     let mut state = self.state();
+                    tracing::debug!(path = %served.path.display(), "binary serves the workspace");
                     state.quick.retain(|q| q.path != served.path);
                     state.served.push(served);
+                    drop(state);
+                    self.done.notify_all();
                 }
                 Loaded::Rejected => {
                     self.state().rejected.insert(path, stamp);
@@ -261,6 +279,7 @@ impl Workspace {
 
     /// Opens a candidate, checks that it serves the workspace, and indexes it.
     fn load(&self, path: &Path) -> Loaded {
+        let load_started = Instant::now();
         let mtime = mtime(path);
         let options = symbols::OpenOptions {
             section_cache: symbols::IndexCache::from_env(),
@@ -282,12 +301,21 @@ impl Workspace {
         let cached_names = binary
             .symbol_table()
             .map(|t| Arc::new(CachedNames::new(path, t, &self.config.roots)));
+        // Without one, the ELF symbol table's functions (at their code's first line)
+        // answer meanwhile: a partial answer in a second or two rather than none for the
+        // minutes a big program's index can take (docs/lsp.md, "Workspace symbols").
+        let quick_names = cached_names.clone().or_else(|| {
+            binary.elf_symbol_table().map(|t| {
+                let from = load_started + PARTIAL_PATIENCE;
+                Arc::new(CachedNames::partial(path, t, &self.config.roots, from))
+            })
+        });
         let configured = !self
             .binaries
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .is_empty();
-        if let (true, Some(names)) = (configured, &cached_names) {
+        if let (true, Some(names)) = (configured, &quick_names) {
             self.serve_quick(path, names, started);
         }
         let sources: std::collections::HashSet<PathBuf> = binary
@@ -308,16 +336,14 @@ impl Workspace {
                 return Loaded::Rejected;
             }
         }
-        if let (false, Some(names)) = (configured, &cached_names) {
+        if let (false, Some(names)) = (configured, &quick_names) {
             self.serve_quick(path, names, started);
+        }
+        if quick_names.is_some() {
+            std::thread::sleep(self.config.full_index_delay);
         }
         let index = binary.symbol_index();
         tracing::info!(path = %path.display(), entries = index.len(), elapsed = ?started.elapsed(), "indexed");
-        if let (false, Some(cache)) = (hit, &cache) {
-            if let Err(e) = binary.store_index_cache(cache) {
-                tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
-            }
-        }
         let names = NameIndex::new(&index, &self.config.roots);
         tracing::debug!(path = %path.display(), elapsed = ?started.elapsed(), "names arranged");
         Loaded::Served(Box::new(Served {
@@ -328,18 +354,22 @@ impl Workspace {
             names,
             facts: Facts::default(),
             sources,
-            cached_names,
+            cached_names: cached_names
+                .map(std::sync::OnceLock::from)
+                .unwrap_or_default(),
+            cache_hit: hit,
         }))
     }
 
-    /// Lets `workspace/symbol` answer from the cached table of the binary at `path` while
-    /// its full index is built.
+    /// Lets `workspace/symbol` answer from a quick table of the binary at `path` (its
+    /// index cache file's, else its ELF symbols') while its full index is built.
     fn serve_quick(&self, path: &Path, names: &Arc<CachedNames>, started: Instant) {
         tracing::info!(
             path = %path.display(),
             symbols = names.table().symbol_count(),
             elapsed = ?started.elapsed(),
-            "workspace symbols served from the index cache"
+            partial = names.is_partial(),
+            "workspace symbols served from a quick table"
         );
         let mut state = self.state();
         state.quick.retain(|q| q.path != path);
@@ -414,13 +444,31 @@ impl Workspace {
                 Err(p) => p.into_inner().0,
             };
         }
+        // A partial table (ELF functions) answers only once its binary's indexing has
+        // run for [`PARTIAL_PATIENCE`]: a small program's index is ready by then, and its
+        // answer is whole.
+        while (state.indexing || state.scanning) && !cancelled() {
+            let Some(partial_deadline) = state.quick.iter().filter_map(|q| q.answers_from()).max()
+            else {
+                break;
+            };
+            let now = Instant::now();
+            if now >= partial_deadline {
+                break;
+            }
+            let step = (partial_deadline - now).min(Duration::from_millis(20));
+            state = match self.done.wait_timeout(state, step) {
+                Ok((s, _)) => s,
+                Err(p) => p.into_inner().0,
+            };
+        }
         if !(state.indexing || state.scanning) || state.quick.is_empty() {
             return None;
         }
         let mut tables: Vec<Arc<CachedNames>> = state
             .served
             .iter()
-            .map(|s| s.cached_names.clone())
+            .map(|s| s.cached_names())
             .collect::<Option<_>>()?;
         tables.extend(state.quick.iter().cloned());
         Some(tables)
@@ -458,7 +506,7 @@ impl Workspace {
         for old in served.iter().filter(|s| mtime(&s.path) != s.mtime) {
             tracing::info!(path = %old.path.display(), "binary changed, re-indexing");
             let new = match self.load(&old.path) {
-                Loaded::Served(s) => Some(warm(s, self.texts.clone())),
+                Loaded::Served(s) => Some(warm(s, self.texts.clone(), self.config.roots.clone())),
                 Loaded::Rejected => None,
             };
             let mut state = self.state();
@@ -481,11 +529,13 @@ impl Workspace {
     }
 }
 
-/// Shares a newly indexed binary and, on a background thread of lower priority, builds the
-/// rest of its name tables and reads the files its symbols are declared in: the request
-/// waiting for the index is answered meanwhile, and later requests find the tables ready
-/// (or wait for the same build) and the files read (each still checked when used).
-fn warm(served: Box<Served>, texts: Arc<DiskTexts>) -> Arc<Served> {
+/// Shares a newly indexed binary and, on a background thread of lower priority, writes its
+/// index cache file (when it did not come from one) and answers `workspace/symbol` from it
+/// from then on, builds the rest of its name tables and reads the files its symbols are
+/// declared in: the request waiting for the index is answered meanwhile, and later
+/// requests find the tables ready (or wait for the same build) and the files read (each
+/// still checked when used).
+fn warm(served: Box<Served>, texts: Arc<DiskTexts>, roots: Vec<PathBuf>) -> Arc<Served> {
     let served: Arc<Served> = Arc::from(served);
     let background = served.clone();
     let spawned = std::thread::Builder::new()
@@ -497,6 +547,9 @@ fn warm(served: Box<Served>, texts: Arc<DiskTexts>) -> Arc<Served> {
                 libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
             }
             let started = Instant::now();
+            if let (false, Some(cache)) = (background.cache_hit, symbols::IndexCache::from_env()) {
+                store_cache(&background, &cache, &roots);
+            }
             background.names.warm();
             tracing::debug!(path = %background.path.display(), elapsed = ?started.elapsed(), "name tables built");
             for f in 0..background.names.file_count() {
@@ -508,6 +561,23 @@ fn warm(served: Box<Served>, texts: Arc<DiskTexts>) -> Arc<Served> {
         tracing::warn!("name tables will be built on first use: {e}");
     }
     served
+}
+
+/// Writes the index cache file of `served` and adopts its symbol table.
+fn store_cache(served: &Served, cache: &symbols::IndexCache, roots: &[PathBuf]) {
+    let started = Instant::now();
+    if let Err(e) = served.binary.store_index_cache(cache) {
+        tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
+        return;
+    }
+    if served.binary.load_index_cache(cache) {
+        if let Some(t) = served.binary.symbol_table() {
+            let _ = served
+                .cached_names
+                .set(Arc::new(CachedNames::new(&served.path, t, roots)));
+        }
+    }
+    tracing::debug!(path = %served.path.display(), elapsed = ?started.elapsed(), "index cache written and adopted");
 }
 
 fn mtime(path: &Path) -> Option<SystemTime> {

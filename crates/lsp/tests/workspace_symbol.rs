@@ -165,6 +165,7 @@ fn answers_match_the_reference_ranking() {
             roots: roots.clone(),
             binaries: vec!["geometry".into(), "shapes".into()],
             index_delay: Duration::ZERO,
+            full_index_delay: Duration::ZERO,
         },
         None,
     );

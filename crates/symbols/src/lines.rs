@@ -301,6 +301,19 @@ impl Binary {
         result.clone().map_err(crate::Error::from)
     }
 
+    /// One unit's line table: the cached one when it was built already, else built for
+    /// this caller alone (a walk over every unit's rows must not keep them all).
+    pub(crate) fn line_table_once(&self, index: usize) -> Result<Arc<LineTable>> {
+        let slot = self
+            .units()
+            .get(index)
+            .ok_or(crate::Error::BadReference(index as u64))?;
+        if let Some(done) = slot.lines.get() {
+            return done.clone().map_err(crate::Error::from);
+        }
+        Ok(Arc::new(self.build_line_table(index)?))
+    }
+
     /// The file table of one unit's line program (header only), cached.
     pub(crate) fn unit_files(&self, index: usize) -> Result<crate::units::FileTable> {
         let slot = self

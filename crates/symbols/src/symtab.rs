@@ -273,6 +273,14 @@ impl SymbolTable {
     }
 }
 
+/// One symbol a table lists, before it is laid out.
+struct Listed {
+    name: Arc<str>,
+    file: Arc<Path>,
+    line: Line,
+    kind: u32,
+}
+
 /// Serialises the symbol table of `index`; `base` is where the returned bytes will start
 /// in the payload. Returns the bytes and the table's [`FIELDS`] fields.
 pub(crate) fn serialize(
@@ -282,12 +290,6 @@ pub(crate) fn serialize(
 ) -> (Vec<u8>, [usize; FIELDS]) {
     // What the language server lists: entries with a declaration file and line, in the
     // index's order (their position breaks ties, as the server's in-memory table does).
-    struct Listed {
-        name: Arc<str>,
-        file: Arc<Path>,
-        line: Line,
-        kind: u32,
-    }
     let listed: Vec<Listed> = index
         .entries()
         .filter_map(|e| {
@@ -301,6 +303,12 @@ pub(crate) fn serialize(
             })
         })
         .collect();
+    lay_out(&listed, base)
+}
+
+/// The regions of a table listing `listed` (ties broken by position in it), starting at
+/// `base` in the payload.
+fn lay_out(listed: &[Listed], base: usize) -> (Vec<u8>, [usize; FIELDS]) {
     let mut files: Vec<&[u8]> = listed
         .iter()
         .map(|l| l.file.as_os_str().as_bytes())
@@ -402,4 +410,131 @@ pub(crate) fn serialize(
         strings_at,
     ];
     (out, fields)
+}
+
+/// Whether an ELF function symbol names something a user declared: not a compiler's
+/// clone (`[clone .cold]`), static-initialisation code, or a name left mangled.
+fn is_user_function(name: &str) -> bool {
+    !(name.is_empty()
+        || name.contains('[')
+        || name.starts_with("_Z")
+        || name.starts_with("_GLOBAL__")
+        || name.starts_with("__static_initialization")
+        || name.contains('.'))
+}
+
+impl Binary {
+    /// A symbol table of the ELF symbol table's functions, each at the line its code starts
+    /// on (the line table's row at its address): what a language server lists before the
+    /// full index is built, when no index cache file answers. It reads the symbol table and
+    /// the line programs of the units with functions (each dropped once read, unless the
+    /// unit's table was cached already), never a unit's DIEs. Types, variables and the
+    /// declaration lines only the DIEs have come with the full index. `None` when there is
+    /// no function with a line.
+    pub fn elf_symbol_table(&self) -> Option<SymbolTable> {
+        let started = std::time::Instant::now();
+        let mut by_unit: std::collections::BTreeMap<usize, Vec<(u64, Arc<str>)>> =
+            std::collections::BTreeMap::new();
+        let mut names: std::collections::HashMap<String, Arc<str>> =
+            std::collections::HashMap::new();
+        for sym in self.elf_symbols() {
+            if sym.kind != SymbolKind::Function || sym.size == 0 {
+                continue;
+            }
+            let name = crate::names::normalize(sym.demangled());
+            if !is_user_function(&name) {
+                continue;
+            }
+            let Some(&unit) = self.units_for_addr(sym.addr).first() else {
+                continue;
+            };
+            let name = names
+                .entry(name)
+                .or_insert_with_key(|n| Arc::from(n.as_str()));
+            by_unit
+                .entry(unit)
+                .or_default()
+                .push((sym.addr, name.clone()));
+        }
+        drop(names);
+        // The units' line programs, read on every core (each worker takes the next unit).
+        type UnitFunctions = (usize, Vec<(u64, Arc<str>)>);
+        let by_unit: Vec<UnitFunctions> = by_unit.into_iter().collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get().min(4));
+        // (unit position, its functions located), put back in unit order so the table does
+        // not depend on the workers' timing.
+        type Located = (usize, Vec<(Arc<str>, std::path::PathBuf, Line)>);
+        let mut located: Vec<Located> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut out: Vec<Located> = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some((unit, syms)) = by_unit.get(i) else {
+                                return out;
+                            };
+                            let Ok(table) = self.line_table_once(*unit) else {
+                                continue;
+                            };
+                            out.push((i, Vec::new()));
+                            let Some((_, out)) = out.last_mut() else {
+                                continue;
+                            };
+                            for (addr, name) in syms {
+                                let Some(row) = table.row_for(*addr) else {
+                                    continue;
+                                };
+                                let Some(path) = table.file_path(u64::from(row.file)) else {
+                                    continue;
+                                };
+                                let Some(line) = Line::new(row.line) else {
+                                    continue;
+                                };
+                                out.push((name.clone(), path.to_path_buf(), line));
+                            }
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .filter_map(|h| h.join().ok())
+                .flatten()
+                .collect()
+        });
+        located.sort_unstable_by_key(|l| l.0);
+        let mut files: std::collections::HashMap<std::path::PathBuf, Arc<Path>> =
+            std::collections::HashMap::new();
+        let mut listed = Vec::new();
+        for (name, path, line) in located.into_iter().flat_map(|l| l.1) {
+            let file = files
+                .entry(path)
+                .or_insert_with_key(|p| Arc::from(p.as_path()))
+                .clone();
+            listed.push(Listed {
+                name,
+                file,
+                line,
+                kind: kind_code(SymbolKind::Function),
+            });
+        }
+        if listed.is_empty() {
+            return None;
+        }
+        let (bytes, fields) = lay_out(&listed, 0);
+        let mut map = memmap2::MmapMut::map_anon(bytes.len()).ok()?;
+        map.copy_from_slice(&bytes);
+        let map = map.make_read_only().ok()?;
+        let table = SymbolTable::open(Arc::new(map), 0, &fields);
+        tracing::debug!(
+            target: "tandem::cache",
+            binary = %self.path().display(),
+            symbols = listed.len(),
+            elapsed = ?started.elapsed(),
+            "symbol table of the ELF symbols built"
+        );
+        table
+    }
 }

@@ -29,6 +29,10 @@ pub struct CachedNames {
     table: SymbolTable,
     /// Per file of the table: declared outside every workspace root.
     outside: Vec<bool>,
+    /// For a table listing only the ELF symbol table's functions (a partial answer while
+    /// the full index is built), not an index cache file's symbols: from when it may
+    /// answer.
+    partial: Option<std::time::Instant>,
 }
 
 impl CachedNames {
@@ -45,7 +49,32 @@ impl CachedNames {
             path: path.to_path_buf(),
             table,
             outside,
+            partial: None,
         }
+    }
+
+    /// The table of the binary's ELF functions (`symbols::Binary::elf_symbol_table`),
+    /// which answers from `answers_from` on.
+    pub fn partial(
+        path: &Path,
+        table: SymbolTable,
+        roots: &[PathBuf],
+        answers_from: std::time::Instant,
+    ) -> CachedNames {
+        CachedNames {
+            partial: Some(answers_from),
+            ..CachedNames::new(path, table, roots)
+        }
+    }
+
+    /// Whether this is a partial table of ELF functions.
+    pub fn is_partial(&self) -> bool {
+        self.partial.is_some()
+    }
+
+    /// When a partial table may answer.
+    pub fn answers_from(&self) -> Option<std::time::Instant> {
+        self.partial
     }
 
     /// The mapped table.
