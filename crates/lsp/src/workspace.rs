@@ -162,6 +162,14 @@ impl Workspace {
         let spawned = std::thread::Builder::new()
             .name("lsp-index".into())
             .spawn(move || {
+                // Below the request workers, and so are the index's own workers (a thread
+                // inherits its creator's nice value): a query answered from a quick table
+                // must not wait for cores the full index is using.
+                // SAFETY: setpriority only reads its arguments; with PRIO_PROCESS and a
+                // thread id it changes the nice value of this thread alone (Linux).
+                unsafe {
+                    libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 5);
+                }
                 worker.emit(IndexEvent::Begin);
                 std::thread::sleep(worker.config.index_delay);
                 worker.scan(true);

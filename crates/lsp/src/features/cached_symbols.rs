@@ -248,10 +248,35 @@ pub fn workspace_symbol_cached(
     query: &str,
     cancel: &CancelToken,
 ) -> Result<Value, ResponseError> {
+    // Most answers are made of the first candidates of each tier: a few times the cap
+    // are kept per tier, and only when dropped candidates (no readable file, duplicates)
+    // leave the answer short is it searched again keeping all.
+    let (answer, whole) = search(cx, tables, query, cancel, Some(4 * MAX_WORKSPACE_SYMBOLS))?;
+    if whole {
+        return Ok(answer);
+    }
+    Ok(search(cx, tables, query, cancel, None)?.0)
+}
+
+/// The answer keeping at most `keep` candidates per tier (of one table), and whether it
+/// is the answer keeping all of them.
+fn search(
+    cx: &mut Context,
+    tables: &[Arc<CachedNames>],
+    query: &str,
+    cancel: &CancelToken,
+    keep: Option<usize>,
+) -> Result<(Value, bool), ResponseError> {
     let q = query.trim().to_lowercase();
     if q.contains('\n') {
-        return Ok(Value::Array(Vec::new()));
+        return Ok((Value::Array(Vec::new()), true));
     }
+    // Per (tier, outside) bucket of a single table: its candidates; whether some were
+    // left out.
+    let single = tables.len() == 1;
+    let mut files = ResultFiles::new(tables.iter().map(|t| t.table.file_count()));
+    let mut buckets: [Vec<(u8, usize, usize)>; 8] = Default::default();
+    let mut cut = [false; 8];
     // (tier, table, symbol)
     let mut hits: Vec<(u8, usize, usize)> = Vec::new();
     let mut substring: Vec<Vec<usize>> = vec![Vec::new(); tables.len()];
@@ -276,23 +301,62 @@ pub fn workspace_symbol_cached(
                 let Some(tier) = rank(&q, lower) else {
                     continue;
                 };
-                hits.extend(table.members(n).map(|sym| (tier, ti, sym)));
+                if !single {
+                    hits.extend(table.members(n).map(|sym| (tier, ti, sym)));
+                    continue;
+                }
+                // The haystack is in name order and each name's symbols follow one
+                // another in the table's order, so the hits come in table order: bucketed
+                // by (tier, outside), that order is kept, and nothing is sorted (a query
+                // as common as `vector` matches hundreds of thousands of symbols of a big
+                // C++ program).
+                let b = usize::from(tier.min(3)) * 2;
+                let full = |v: &Vec<_>| keep.is_some_and(|k| v.len() >= k);
+                if full(&buckets[b]) && full(&buckets[b + 1]) {
+                    cut[b] = true;
+                    cut[b + 1] = true;
+                    continue;
+                }
+                for sym in table.members(n) {
+                    let i = b + usize::from(t.outside(sym));
+                    if full(&buckets[i]) {
+                        cut[i] = true;
+                        continue;
+                    }
+                    // A symbol whose file cannot be read is never listed: it does not
+                    // take a kept candidate's place.
+                    if keep.is_some() {
+                        let Some(s) = table.symbol(sym) else { continue };
+                        let Some(path) = table.file(s.file) else {
+                            continue;
+                        };
+                        let f = files.get(cx, ti, s.file, path);
+                        if files.files[f].text.is_none() {
+                            continue;
+                        }
+                    }
+                    buckets[i].push((tier, ti, sym));
+                }
             }
         }
     }
-    let want_fuzzy = q.is_empty() || hits.len() < MAX_WORKSPACE_SYMBOLS;
-    if tables.len() == 1 {
-        // The haystack is in name order and each name's symbols follow one another in the
-        // table's order, so the hits came in table order: bucketed by (tier, outside), that
-        // order is kept, and nothing is sorted (a query as common as `vector` matches
-        // hundreds of thousands of symbols of a big C++ program).
-        let t = &tables[0];
-        let mut buckets: [Vec<(u8, usize, usize)>; 8] = Default::default();
-        for h in hits.drain(..) {
-            buckets[usize::from(h.0.min(3)) * 2 + usize::from(t.outside(h.2))].push(h);
+    // How many of the ranked candidates stand for all: those up to the end of the first
+    // bucket with candidates left out.
+    let mut sound = usize::MAX;
+    if single {
+        let mut end = 0;
+        for (bucket, cut) in buckets.iter().zip(cut) {
+            end += bucket.len();
+            if cut {
+                sound = end;
+                break;
+            }
         }
         hits = buckets.into_iter().flatten().collect();
-    } else {
+    }
+    let truncated = sound != usize::MAX;
+    let want_fuzzy = q.is_empty() || (hits.len() < MAX_WORKSPACE_SYMBOLS && !truncated);
+    if !single {
         hits.sort_unstable_by(|a, b| {
             a.0.cmp(&b.0)
                 .then_with(|| order(tables, (a.1, a.2), (b.1, b.2)))
@@ -300,12 +364,15 @@ pub fn workspace_symbol_cached(
     }
     let mut fuzzy = want_fuzzy.then(|| Fuzzy::new(tables, &q, substring));
     let mut ranked = hits.into_iter().map(|(_, ti, sym)| (ti, sym));
-    let mut files = ResultFiles::new(tables.iter().map(|t| t.table.file_count()));
+    let mut taken = 0usize;
     let mut seen: NameMap<(&str, usize, Line, SymbolKind), ()> = NameMap::default();
     let mut out = Vec::new();
     while out.len() < MAX_WORKSPACE_SYMBOLS {
         let next = match ranked.next() {
-            Some(hit) => Some(hit),
+            Some(hit) => {
+                taken += 1;
+                Some(hit)
+            }
             None => match fuzzy.as_mut() {
                 Some(f) => f.next(cancel)?,
                 None => None,
@@ -341,5 +408,6 @@ pub fn workspace_symbol_cached(
             cx.encoding,
         ));
     }
-    Ok(Value::Array(out))
+    let whole = !truncated || (out.len() >= MAX_WORKSPACE_SYMBOLS && taken <= sound);
+    Ok((Value::Array(out), whole))
 }
