@@ -11,8 +11,9 @@
 //! gives. The answer is used only when gimli decodes exactly one sequence from those
 //! bytes and it covers the address; anything else falls back to the whole table.
 //!
-//! ceph-osd's `main` is in a unit whose line program builds ~1.4 million rows: the
-//! whole table took ~0.5 s of the first stop, one sequence takes microseconds.
+//! ceph-osd's `main` is in the unit of ceph_osd.cc, whose whole table (every header's
+//! inline code) took ~0.45 s of the warm first stop on the tracer thread (37 % of its
+//! samples); `main`'s own sequence has 4,892 rows.
 
 use std::sync::{Arc, Mutex};
 
