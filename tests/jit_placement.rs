@@ -195,9 +195,11 @@ fn breakpoints_sent_again_reuse_the_placed_code() {
         placements as u64 * 64 > 2 * 65536,
         "too few placements: {placements}"
     );
+    // Measured from the first round: the stop's own breakpoint (no condition) gets its
+    // copy at the first resume, so the first region may be mapped by round 0.
     assert_eq!(
-        after, before,
-        "re-placing the same conditions took new memory"
+        after, after_first,
+        "re-placing the same conditions took new memory (before the rounds: {before})"
     );
     // The program still runs as it does alone.
     c.ok("continue", serde_json::json!({"threadId": pid}));

@@ -35,6 +35,8 @@ pub struct Module {
     inside: Option<Inside>,
     /// Every address the module's code may jump to, scanned on first use (`crate::jit`).
     targets: OnceLock<Arc<BranchTargets>>,
+    /// Whether a background scan of `targets` was started.
+    scan_started: std::sync::atomic::AtomicBool,
     /// Code placed for the module's sites, reused when placed again (`crate::jit`).
     placements: PlacementCache,
 }
@@ -117,6 +119,7 @@ impl Module {
             binary: cell,
             inside: None,
             targets: OnceLock::new(),
+            scan_started: Default::default(),
             placements: PlacementCache::default(),
         }
     }
@@ -143,6 +146,7 @@ impl Module {
             },
             inside: None,
             targets: OnceLock::new(),
+            scan_started: Default::default(),
             placements: PlacementCache::default(),
         }
     }
@@ -180,6 +184,32 @@ impl Module {
                 })
             })
             .clone()
+    }
+
+    /// Whether [`Module::branch_targets`] is known (never waits for a scan).
+    pub(crate) fn branch_targets_ready(&self) -> bool {
+        self.targets.get().is_some()
+    }
+
+    /// Starts [`Module::branch_targets`] on a thread of its own (a big module's scan
+    /// takes a quarter of a second), so a later caller finds it done or waits only for
+    /// the rest; at most one scan runs per module.
+    pub(crate) fn scan_branch_targets_in_background(module: Arc<Module>) {
+        if module.targets.get().is_some()
+            || module
+                .scan_started
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        let spawned = std::thread::Builder::new()
+            .name("branch-targets".into())
+            .spawn(move || {
+                module.branch_targets();
+            });
+        if let Err(e) = spawned {
+            tracing::debug!("cannot scan branch targets in the background: {e}");
+        }
     }
 
     /// Code placed for the module's sites.
@@ -306,6 +336,7 @@ impl Modules {
                 binary: OnceLock::new(),
                 inside,
                 targets: OnceLock::new(),
+                scan_started: Default::default(),
                 placements: PlacementCache::default(),
             }));
         }
@@ -338,6 +369,7 @@ impl Modules {
                 binary: OnceLock::new(),
                 inside: main.inside.clone(),
                 targets: OnceLock::new(),
+                scan_started: Default::default(),
                 placements: PlacementCache::default(),
             };
             if let Some(b) = binary {

@@ -775,6 +775,7 @@ impl Session {
 fn resume_on_tracer(core: &Mutex<Core>, t: &mut Tracer) -> Result<()> {
     let mut c = lock(core);
     c.clear_step(t);
+    c.accelerate_pending(t);
     c.running = true;
     c.at_stop = None;
     // The user saw a stop since any pause they asked for.

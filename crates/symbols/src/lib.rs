@@ -18,6 +18,7 @@ mod gdbindex;
 pub mod guess;
 mod reader;
 mod sections;
+mod seqs;
 mod split;
 mod stats;
 mod symtab;

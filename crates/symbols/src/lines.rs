@@ -38,7 +38,7 @@ pub(crate) struct LineTable {
     /// File paths indexed by DWARF file index (normalized, absolute when possible).
     files: crate::units::FileTable,
     /// Sequences sorted by start address.
-    pub(crate) seqs: Vec<Sequence>,
+    pub(crate) seqs: Vec<Arc<Sequence>>,
 }
 
 impl LineTable {
@@ -48,47 +48,91 @@ impl LineTable {
             .and_then(|f| f.as_deref())
     }
 
-    /// The row covering `addr` (the last row at the greatest address ≤ `addr`, as
-    /// binutils does when several rows share an address).
-    pub(crate) fn row_for(&self, addr: u64) -> Option<&Row> {
+    /// The sequence covering `addr`: of those starting at or before it, the last.
+    pub(crate) fn sequence_covering(&self, addr: u64) -> Option<Arc<Sequence>> {
         let pos = self.seqs.partition_point(|s| s.start <= addr);
-        for seq in self.seqs[..pos].iter().rev().take(16) {
-            if addr >= seq.end {
-                continue;
-            }
-            let i = seq.rows.partition_point(|r| r.addr <= addr);
-            return seq.rows.get(i.checked_sub(1)?);
-        }
-        None
+        self.seqs[..pos]
+            .iter()
+            .rev()
+            .take(16)
+            .find(|seq| addr < seq.end)
+            .cloned()
+    }
+}
+
+impl Sequence {
+    /// The row covering `addr` (the last row at the greatest address ≤ `addr`).
+    pub(crate) fn row_for(&self, addr: u64) -> Option<&Row> {
+        let i = self.rows.partition_point(|r| r.addr <= addr);
+        self.rows.get(i.checked_sub(1)?)
     }
 
     /// The row gdb reports for a frame at `addr`: the row covering `addr` as in
-    /// [`LineTable::row_for`], except that when that row is not a statement, the last
+    /// [`Sequence::row_for`], except that when that row is not a statement, the last
     /// statement row at the same address wins (gdb's `find_pc_sect_line` scans back
     /// through rows at the same address, stopping at a line-0 row).
     pub(crate) fn stmt_row_for(&self, addr: u64) -> Option<&Row> {
-        let pos = self.seqs.partition_point(|s| s.start <= addr);
-        for seq in self.seqs[..pos].iter().rev().take(16) {
-            if addr >= seq.end {
-                continue;
-            }
-            let mut i = seq
-                .rows
-                .partition_point(|r| r.addr <= addr)
-                .checked_sub(1)?;
-            let last = i;
-            while i > 0
-                && !seq.rows[i].is_stmt
-                && seq.rows[i - 1].addr == seq.rows[i].addr
-                && seq.rows[i - 1].line != 0
-            {
-                i -= 1;
-            }
-            let row = if seq.rows[i].is_stmt { i } else { last };
-            return seq.rows.get(row);
+        let mut i = self
+            .rows
+            .partition_point(|r| r.addr <= addr)
+            .checked_sub(1)?;
+        let last = i;
+        while i > 0
+            && !self.rows[i].is_stmt
+            && self.rows[i - 1].addr == self.rows[i].addr
+            && self.rows[i - 1].line != 0
+        {
+            i -= 1;
         }
-        None
+        let row = if self.rows[i].is_stmt { i } else { last };
+        self.rows.get(row)
     }
+}
+
+/// The sequences of a line program, in program order: rows out of address order are
+/// dropped, as are empty sequences and those at address 0 (discarded code).
+pub(crate) fn collect_sequences(
+    mut rows_iter: gimli::LineRows<
+        crate::reader::R,
+        gimli::IncompleteLineProgram<crate::reader::R>,
+    >,
+) -> std::result::Result<Vec<Sequence>, gimli::Error> {
+    let mut seqs = Vec::new();
+    let mut current: Vec<Row> = Vec::new();
+    while let Some((_, row)) = rows_iter.next_row()? {
+        if row.end_sequence() {
+            if let Some(first) = current.first() {
+                let start = first.addr;
+                if row.address() > start && start != 0 {
+                    seqs.push(Sequence {
+                        start,
+                        end: row.address(),
+                        rows: std::mem::take(&mut current),
+                    });
+                }
+            }
+            current.clear();
+            continue;
+        }
+        if current.last().is_some_and(|r| row.address() < r.addr) {
+            // Out-of-order rows are invalid DWARF; drop the row.
+            continue;
+        }
+        current.push(Row {
+            addr: row.address(),
+            file: u32::try_from(row.file_index()).unwrap_or(u32::MAX),
+            line: row
+                .line()
+                .map_or(0, |l| u32::try_from(l.get()).unwrap_or(u32::MAX)),
+            column: match row.column() {
+                gimli::ColumnType::LeftEdge => 0,
+                gimli::ColumnType::Column(c) => u32::try_from(c.get()).unwrap_or(u32::MAX),
+            },
+            is_stmt: row.is_stmt(),
+            prologue_end: row.prologue_end(),
+        });
+    }
+    Ok(seqs)
 }
 
 /// Lexically normalizes a path: drops `.` components and folds `dir/..`.
@@ -377,42 +421,10 @@ impl Binary {
         let files = self
             .unit_files(index)
             .map_err(|_| gimli::Error::MissingUnitDie)?;
-        let mut seqs = Vec::new();
-        let mut rows_iter = program.rows();
-        let mut current: Vec<Row> = Vec::new();
-        while let Some((_, row)) = rows_iter.next_row()? {
-            if row.end_sequence() {
-                if let Some(first) = current.first() {
-                    let start = first.addr;
-                    if row.address() > start && start != 0 {
-                        seqs.push(Sequence {
-                            start,
-                            end: row.address(),
-                            rows: std::mem::take(&mut current),
-                        });
-                    }
-                }
-                current.clear();
-                continue;
-            }
-            if current.last().is_some_and(|r| row.address() < r.addr) {
-                // Out-of-order rows are invalid DWARF; drop the row.
-                continue;
-            }
-            current.push(Row {
-                addr: row.address(),
-                file: u32::try_from(row.file_index()).unwrap_or(u32::MAX),
-                line: row
-                    .line()
-                    .map_or(0, |l| u32::try_from(l.get()).unwrap_or(u32::MAX)),
-                column: match row.column() {
-                    gimli::ColumnType::LeftEdge => 0,
-                    gimli::ColumnType::Column(c) => u32::try_from(c.get()).unwrap_or(u32::MAX),
-                },
-                is_stmt: row.is_stmt(),
-                prologue_end: row.prologue_end(),
-            });
-        }
+        let mut seqs: Vec<Arc<Sequence>> = collect_sequences(program.rows())?
+            .into_iter()
+            .map(Arc::new)
+            .collect();
         seqs.sort_by_key(|s| s.start);
         Ok(LineTable { files, seqs })
     }
@@ -425,9 +437,10 @@ impl Binary {
             units = (0..self.units().len()).collect();
         }
         for index in units {
-            let table = self.line_table(index)?;
-            if let Some(row) = table.row_for(addr.0) {
-                return Ok(Some(self.row_location(&table, row)));
+            if let Some(seq) = self.sequence_at(index, addr.0)? {
+                if let Some(row) = seq.row_for(addr.0) {
+                    return Ok(Some(self.row_location(index, row)?));
+                }
             }
         }
         Ok(None)
@@ -447,24 +460,27 @@ impl Binary {
             units = (0..self.units().len()).collect();
         }
         for index in units {
-            let table = self.line_table(index)?;
-            if let Some(row) = table.stmt_row_for(addr.0) {
-                return Ok(Some(self.row_location(&table, row)));
+            if let Some(seq) = self.sequence_at(index, addr.0)? {
+                if let Some(row) = seq.stmt_row_for(addr.0) {
+                    return Ok(Some(self.row_location(index, row)?));
+                }
             }
         }
         Ok(None)
     }
 
-    fn row_location(&self, table: &LineTable, row: &Row) -> SourceLocation {
-        SourceLocation {
-            file: table
-                .file_path(u64::from(row.file))
+    fn row_location(&self, index: usize, row: &Row) -> Result<SourceLocation> {
+        let files = self.unit_files(index)?;
+        Ok(SourceLocation {
+            file: files
+                .get(row.file as usize)
+                .and_then(|f| f.as_deref())
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
             line: Line::new(row.line),
             column: std::num::NonZeroU32::new(row.column),
             row_addr: FileAddr(row.addr),
-        }
+        })
     }
 
     /// Every row of every line table, in unit order (for tests and tooling).
@@ -474,7 +490,7 @@ impl Binary {
             let table = self.line_table(index)?;
             for seq in &table.seqs {
                 for row in &seq.rows {
-                    out.push(self.row_location(&table, row));
+                    out.push(self.row_location(index, row)?);
                 }
             }
         }
@@ -723,9 +739,7 @@ impl Binary {
             return Ok(None);
         };
         let end = func.ranges.first().map_or(addr, |r| r.1);
-        let table = self.line_table(unit)?;
-        let pos = table.seqs.partition_point(|s| s.start <= addr);
-        let Some(seq) = pos.checked_sub(1).and_then(|i| table.seqs.get(i)) else {
+        let Some(seq) = self.sequence_at(unit, addr)? else {
             return Ok(None);
         };
         // A sequence's rows are in address order: start at `addr` rather than scanning

@@ -97,6 +97,8 @@ pub(crate) struct UnitSlot {
     dies: OnceLock<Arc<Unit>>,
     pub(crate) files: OnceLock<Result<FileTable, gimli::Error>>,
     pub(crate) lines: OnceLock<Result<Arc<LineTable>, gimli::Error>>,
+    /// Single sequences of the line table, decoded before (or instead of) `lines`.
+    pub(crate) seqs: crate::seqs::SeqCache,
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
     /// The address → scope index (`blocks.rs`), built from `funcs` on first use.
     pub(crate) blocks: OnceLock<Result<Arc<crate::blocks::BlockIndex>, gimli::Error>>,
@@ -117,6 +119,7 @@ impl UnitSlot {
             dies: OnceLock::new(),
             files: OnceLock::new(),
             lines: OnceLock::new(),
+            seqs: Default::default(),
             funcs: OnceLock::new(),
             blocks: OnceLock::new(),
             call_sites: OnceLock::new(),
@@ -151,6 +154,9 @@ pub struct CacheStats {
     pub file_tables: usize,
     /// Units whose line table rows were decoded.
     pub line_tables: usize,
+    /// Line-table sequences decoded alone, without their unit's whole table
+    /// (`seqs.rs`), and kept.
+    pub single_sequences: usize,
     /// Units whose DIE tree was walked for functions, globals and types.
     pub die_walks: usize,
     /// Whether the full symbol index was built.
@@ -183,6 +189,7 @@ impl Binary {
                 .iter()
                 .filter(|u| u.lines.get().is_some())
                 .count(),
+            single_sequences: self.units().iter().map(|u| u.seqs.decoded_count()).sum(),
             die_walks: self
                 .units()
                 .iter()

@@ -9,6 +9,36 @@ use std::path::Path;
 
 use symbols::{Binary, FileAddr, Line, LineResolution, SourceMap};
 
+/// A fresh binary answers address → line questions from single sequences
+/// (`seqs.rs`) exactly as from the whole tables, without building any whole table.
+fn check_single_sequences(bin: &Path, fixture: &str) {
+    let whole = Binary::open(bin).unwrap();
+    let rows = whole.all_line_rows().unwrap();
+    let mut addrs: Vec<u64> = rows.iter().map(|r| r.row_addr.0).collect();
+    addrs.sort_unstable();
+    addrs.dedup();
+    let lazy = Binary::open(bin).unwrap();
+    for &addr in &addrs {
+        let at = FileAddr(addr);
+        assert_eq!(
+            lazy.location_for_addr(at).unwrap(),
+            whole.location_for_addr(at).unwrap(),
+            "{fixture}: location at {addr:#x}"
+        );
+        assert_eq!(
+            lazy.frame_location_for_addr(at).unwrap(),
+            whole.frame_location_for_addr(at).unwrap(),
+            "{fixture}: frame location at {addr:#x}"
+        );
+    }
+    let stats = lazy.cache_stats();
+    assert_eq!(
+        stats.line_tables, 0,
+        "{fixture}: whole line tables were built: {stats:?}"
+    );
+    assert!(stats.single_sequences > 0, "{fixture}: {stats:?}");
+}
+
 /// Every row of every line table maps to the same file:line as addr2line says.
 fn check_addr2line(bin: &Path, fixture: &str) {
     let binary = Binary::open(bin).unwrap();
@@ -46,6 +76,7 @@ fn addresses_agree_with_addr2line_for_gcc_matrix() {
         all.extend(flags);
         let bin = common::build_c(dir.path(), "c/sym_lines.c", &all, fixture);
         check_addr2line(&bin, fixture);
+        check_single_sequences(&bin, fixture);
     }
 }
 
@@ -54,8 +85,10 @@ fn addresses_agree_with_addr2line_for_rustc_and_gxx() {
     let dir = tempfile::tempdir().unwrap();
     let bin = common::build_rust(dir.path(), "rust/sym_rust.rs", &[], "rustc-g");
     check_addr2line(&bin, "rustc-g");
+    check_single_sequences(&bin, "rustc-g");
     let bin = common::build_c(dir.path(), "c/sym_cpp.cpp", &["-g", "-O1"], "gxx-O1");
     check_addr2line(&bin, "gxx-O1");
+    check_single_sequences(&bin, "gxx-O1");
 }
 
 /// Parses gdb's `info line` answers: Some((line_has_code, address)) per query.

@@ -353,7 +353,23 @@ pub(super) fn install_now(
     }
     c.by_addr = by_addr;
     for id in &ids {
-        accelerate(t, &mut c, *id);
+        if c.bps.get(id).is_some_and(|bp| bp.condition.is_some()) {
+            // A condition that can run in the debuggee saves a stop at every hit
+            // from the first one on: worth the branch-target scan now.
+            accelerate(t, &mut c, *id);
+        } else {
+            // Only the resume from a hit gains from a copy of the site: placed at the
+            // first resume (`Core::accelerate_pending`), so the first stop does not
+            // wait for the module's branch-target scan, which starts now beside it.
+            c.jit_pending = true;
+            if let Some(bp) = c.bps.get(id) {
+                for &RuntimeAddr(addr) in &bp.addrs {
+                    if let Some(m) = c.modules.find(addr) {
+                        crate::modules::Module::scan_branch_targets_in_background(m);
+                    }
+                }
+            }
+        }
     }
     ids
 }

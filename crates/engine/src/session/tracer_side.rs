@@ -393,18 +393,42 @@ impl Core {
                 }
             }
         }
-        if std::mem::take(&mut self.jit_pending) {
-            let ids: Vec<BreakpointId> = self
-                .bps
-                .values()
-                .filter(|b| !b.jit_tried)
-                .map(|b| b.id)
-                .collect();
-            for id in ids {
-                accelerate(t, self, id);
+        self.accelerate_pending(t);
+        self.resume(t);
+    }
+
+    /// Places what the breakpoints not tried yet can use (`accelerate`): at a resume,
+    /// before any thread runs, so no hit happens half-placed. A breakpoint without a
+    /// condition gains only a faster resume from its hits, so it waits for no
+    /// branch-target scan: until its modules' scans are done (started here, in the
+    /// background) its hits step over the int3, and a later resume places the copies.
+    pub(super) fn accelerate_pending(&mut self, t: &mut Tracer) {
+        if !std::mem::take(&mut self.jit_pending) {
+            return;
+        }
+        let mut ids = Vec::new();
+        for b in self.bps.values().filter(|b| !b.jit_tried) {
+            let waiting: Vec<Arc<Module>> = if b.condition.is_some() {
+                Vec::new()
+            } else {
+                b.addrs
+                    .iter()
+                    .filter_map(|a| self.modules.find(a.0))
+                    .filter(|m| !m.branch_targets_ready())
+                    .collect()
+            };
+            if waiting.is_empty() {
+                ids.push(b.id);
+            } else {
+                self.jit_pending = true;
+                for m in waiting {
+                    Module::scan_branch_targets_in_background(m);
+                }
             }
         }
-        self.resume(t);
+        for id in ids {
+            accelerate(t, self, id);
+        }
     }
 
     /// Libraries were loaded or unloaded: plant pending breakpoints in the new ones.
