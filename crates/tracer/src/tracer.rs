@@ -31,6 +31,7 @@ mod syscalls;
 mod tsc;
 mod vdso;
 mod wait;
+mod waypoints;
 
 pub use patch::{PatchSpec, JUMP_LEN};
 pub use record::{Move, Position, RecordingInfo};

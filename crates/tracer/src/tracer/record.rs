@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// Snapshots are made at a system call's exit when this many calls, or this much time,
 /// passed since the last one.
-const SNAPSHOT_EVERY_CALLS: u64 = 1024;
+const SNAPSHOT_EVERY_CALLS: u64 = 256;
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
 /// At most this many snapshots are kept; past it the oldest but the first are thinned.
 const MAX_SNAPSHOTS: usize = 24;
@@ -132,6 +132,10 @@ pub(super) struct Snapshot {
 pub(super) struct Recorder {
     pub events: Vec<SysRecord>,
     pub snapshots: Vec<Snapshot>,
+    /// Snapshots replays left behind, by event (`waypoints.rs`), and the order they
+    /// were made in (the first made goes first).
+    pub waypoints: Vec<Snapshot>,
+    pub waypoint_order: Vec<u64>,
     /// The shown process's position; `None` while it is not known exactly (after a
     /// pause, a watchpoint or a signal, until the next system call).
     pub pos: Option<Position>,
@@ -188,6 +192,8 @@ impl Tracer {
         self.rec = Some(Box::new(Recorder {
             events: Vec::new(),
             snapshots: Vec::new(),
+            waypoints: Vec::new(),
+            waypoint_order: Vec::new(),
             pos: Some(Position::default()),
             entry: None,
             since_snapshot: 0,
@@ -269,7 +275,7 @@ impl Tracer {
             t.in_syscall = false;
         }
         if let Some(rec) = rec {
-            for s in &rec.snapshots {
+            for s in rec.snapshots.iter().chain(&rec.waypoints) {
                 kill_stopped(s.pid);
             }
             self.release_threads(rec.sched);
@@ -643,7 +649,7 @@ impl Tracer {
             self.leave_replay();
         }
         if let Some(rec) = self.rec.take() {
-            for s in &rec.snapshots {
+            for s in rec.snapshots.iter().chain(&rec.waypoints) {
                 kill_stopped(s.pid);
             }
             // A detach must not leave a parked thread to return -ENOSYS from its
