@@ -15,8 +15,10 @@ use std::time::{Duration, Instant};
 /// passed since the last one.
 const SNAPSHOT_EVERY_CALLS: u64 = 256;
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
-/// At most this many snapshots are kept; past it the oldest but the first are thinned.
+/// At most this many snapshots are kept; past it the densest of the older ones are thinned.
 const MAX_SNAPSHOTS: usize = 24;
+/// The newest snapshots are never thinned: a step back from the present starts near it.
+const KEEP_NEWEST: usize = 6;
 const CLONE_PARENT: u64 = 0x8000;
 
 /// One move from a position to a later one.
@@ -552,20 +554,16 @@ impl Tracer {
         rec.since_snapshot = 0;
         rec.last_snapshot = Instant::now();
         if rec.snapshots.len() > MAX_SNAPSHOTS {
-            // Thin the older half: drop every other one of them, the first kept.
-            let half = rec.snapshots.len() / 2;
-            let mut i = 0;
-            let mut victims = Vec::new();
-            rec.snapshots.retain(|s| {
-                let keep = i == 0 || i >= half || i % 2 == 0;
-                i += 1;
-                if !keep {
-                    victims.push(s.pid);
-                }
-                keep
-            });
-            for v in victims {
-                kill_stopped(v);
+            // Thin where they are densest: of the older ones (the first and the newest
+            // KEEP_NEWEST excepted) the one whose neighbours are closest goes, so the
+            // past keeps snapshots evenly spread — a search far back replays one gap,
+            // not the whole recording (the earlier rule, every other one of the older
+            // half, emptied everything between the first and the newest dozen).
+            let n = rec.snapshots.len();
+            let victim = (1..n - KEEP_NEWEST)
+                .min_by_key(|&i| rec.snapshots[i + 1].event - rec.snapshots[i - 1].event);
+            if let Some(i) = victim {
+                kill_stopped(rec.snapshots.remove(i).pid);
             }
         }
         tracing::debug!(pid = child.0, event, "snapshot");
