@@ -31,6 +31,7 @@ mod syscalls;
 mod tsc;
 mod vdso;
 mod wait;
+mod waypoints;
 
 pub use patch::{PatchSpec, JUMP_LEN};
 pub use record::{Move, Position, RecordingInfo};
@@ -532,7 +533,12 @@ fn resume_one(tid: Tid, t: &mut Thread) {
             tracing::debug!(tid = tid.0, "restoring a signal's siginfo: {e}");
         }
     }
-    let res = if t.stepping && t.sysgood && at_syscall_insn(tid, t) {
+    // A step over a `syscall` goes on with PTRACE_SYSCALL from the call's entry stop
+    // too: a single-step from there would run the call and report its end as a step
+    // trap, with no exit stop, so the call's result would never be seen (recorded,
+    // or checked and injected by a replay).
+    let in_syscall_step = t.syscall_step && t.in_syscall;
+    let res = if t.stepping && t.sysgood && (in_syscall_step || at_syscall_insn(tid, t)) {
         t.syscall_step = true;
         sys::syscall(tid, sig)
     } else if t.stepping {

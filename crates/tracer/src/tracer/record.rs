@@ -13,10 +13,12 @@ use std::time::{Duration, Instant};
 
 /// Snapshots are made at a system call's exit when this many calls, or this much time,
 /// passed since the last one.
-const SNAPSHOT_EVERY_CALLS: u64 = 1024;
+const SNAPSHOT_EVERY_CALLS: u64 = 256;
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
-/// At most this many snapshots are kept; past it the oldest but the first are thinned.
+/// At most this many snapshots are kept; past it the densest of the older ones are thinned.
 const MAX_SNAPSHOTS: usize = 24;
+/// The newest snapshots are never thinned: a step back from the present starts near it.
+const KEEP_NEWEST: usize = 6;
 const CLONE_PARENT: u64 = 0x8000;
 
 /// One move from a position to a later one.
@@ -132,6 +134,10 @@ pub(super) struct Snapshot {
 pub(super) struct Recorder {
     pub events: Vec<SysRecord>,
     pub snapshots: Vec<Snapshot>,
+    /// Snapshots replays left behind, by event (`waypoints.rs`), and the order they
+    /// were made in (the first made goes first).
+    pub waypoints: Vec<Snapshot>,
+    pub waypoint_order: Vec<u64>,
     /// The shown process's position; `None` while it is not known exactly (after a
     /// pause, a watchpoint or a signal, until the next system call).
     pub pos: Option<Position>,
@@ -188,6 +194,8 @@ impl Tracer {
         self.rec = Some(Box::new(Recorder {
             events: Vec::new(),
             snapshots: Vec::new(),
+            waypoints: Vec::new(),
+            waypoint_order: Vec::new(),
             pos: Some(Position::default()),
             entry: None,
             since_snapshot: 0,
@@ -269,7 +277,7 @@ impl Tracer {
             t.in_syscall = false;
         }
         if let Some(rec) = rec {
-            for s in &rec.snapshots {
+            for s in rec.snapshots.iter().chain(&rec.waypoints) {
                 kill_stopped(s.pid);
             }
             self.release_threads(rec.sched);
@@ -546,20 +554,16 @@ impl Tracer {
         rec.since_snapshot = 0;
         rec.last_snapshot = Instant::now();
         if rec.snapshots.len() > MAX_SNAPSHOTS {
-            // Thin the older half: drop every other one of them, the first kept.
-            let half = rec.snapshots.len() / 2;
-            let mut i = 0;
-            let mut victims = Vec::new();
-            rec.snapshots.retain(|s| {
-                let keep = i == 0 || i >= half || i % 2 == 0;
-                i += 1;
-                if !keep {
-                    victims.push(s.pid);
-                }
-                keep
-            });
-            for v in victims {
-                kill_stopped(v);
+            // Thin where they are densest: of the older ones (the first and the newest
+            // KEEP_NEWEST excepted) the one whose neighbours are closest goes, so the
+            // past keeps snapshots evenly spread — a search far back replays one gap,
+            // not the whole recording (the earlier rule, every other one of the older
+            // half, emptied everything between the first and the newest dozen).
+            let n = rec.snapshots.len();
+            let victim = (1..n - KEEP_NEWEST)
+                .min_by_key(|&i| rec.snapshots[i + 1].event - rec.snapshots[i - 1].event);
+            if let Some(i) = victim {
+                kill_stopped(rec.snapshots.remove(i).pid);
             }
         }
         tracing::debug!(pid = child.0, event, "snapshot");
@@ -643,7 +647,7 @@ impl Tracer {
             self.leave_replay();
         }
         if let Some(rec) = self.rec.take() {
-            for s in &rec.snapshots {
+            for s in rec.snapshots.iter().chain(&rec.waypoints) {
                 kill_stopped(s.pid);
             }
             // A detach must not leave a parked thread to return -ENOSYS from its

@@ -83,6 +83,8 @@ pub(super) struct Replay {
     pub live: Option<Parked>,
     pub live_pos: Position,
     cursor: u64,
+    /// The event of the snapshot (or waypoint) this replay was forked from.
+    pub base: u64,
     /// The current system call is emulated (skipped, its result injected).
     emulated: bool,
     /// Its recorded result replaces the real one.
@@ -90,7 +92,7 @@ pub(super) struct Replay {
     /// Arguments changed at entry (mmap at the recorded address), restored at exit.
     restore: Option<(u64, u64)>,
     /// Stop with `Replayed` once this many calls are replayed.
-    stop_at_event: Option<u64>,
+    pub stop_at_event: Option<u64>,
     /// Making the moves of a target: no system call may come.
     in_moves: bool,
     follow: Option<Follow>,
@@ -216,13 +218,15 @@ impl Tracer {
             }
             return Ok(());
         }
-        let Some(snap) = rec
-            .snapshots
-            .iter()
-            .rev()
-            .find(|s| s.event <= target.event)
-            .cloned()
-        else {
+        // The latest recorded snapshot or waypoint before the target.
+        let recorded = rec.snapshots.iter().rev().find(|s| s.event <= target.event);
+        let waypoint = rec.waypoints.iter().rev().find(|s| s.event <= target.event);
+        let Some(snap) = (match (recorded, waypoint) {
+            (Some(s), Some(w)) if w.event > s.event => Some(w),
+            (Some(s), _) => Some(s),
+            _ => None,
+        })
+        .cloned() else {
             return Err(Error::Replay(
                 "that point is before the recording's start".into(),
             ));
@@ -301,6 +305,7 @@ impl Tracer {
         match rec.replay.as_mut() {
             Some(r) => {
                 r.cursor = snap_event;
+                r.base = snap_event;
                 r.diverged = None;
                 r.stop_at_event = None;
                 r.in_moves = false;
@@ -312,6 +317,7 @@ impl Tracer {
                     live,
                     live_pos: present,
                     cursor: snap_event,
+                    base: snap_event,
                     emulated: false,
                     any_result: false,
                     restore: None,
@@ -935,6 +941,8 @@ impl Tracer {
             r.diverged = Some(why);
             return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
         }
+        let next = r.cursor + 1;
+        let stop = r.stop_at_event == Some(next);
         for (a, b) in &writes {
             self.write_raw(*a, b)?;
         }
@@ -942,6 +950,7 @@ impl Tracer {
         if let Some(t) = self.threads.get_mut(&tid) {
             t.regs = Some(regs);
         }
+        self.maybe_waypoint(tid, next, stop);
         self.replay_advance(tid)
     }
 

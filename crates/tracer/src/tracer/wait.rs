@@ -56,10 +56,19 @@ impl Tracer {
             Phase::Stopped if block => return Err(Error::NotRunning),
             _ => {}
         }
+        // While a recorded or replayed process has one thread, its stops are the only
+        // ones that can come (a fork ends a recording at its entry; a clone's new
+        // thread is in `threads` from its event on): waiting for it alone spares the
+        // kernel a walk over every snapshot and waypoint (each a traced child, 70 and
+        // more) at every stop, which cost more than the stop itself.
+        let who = match (&self.rec, self.threads.len()) {
+            (Some(_), 1) => self.threads.keys().next().map_or(-1, |t| t.0),
+            _ => -1,
+        };
         loop {
             let w = match self.take_own_stash() {
                 Some(w) => w,
-                None => match sys::wait(-1, !block, self.arm_slice() || interruptible) {
+                None => match sys::wait(who, !block, self.arm_slice() || interruptible) {
                     Ok(Some(w)) => w,
                     Ok(None) => {
                         // A time slice may be over (its timer woke the wait).
