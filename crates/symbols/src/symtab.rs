@@ -483,7 +483,10 @@ impl Binary {
                                 continue;
                             };
                             for (addr, name) in syms {
-                                let Some(row) = table.row_for(*addr) else {
+                                let Some(seq) = table.sequence_covering(*addr) else {
+                                    continue;
+                                };
+                                let Some(row) = seq.row_for(*addr) else {
                                     continue;
                                 };
                                 let Some(path) = table.file_path(u64::from(row.file)) else {
