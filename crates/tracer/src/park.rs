@@ -211,12 +211,25 @@ pub fn release(pid: Pid) -> bool {
     restored
 }
 
+/// Whether this process parked `pid` and has not unparked it yet.
+fn parked_here(pid: Pid) -> bool {
+    saved_bytes()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains_key(&pid.0)
+}
+
 /// Lets a handed-over fork child that nobody traces run on, however it waits: parked
 /// ([`release`]) or in a job-control stop (SIGCONT, which also drops a SIGSTOP not acted
-/// on yet). A child just detached may still be on its way into the parking call: it is
-/// given a moment to get there. A pid that is gone or traced again is left alone.
+/// on yet). A child this process parked is released at once, wherever it is on its way
+/// into the parking call (its registers already name it; a loaded machine may not have
+/// run it since the detach). One parked by another process may still be on its way: it
+/// is given a moment to get there. A pid that is gone or traced again is left alone.
 pub fn free(pid: Pid) {
-    for _ in 0..100 {
+    if crate::procfs::tracer_of(pid) == Some(0) && parked_here(pid) && release(pid) {
+        return;
+    }
+    for _ in 0..1000 {
         if crate::procfs::tracer_of(pid) != Some(0) {
             return;
         }
