@@ -83,7 +83,7 @@ pub struct Binary {
     endian: RunTimeEndian,
     /// The DWARF sections and unit headers, loaded on first use.
     lazy: OnceLock<DwarfData>,
-    pub(crate) unit_ranges: OnceLock<Vec<(u64, u64, usize)>>,
+    pub(crate) unit_ranges: OnceLock<crate::units::UnitRanges>,
     pub(crate) symtab: OnceLock<Vec<ElfSymbol>>,
     pub(crate) function_starts: OnceLock<Vec<u64>>,
     pub(crate) type_signatures: OnceLock<std::collections::HashMap<u64, crate::units::DieId>>,

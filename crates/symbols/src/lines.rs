@@ -433,8 +433,9 @@ impl Binary {
     pub fn location_for_addr(&self, addr: FileAddr) -> Result<Option<SourceLocation>> {
         let mut units = self.units_for_addr(addr.0);
         if units.is_empty() {
-            // No aranges entry: search all line tables (rare; e.g. hand-written asm).
-            units = (0..self.units().len()).collect();
+            // In no unit's declared ranges: only a unit that declares none may hold it
+            // (rare; e.g. hand-written asm without ranges).
+            units = self.units_without_ranges().to_vec();
         }
         for index in units {
             if let Some(seq) = self.sequence_at(index, addr.0)? {
@@ -457,7 +458,7 @@ impl Binary {
     pub fn frame_location_for_addr(&self, addr: FileAddr) -> Result<Option<SourceLocation>> {
         let mut units = self.units_for_addr(addr.0);
         if units.is_empty() {
-            units = (0..self.units().len()).collect();
+            units = self.units_without_ranges().to_vec();
         }
         for index in units {
             if let Some(seq) = self.sequence_at(index, addr.0)? {
@@ -503,7 +504,7 @@ impl Binary {
         let mut out = Vec::new();
         let mut units = self.units_for_addr(range.start.0);
         if units.is_empty() {
-            units = (0..self.units().len()).collect();
+            units = self.units_without_ranges().to_vec();
         }
         for index in units {
             let table = self.line_table(index)?;

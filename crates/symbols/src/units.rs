@@ -18,6 +18,15 @@ pub(crate) struct Unit {
     split: bool,
 }
 
+/// Which units cover which addresses, read once per binary.
+#[derive(Debug, Default)]
+pub(crate) struct UnitRanges {
+    /// Sorted address ranges → unit index.
+    pub(crate) ranges: Vec<(u64, u64, usize)>,
+    /// Units with no declared range, in index order.
+    pub(crate) rangeless: Vec<usize>,
+}
+
 impl Unit {
     pub(crate) fn new(unit: gimli::Unit<R>, dwarf: Arc<gimli::Dwarf<R>>) -> Unit {
         Unit {
@@ -348,6 +357,18 @@ impl Binary {
     /// Sorted, non-overlapping address ranges → unit index, from `.debug_aranges`
     /// when it is present and otherwise from each unit's root DIE ranges.
     pub(crate) fn unit_address_ranges(&self) -> &[(u64, u64, usize)] {
+        &self.unit_ranges_and_gaps().ranges
+    }
+
+    /// The units that declare no address range at all (neither in `.debug_aranges` nor
+    /// on their root DIE): the only ones whose line tables may hold an address no
+    /// unit's ranges cover. gdb looks no further either: an address outside every
+    /// declared range (`_start`, the PLT) has no line.
+    pub(crate) fn units_without_ranges(&self) -> &[usize] {
+        &self.unit_ranges_and_gaps().rangeless
+    }
+
+    fn unit_ranges_and_gaps(&self) -> &UnitRanges {
         self.unit_ranges.get_or_init(|| {
             let mut out = Vec::new();
             let mut covered = vec![false; self.units().len()];
@@ -366,25 +387,30 @@ impl Binary {
                     }
                 }
             }
+            let mut rangeless = Vec::new();
             for (index, done) in covered.iter().enumerate() {
                 if *done {
                     continue;
                 }
-                let Ok(unit) = self.skeleton(index) else {
-                    continue;
-                };
-                let unit_ref = unit.r();
-                let Ok(mut ranges) = unit_ref.unit_ranges() else {
-                    continue;
-                };
-                while let Ok(Some(r)) = ranges.next() {
-                    if r.begin < r.end {
-                        out.push((r.begin, r.end, index));
+                let before = out.len();
+                if let Ok(unit) = self.skeleton(index) {
+                    if let Ok(mut ranges) = unit.r().unit_ranges() {
+                        while let Ok(Some(r)) = ranges.next() {
+                            if r.begin < r.end {
+                                out.push((r.begin, r.end, index));
+                            }
+                        }
                     }
+                }
+                if out.len() == before {
+                    rangeless.push(index);
                 }
             }
             out.sort_unstable();
-            out
+            UnitRanges {
+                ranges: out,
+                rangeless,
+            }
         })
     }
 

@@ -467,3 +467,35 @@ fn frame_locations_agree_with_gdb() {
         assert!(checked > 20, "{fixture}: only {checked} addresses checked");
     }
 }
+
+/// An address no unit declares (`_start`, from the C runtime's objects without DWARF)
+/// has no line, as addr2line and gdb say, and finding that out reads no line program:
+/// only a unit that declares no range at all could hold it.
+#[test]
+fn an_address_outside_every_unit_reads_no_line_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = common::build_c(dir.path(), "c/sym_lines.c", &["-g", "-O0"], "gcc-O0");
+    let nm = std::process::Command::new("nm").arg(&bin).output().unwrap();
+    let start = String::from_utf8_lossy(&nm.stdout)
+        .lines()
+        .find_map(|l| l.strip_suffix(" T _start").map(common::hex))
+        .expect("_start in nm");
+    let (file, line) = common::addr2line(&bin, &[start]).remove(0);
+    assert_eq!(line, 0, "addr2line gives _start a line ({file}:{line})");
+    let binary = Binary::open(&bin).unwrap();
+    assert_eq!(binary.location_for_addr(FileAddr(start)).unwrap(), None);
+    assert_eq!(
+        binary.frame_location_for_addr(FileAddr(start)).unwrap(),
+        None
+    );
+    assert!(binary
+        .line_rows(FileAddr(start)..FileAddr(start + 16))
+        .unwrap()
+        .is_empty());
+    let stats = binary.cache_stats();
+    assert_eq!(
+        (stats.file_tables, stats.line_tables, stats.single_sequences),
+        (0, 0, 0),
+        "{stats:?}"
+    );
+}
