@@ -607,7 +607,7 @@ fn load_dwarf(
     let dwarf_map = debug_map.unwrap_or(map);
     // Compressed sections come from their decompressed files when a cache is configured.
     let mut cached = cache
-        .map(|c| crate::sections::load_all(c, dwarf_file))
+        .map(|c| crate::sections::load_all(c, dwarf_map, dwarf_file))
         .unwrap_or_default();
     let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Bytes> {
         if let Some(bytes) = cached.remove(id.name()) {

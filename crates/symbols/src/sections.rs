@@ -46,8 +46,14 @@ impl SectionCache {
 
     /// The decompressed bytes of compressed section `name` of `file`, from its cache file
     /// (written first when there is no valid one); `None` when the cache cannot serve it
-    /// (the caller decompresses into memory then).
-    pub(crate) fn section(&self, file: &object::File<'_>, name: &str) -> Option<Bytes> {
+    /// (the caller decompresses into memory then). `map` is the mapping `file` was
+    /// parsed from.
+    pub(crate) fn section(
+        &self,
+        map: &memmap2::Mmap,
+        file: &object::File<'_>,
+        name: &str,
+    ) -> Option<Bytes> {
         let section = file.section_by_name(name)?;
         let range = section.compressed_file_range().ok()?;
         // Small sections inflate faster than a file is checked.
@@ -68,7 +74,9 @@ impl SectionCache {
                     tracing::debug!(target: "tandem::cache", file = %path.display(), reason, "decompressed section cache rejected");
                 }
                 let started = std::time::Instant::now();
-                if let Err(e) = self.write(&path, &section, range) {
+                let written = self.write(map, &path, &section, range);
+                release_pages(map, range.offset, range.compressed_size);
+                if let Err(e) = written {
                     tracing::debug!(target: "tandem::cache", file = %path.display(), "cannot write a decompressed section: {e}");
                     return None;
                 }
@@ -93,6 +101,7 @@ impl SectionCache {
 
     fn write(
         &self,
+        map: &memmap2::Mmap,
         path: &Path,
         section: &object::Section<'_, '_>,
         range: object::CompressedFileRange,
@@ -122,7 +131,8 @@ impl SectionCache {
             match zlib_data {
                 // Streamed: the section is never whole in memory.
                 Some(data) => {
-                    let mut z = flate2::read::ZlibDecoder::new(data.data);
+                    let input = Releasing::new(map, range.offset, data.data);
+                    let mut z = flate2::bufread::ZlibDecoder::new(input);
                     let mut buf = vec![0u8; 1 << 20];
                     loop {
                         let n = z.read(&mut buf)?;
@@ -200,11 +210,87 @@ fn verify(path: &Path, uncompressed: u64, compressed: u64) -> Result<(), String>
     Ok(())
 }
 
+/// Drops from this process's memory the pages of `map` that `len` bytes at `offset`
+/// cover (the compressed bytes of a section once inflated to its file: 230 MB for
+/// ceph-osd's debug file, which would otherwise stay in the session's RSS). They stay in
+/// the page cache; a later read faults them in again.
+fn release_pages(map: &memmap2::Mmap, offset: u64, len: u64) {
+    let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
+        return;
+    };
+    if offset.checked_add(len).is_none_or(|end| end > map.len()) {
+        return;
+    }
+    // SAFETY: `map` is a read-only private mapping of a file (`map_file`): no page of it
+    // was ever written, so a dropped page faults back in with the same bytes from the
+    // file, and every slice into it stays valid.
+    let dropped =
+        unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len) };
+    if let Err(e) = dropped {
+        tracing::debug!(target: "tandem::cache", "cannot release inflated pages: {e}");
+    }
+}
+
+/// The compressed bytes of a section as the inflater reads them, each 8 MiB dropped from
+/// memory ([`release_pages`]) once read, so the peak holds a few of them, not the whole
+/// compressed section.
+struct Releasing<'a> {
+    map: &'a memmap2::Mmap,
+    /// Where `data` starts in `map`.
+    offset: u64,
+    data: &'a [u8],
+    pos: usize,
+    released: usize,
+}
+
+impl<'a> Releasing<'a> {
+    const STEP: usize = 8 << 20;
+
+    fn new(map: &'a memmap2::Mmap, offset: u64, data: &'a [u8]) -> Self {
+        Releasing {
+            map,
+            offset,
+            data,
+            pos: 0,
+            released: 0,
+        }
+    }
+}
+
+impl Read for Releasing<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::io::BufRead::fill_buf(self)?.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        std::io::BufRead::consume(self, n);
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for Releasing<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        let end = self.data.len().min(self.pos + (1 << 20));
+        Ok(&self.data[self.pos..end])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.data.len());
+        if self.pos - self.released >= Self::STEP {
+            release_pages(
+                self.map,
+                self.offset + self.released as u64,
+                (self.pos - self.released) as u64,
+            );
+            self.released = self.pos;
+        }
+    }
+}
+
 /// Every compressed DWARF section of `file` that gimli reads, served from `cache` — each
 /// on its own thread, so the first session inflates them in parallel and later ones check
 /// them in parallel. Sections the cache cannot serve are missing from the answer.
 pub(crate) fn load_all(
     cache: &SectionCache,
+    map: &memmap2::Mmap,
     file: &object::File<'_>,
 ) -> std::collections::HashMap<&'static str, Bytes> {
     let names: Vec<&'static str> = gimli_sections()
@@ -226,7 +312,7 @@ pub(crate) fn load_all(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&name) = names.get(i) else { break };
-                if let Some(bytes) = cache.section(file, name) {
+                if let Some(bytes) = cache.section(map, file, name) {
                     out.lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .insert(name, bytes);
