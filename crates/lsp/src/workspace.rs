@@ -269,6 +269,7 @@ impl Workspace {
             }
             match self.load(&path) {
                 Loaded::Served(served) => {
+                    served.binary.release_file_pages();
                     let served = warm(served, self.texts.clone(), self.config.roots.clone());
                     let mut state = self.state();
                     tracing::debug!(path = %served.path.display(), "binary serves the workspace");
@@ -564,6 +565,8 @@ fn warm(served: Box<Served>, texts: Arc<DiskTexts>, roots: Vec<PathBuf>) -> Arc<
                 texts.get(background.names.file(crate::names::FileId::new(f)));
             }
             tracing::debug!(path = %background.path.display(), elapsed = ?started.elapsed(), "declaration files read");
+            // The load and the tables read much of the DWARF once; requests read little.
+            background.binary.release_file_pages();
         });
     if let Err(e) = spawned {
         tracing::warn!("name tables will be built on first use: {e}");

@@ -300,6 +300,23 @@ impl Binary {
         &self.dwarf_data().units
     }
 
+    /// Drops from this process's memory the pages of its file mappings read so far (the
+    /// binary, its debug file, the decompressed sections' files): they stay in the page
+    /// cache, and reading them again faults them back in. For a long-lived server once a
+    /// burst of reading is over (the language server after loading a binary): what it
+    /// read is otherwise counted in its resident memory for as long as it runs. What is
+    /// built from them (tables, indexes) is the process's own memory and stays.
+    pub fn release_file_pages(&self) {
+        let mut maps: Vec<&Mmap> = vec![&self.map];
+        maps.extend(self.debug_map.as_deref());
+        if let Some(data) = self.lazy.get() {
+            maps.extend(data.section_maps.iter().map(|m| &**m));
+        }
+        for map in maps {
+            crate::sections::release_pages(map, 0, map.len() as u64);
+        }
+    }
+
     fn dwarf_data(&self) -> &DwarfData {
         self.lazy.get_or_init(|| {
             let started = std::time::Instant::now();
@@ -569,6 +586,8 @@ impl Binary {
 /// The DWARF of a binary: its sections and the list of unit headers.
 pub(crate) struct DwarfData {
     dwarf: Arc<gimli::Dwarf<R>>,
+    /// The decompressed sections' files, mapped (`sections.rs`).
+    section_maps: Vec<Arc<Mmap>>,
     units: Vec<UnitSlot>,
     /// Where the unit headers stopped being readable (the units from there on are lost).
     damaged: Vec<crate::units::UnreadableUnit>,
@@ -584,6 +603,7 @@ impl DwarfData {
         };
         DwarfData {
             dwarf: Arc::new(sections.borrow(|b| gimli::EndianReader::new(b.clone(), endian))),
+            section_maps: Vec::new(),
             units: Vec::new(),
             damaged: Vec::new(),
         }
@@ -609,6 +629,13 @@ fn load_dwarf(
     let mut cached = cache
         .map(|c| crate::sections::load_all(c, dwarf_map, dwarf_file))
         .unwrap_or_default();
+    let section_maps: Vec<Arc<Mmap>> = cached
+        .values()
+        .filter_map(|b| match b {
+            Bytes::Mapped { map, .. } => Some(map.clone()),
+            Bytes::Owned(_) => None,
+        })
+        .collect();
     let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Bytes> {
         if let Some(bytes) = cached.remove(id.name()) {
             return Ok(bytes);
@@ -655,6 +682,7 @@ fn load_dwarf(
     }
     Ok(DwarfData {
         dwarf: Arc::new(dwarf),
+        section_maps,
         units,
         damaged,
     })

@@ -213,8 +213,9 @@ fn verify(path: &Path, uncompressed: u64, compressed: u64) -> Result<(), String>
 /// Drops from this process's memory the pages of `map` that `len` bytes at `offset`
 /// cover (the compressed bytes of a section once inflated to its file: 230 MB for
 /// ceph-osd's debug file, which would otherwise stay in the session's RSS). They stay in
-/// the page cache; a later read faults them in again.
-fn release_pages(map: &memmap2::Mmap, offset: u64, len: u64) {
+/// the page cache; a later read faults them in again. `map` must be a read-only private
+/// file mapping (`binary::map_file`).
+pub(crate) fn release_pages(map: &memmap2::Mmap, offset: u64, len: u64) {
     let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
         return;
     };
