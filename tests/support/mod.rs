@@ -480,7 +480,7 @@ impl Drop for Peer {
 }
 
 /// Adds to the tally scripts/test prints after the suites: one line per peer in
-/// target/tmp/validated-{dap,lsp}.log (appends are atomic at this size):
+/// target/tmp/validated-{dap,lsp}.log (one `write` per line, so appends are atomic):
 /// `VALIDATED<TAB>UNVALIDATED<TAB>SOURCE` (`-` when no definition was found).
 fn record_validated(
     protocol: Protocol,
@@ -502,6 +502,9 @@ fn record_validated(
         .open(path)
     {
         let source = source.unwrap_or_else(|| "-".into());
-        let _ = writeln!(f, "{validated}\t{unvalidated}\t{source}");
+        // One write: `writeln!` on a File writes each piece on its own, and two test
+        // processes appending at once interleaved them into a line of garbage.
+        let line = format!("{validated}\t{unvalidated}\t{source}\n");
+        let _ = f.write_all(line.as_bytes());
     }
 }
