@@ -21,6 +21,53 @@ fn key(f: &[Function]) -> Vec<(String, Vec<u64>)> {
     out
 }
 
+/// Every function of a C++ program, looked up by its qualified name and by each
+/// `::`-suffix of it, is found through the cache file exactly as through the full index.
+#[test]
+fn a_cache_file_answers_every_suffix_of_cpp_names_as_the_full_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = common::build_c(
+        dir.path(),
+        "cpp/stl_more.cpp",
+        &["-g", "-O2", "-std=c++20"],
+        "stl-O2",
+    );
+    let cache = IndexCache::new(dir.path().join("cache"), u64::MAX);
+    let built = Binary::open(&bin).unwrap();
+    let index = built.symbol_index();
+    built.store_index_cache(&cache).unwrap();
+    let warm = Binary::open(&bin).unwrap();
+    assert!(warm.load_index_cache(&cache));
+    let mut queries: Vec<String> = Vec::new();
+    for e in index.entries() {
+        if e.kind != symbols::SymbolKind::Function || e.range.is_none() {
+            continue;
+        }
+        let name = e.name.to_string();
+        queries.push(name.clone());
+        for (i, _) in name.match_indices("::") {
+            queries.push(name[i + 2..].to_string());
+        }
+    }
+    queries.sort();
+    queries.dedup();
+    let mut checked = 0;
+    for name in &queries {
+        let full = built.functions_by_name(name).unwrap();
+        if full.is_empty() || !full.iter().all(|f| f.from_dwarf) {
+            continue;
+        }
+        let cached = warm.functions_by_index_section(name).unwrap_or_default();
+        assert_eq!(key(&cached), key(&full), "{name}");
+        checked += 1;
+    }
+    assert!(checked > 50, "only {checked} names checked");
+    assert!(
+        warm.built_index().is_none(),
+        "the answers needed no full index"
+    );
+}
+
 #[test]
 fn a_cache_file_answers_as_the_full_index_and_damage_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
