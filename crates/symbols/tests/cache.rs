@@ -32,12 +32,8 @@ fn a_cache_file_answers_every_suffix_of_cpp_names_as_the_full_index() {
         &["-g", "-O2", "-std=c++20"],
         "stl-O2",
     );
-    let cache = IndexCache::new(dir.path().join("cache"), u64::MAX);
-    let built = Binary::open(&bin).unwrap();
+    let (_cache, built, warm) = cached(dir.path(), &bin);
     let index = built.symbol_index();
-    built.store_index_cache(&cache).unwrap();
-    let warm = Binary::open(&bin).unwrap();
-    assert!(warm.load_index_cache(&cache));
     let mut queries: Vec<String> = Vec::new();
     for e in index.entries() {
         if e.kind != symbols::SymbolKind::Function || e.range.is_none() {
@@ -51,8 +47,29 @@ fn a_cache_file_answers_every_suffix_of_cpp_names_as_the_full_index() {
     }
     queries.sort();
     queries.dedup();
+    let checked = same_answers(&built, &warm, &queries);
+    assert!(checked > 50, "only {checked} names checked");
+}
+
+/// A cache under `dir` holding the file of `bin`'s full index; the binary that built
+/// it; a fresh one that loaded the file.
+fn cached(dir: &std::path::Path, bin: &std::path::Path) -> (IndexCache, Binary, Binary) {
+    let cache = IndexCache::new(dir.join("cache"), u64::MAX);
+    let built = Binary::open(bin).unwrap();
+    built.symbol_index();
+    built.store_index_cache(&cache).unwrap();
+    let warm = Binary::open(bin).unwrap();
+    assert!(warm.load_index_cache(&cache));
+    (cache, built, warm)
+}
+
+/// Looks every name up through the full index of `built` and the cache file `warm`
+/// loaded, asserts the answers are equal, and counts the names with DWARF functions
+/// (ELF-only code, `_init`, is not in the cache: it is found through .symtab). The
+/// cache answered alone: `warm` built no index.
+fn same_answers(built: &Binary, warm: &Binary, names: &[String]) -> usize {
     let mut checked = 0;
-    for name in &queries {
+    for name in names {
         let full = built.functions_by_name(name).unwrap();
         if full.is_empty() || !full.iter().all(|f| f.from_dwarf) {
             continue;
@@ -61,11 +78,11 @@ fn a_cache_file_answers_every_suffix_of_cpp_names_as_the_full_index() {
         assert_eq!(key(&cached), key(&full), "{name}");
         checked += 1;
     }
-    assert!(checked > 50, "only {checked} names checked");
     assert!(
         warm.built_index().is_none(),
         "the answers needed no full index"
     );
+    checked
 }
 
 #[test]
@@ -73,34 +90,18 @@ fn a_cache_file_answers_as_the_full_index_and_damage_is_rejected() {
     let dir = tempfile::tempdir().unwrap();
     // -O2: inlined copies, whose units the cache must name too.
     let bin = common::build_c(dir.path(), "c/sym_lines.c", &["-g", "-O2"], "gcc-O2");
-    let cache = IndexCache::new(dir.path().join("cache"), u64::MAX);
-    let built = Binary::open(&bin).unwrap();
+    let (cache, built, warm) = cached(dir.path(), &bin);
     let index = built.symbol_index();
-    built.store_index_cache(&cache).unwrap();
-
-    let warm = Binary::open(&bin).unwrap();
-    assert!(warm.load_index_cache(&cache));
     let names: Vec<String> = index
         .entries()
         .filter(|e| e.kind == symbols::SymbolKind::Function && e.range.is_some())
         .map(|e| e.name.to_string())
         .collect();
     assert!(names.len() > 3, "{names:?}");
-    let mut checked = 0;
-    for name in names.iter().chain(&["square".to_string()]) {
-        let full = built.functions_by_name(name).unwrap();
-        if !full.iter().all(|f| f.from_dwarf) {
-            continue; // ELF-only code (`_init`): not in the cache, found through .symtab
-        }
-        let cached = warm.functions_by_index_section(name).unwrap_or_default();
-        assert_eq!(key(&cached), key(&full), "{name}");
-        checked += 1;
-    }
+    let mut queries = names.clone();
+    queries.push("square".to_string());
+    let checked = same_answers(&built, &warm, &queries);
     assert!(checked > 3, "{checked} DWARF functions checked");
-    assert!(
-        warm.built_index().is_none(),
-        "the answers needed no full index"
-    );
 
     let file = std::fs::read_dir(cache.dir())
         .unwrap()
