@@ -74,9 +74,9 @@ impl SectionCache {
                     tracing::debug!(target: "tandem::cache", file = %path.display(), reason, "decompressed section cache rejected");
                 }
                 let started = std::time::Instant::now();
-                let written = self.write(map, &path, &section, range);
-                release_pages(map, range.offset, range.compressed_size);
-                if let Err(e) = written {
+                // The last few MiB the inflater read (and a zstd section's bytes) are
+                // released with the rest of the mapping by `binary::load_dwarf`.
+                if let Err(e) = self.write(map, &path, &section, range) {
                     tracing::debug!(target: "tandem::cache", file = %path.display(), "cannot write a decompressed section: {e}");
                     return None;
                 }
