@@ -140,6 +140,58 @@ fn two_hundred_threads_come_and_go_through_a_breakpoint() {
     assert_clean(tandem, &[pid], &[]);
 }
 
+/// Placing a condition in the debuggee maps memory there with a system call run by one
+/// of its threads. A breakpoint set while the program runs stops every thread first, and
+/// this program's main thread is almost always inside `clone` (it does nothing but create
+/// threads), where it stops at the clone's ptrace event with the call not yet returned:
+/// a call run from there has its number overwritten by the clone's return, and the
+/// program's clone returns that call's error instead (`pthread_create` fails, or the new
+/// thread runs on a stack the program frees: SIGSEGV). Several rounds, the breakpoint set
+/// at a different moment of each, and the log must say the condition went into the
+/// debuggee (else the test checked nothing).
+#[test]
+fn a_condition_placed_while_the_main_thread_creates_threads_leaves_clone_alone() {
+    let line = line_of(&source(), "LINE_CHURN");
+    let mut placed = 0;
+    for round in 0..6u64 {
+        let mut c = DapClient::with_peer(Peer::spawn(
+            Protocol::Dap,
+            &[],
+            &[("TANDEM_LOG", "engine=debug")],
+        ));
+        c.initialize();
+        c.ok("launch", launch("churn"));
+        c.ok("configurationDone", json!({}));
+        let pid = c.debuggee_pid.unwrap();
+        std::thread::sleep(Duration::from_millis(20 + 15 * round));
+        let body = c.ok(
+            "setBreakpoints",
+            json!({"source": {"path": source()},
+                   "breakpoints": [{"line": line, "condition": "k < 0"}]}),
+        );
+        assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+        let (name, e) = next_of(&mut c, &["exited", "stopped"]);
+        assert_eq!(name, "exited", "round {round}: the program stopped: {e}");
+        assert_eq!(
+            e["body"]["exitCode"], 0,
+            "round {round}: every pthread_create worked and every thread ran"
+        );
+        c.event("terminated");
+        if c.peer.stderr().contains("condition runs in the debuggee") {
+            placed += 1;
+        }
+        let tandem = tandem_pid(&c);
+        c.finish();
+        assert_clean(tandem, &[pid], &[]);
+    }
+    // A round whose program ended before the breakpoint was set places nothing; most
+    // must place it, or this test proved nothing.
+    assert!(
+        placed >= 4,
+        "the condition was placed in {placed} of 6 rounds"
+    );
+}
+
 /// The next event among `names` (the others are skipped).
 fn next_of(c: &mut DapClient, names: &[&str]) -> (String, Value) {
     let deadline = std::time::Instant::now() + PATIENCE;

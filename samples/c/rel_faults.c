@@ -1,7 +1,8 @@
 // rel_faults.c: the fault paths of the reliability suite, one mode per argv[1]: a fault, an
 // abort, an exit during a step, a long-running loop, 200 short-lived threads, fork + exec,
-// and many threads reaching one breakpoint at once. Exit code 0 means the mode's own check
-// passed.
+// many threads reaching one breakpoint at once, and a main thread that does nothing but
+// create threads. Exit code 0 means the mode's own check passed.
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,6 +37,13 @@ __attribute__((noinline)) void *body(void *arg) {
 }
 
 static pthread_barrier_t barrier;
+volatile long churned;
+
+__attribute__((noinline)) void *churn_body(void *arg) {
+    long k = (long)arg;
+    __atomic_fetch_add(&churned, 1, __ATOMIC_RELAXED); // LINE_CHURN
+    return (void *)k;
+}
 
 __attribute__((noinline)) void meet(void) {
     pthread_mutex_lock(&lock);
@@ -87,6 +95,27 @@ int main(int argc, char **argv) {
         for (int i = 0; i < N; i++)
             pthread_join(t[i], NULL);
         return bodies == N ? 0 : 1;
+    } else if (!strcmp(mode, "churn")) {
+        // Detached threads created back to back: the main thread is inside clone most of
+        // the time, so a debugger that stops it is likely to find it there.
+        enum { N = 1000 };
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        for (long i = 0; i < N; i++) {
+            pthread_t t;
+            int err = pthread_create(&t, &attr, churn_body, (void *)i);
+            if (err == EAGAIN) { // too many at once: let some finish
+                usleep(100);
+                i--;
+            } else if (err != 0) {
+                fprintf(stderr, "pthread_create: %s\n", strerror(err));
+                return 2;
+            }
+        }
+        while (__atomic_load_n(&churned, __ATOMIC_RELAXED) < N)
+            usleep(1000);
+        return 0;
     } else if (!strcmp(mode, "forkexec")) {
         pid_t child = fork();
         if (child == 0) {

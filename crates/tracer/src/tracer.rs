@@ -327,6 +327,11 @@ struct Thread {
     /// stack (`SA_ONSTACK`) leaves everything live on its own stack above that sp.
     home: Option<(u64, u64)>,
     home_sp: u64,
+    /// The ptrace event it is stopped at when that event is reported from inside a
+    /// system call (clone, fork, vfork, vfork-done, exec), else 0: the call has not
+    /// returned, so its return value will overwrite rax when the thread runs on. No
+    /// system call may be injected there (see `Tracer::injection_thread`).
+    call_event: i32,
     /// Recording: resumed with PTRACE_SYSCALL, so every system call is seen.
     sysgood: bool,
     /// Recording: between a system call's entry stop and its exit stop.

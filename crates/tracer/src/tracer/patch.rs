@@ -727,9 +727,20 @@ impl Tracer {
         ))
     }
 
+    /// A stopped thread that can run an injected system call: the main thread when it
+    /// can. Not one stopped at an event inside a system call of its own (the main
+    /// thread of a program creating threads is often stopped in `clone`): that call's
+    /// return would overwrite the injected call's number as the thread left the kernel,
+    /// the injected call would not run, and restoring the registers afterwards would
+    /// make the program's own call fail (`pthread_create` returned ENOSYS, or the new
+    /// thread ran on a stack the program then freed).
     pub(super) fn injection_thread(&self) -> Option<Tid> {
+        self.injection_thread_where(|t| t.call_event == 0)
+    }
+
+    fn injection_thread_where(&self, ok: impl Fn(&Thread) -> bool) -> Option<Tid> {
         let leader = Tid(self.pid.0);
-        let usable = |t: &Thread| !t.running && !t.new && !t.group_stop && !t.listening;
+        let usable = |t: &Thread| !t.running && !t.new && !t.group_stop && !t.listening && ok(t);
         if self.threads.get(&leader).is_some_and(usable) {
             return Some(leader);
         }
@@ -739,12 +750,54 @@ impl Tracer {
             .map(|(tid, _)| *tid)
     }
 
+    /// [`Tracer::injection_thread`], or else (every stopped thread is inside a call
+    /// of its own, as a program whose only other threads are still being created) a
+    /// thread whose call returns at once, stepped out of it first: its call completes
+    /// as it would have, and it stops before running any instruction of its own. Not
+    /// while recording, whose log must see every call's exit stop.
+    fn ready_injection_thread(&mut self) -> Result<Tid> {
+        if let Some(tid) = self.injection_thread() {
+            return Ok(tid);
+        }
+        let returns_at_once = |t: &Thread| {
+            matches!(
+                t.call_event,
+                libc::PTRACE_EVENT_CLONE | libc::PTRACE_EVENT_FORK | libc::PTRACE_EVENT_VFORK_DONE
+            )
+        };
+        let tid = self
+            .injection_thread_where(returns_at_once)
+            .filter(|_| self.rec.is_none())
+            .ok_or_else(|| Error::Placement("no stopped thread to run a system call".into()))?;
+        tracing::debug!(tid = tid.0, "stepping a thread out of its system call");
+        for _ in 0..16 {
+            let w = step_and_wait(tid, 0)?;
+            match sys::decode(w.status) {
+                Status::Stopped(libc::SIGTRAP, 0) => {
+                    if let Some(t) = self.threads.get_mut(&tid) {
+                        t.call_event = 0;
+                        t.regs = None;
+                    }
+                    return Ok(tid);
+                }
+                // A signal that came first is delivered when the thread resumes.
+                Status::Stopped(sig, 0) => self.keep_signal(tid, sig),
+                Status::Stopped(..) | Status::Other => {}
+                Status::Exited(_) | Status::Signaled(..) => {
+                    stash_push(w);
+                    return Err(Error::Exited);
+                }
+            }
+        }
+        Err(Error::Placement(
+            "a thread did not leave its system call".into(),
+        ))
+    }
+
     /// Runs one system call in the debuggee: a stopped thread executes a `syscall`
     /// written over `at` for one step; its registers and the bytes come back after.
     pub(super) fn inject_syscall(&mut self, at: u64, nr: u64, args: [u64; 6]) -> Result<u64> {
-        let tid = self
-            .injection_thread()
-            .ok_or_else(|| Error::Placement("no stopped thread to run a system call".into()))?;
+        let tid = self.ready_injection_thread()?;
         self.inject_syscall_on(tid, at, nr, args, &mut |_, _| {})
     }
 

@@ -296,6 +296,14 @@ impl Tracer {
                     // requested while the thread was already trapped fires on the next
                     // resume and is absorbed by event_stop.
                     t.interrupt_sent = false;
+                    t.call_event = match ev {
+                        libc::PTRACE_EVENT_CLONE
+                        | libc::PTRACE_EVENT_FORK
+                        | libc::PTRACE_EVENT_VFORK
+                        | libc::PTRACE_EVENT_VFORK_DONE
+                        | libc::PTRACE_EVENT_EXEC => ev,
+                        _ => 0,
+                    };
                 }
                 if ev != libc::PTRACE_EVENT_STOP {
                     // A stop before a preemption's interrupt consumed it.
