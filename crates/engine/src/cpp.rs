@@ -48,7 +48,8 @@ fn text(name: &str, type_name: &str, text: String) -> Field {
 }
 
 impl Renderer<'_> {
-    /// A type seen through typedefs and qualifiers, as a [`TypeRef`].
+    /// A type seen through typedefs and qualifiers, as a [`TypeRef`]; a class this
+    /// unit only declares, as its definition in another unit.
     fn strip(&self, ty: TypeRef) -> TypeRef {
         let mut t = ty;
         for _ in 0..16 {
@@ -59,6 +60,9 @@ impl Renderer<'_> {
                 TypeKind::Typedef(Some(x))
                 | TypeKind::Const(Some(x))
                 | TypeKind::Volatile(Some(x)) => t = x,
+                TypeKind::Composite {
+                    declaration: true, ..
+                } => return self.binary.definition_of(t).unwrap_or(t),
                 _ => return t,
             }
         }

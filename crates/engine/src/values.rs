@@ -179,6 +179,12 @@ pub(crate) fn resolve(binary: &Binary, ty: TypeRef) -> Result<Resolved, String> 
                     id: None,
                 })
             }
+            TypeKind::Composite {
+                declaration: true, ..
+            } if binary.definition_of(t).is_some() => {
+                // Declared only here, defined in another unit: its members are there.
+                t = binary.definition_of(t).unwrap_or(t);
+            }
             kind => {
                 return Ok(Resolved {
                     kind: kind.clone(),

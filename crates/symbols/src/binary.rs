@@ -104,6 +104,9 @@ pub struct Binary {
     pub(crate) gdb_index: OnceLock<Option<crate::gdbindex::GdbIndex>>,
     /// The split DWARF package beside the executable (`split.rs`), read on first use.
     pub(crate) dwp: OnceLock<Option<crate::split::Package>>,
+    /// Type units of split files met so far (`split.rs`): unit indexes past the
+    /// executable's own units.
+    pub(crate) split_types: crate::split::SplitTypes,
     /// The on-disk index cache file, once [`Binary::load_index_cache`] opened one.
     pub(crate) cached: OnceLock<crate::cache::CachedIndex>,
     /// Units whose DIEs could not be read, and how many of them were taken already
@@ -251,6 +254,7 @@ impl Binary {
             counters: Default::default(),
             gdb_index: OnceLock::new(),
             dwp: OnceLock::new(),
+            split_types: Default::default(),
             cached: OnceLock::new(),
             unreadable: Default::default(),
             section_cache: options.section_cache.clone(),

@@ -10,15 +10,23 @@
 //! `DW_AT_decl_file` indices mean the same thing in either. A `.dwo` that cannot be
 //! found leaves the skeleton in place: the unit keeps its lines (line breakpoints,
 //! stepping) and loses its DIEs, and [`Binary::missing_split_units`] names the file.
+//!
+//! Type units (`-fdebug-types-section`) of a split file live beside its compilation
+//! unit (in a `.dwo`; in GCC's, each in a section group of its own, so the file has many
+//! sections of one name, read here as their concatenation) or in the package's TU
+//! index. A split unit's `DW_FORM_ref_sig8` is resolved there on first use, and each
+//! type unit found gets a unit index past the executable's own units ([`SplitTypes`]),
+//! so its DIEs have ids like any other.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use gimli::{Reader, SectionId};
 
 use crate::binary::{map_file, section_bytes, Binary};
 use crate::reader::{Bytes, R};
-use crate::units::Unit;
+use crate::units::{DieId, Unit};
 
 /// The package `prog.dwp` beside the executable, its mapping kept alive by its
 /// sections' [`Bytes`].
@@ -33,7 +41,143 @@ pub struct MissingSplitUnit {
     pub unit_name: Option<String>,
 }
 
+/// The type units of split files found so far: the `i`-th has unit index
+/// `units().len() + i`. Type signatures are program-wide (a signature names one type
+/// whatever unit refers to it), so one table serves every split unit.
+#[derive(Default)]
+pub(crate) struct SplitTypes {
+    inner: Mutex<SplitTypesInner>,
+}
+
+#[derive(Default)]
+struct SplitTypesInner {
+    units: Vec<Arc<Unit>>,
+    /// Type signature → (index in `units`, the type's DIE in it).
+    by_signature: HashMap<u64, (usize, gimli::UnitOffset<usize>)>,
+    /// The `.dwo` files whose type units were listed (by their sections' address).
+    scanned: Vec<usize>,
+    /// Type units listed but not parsed yet: signature → their file and header.
+    listed: HashMap<u64, (Arc<gimli::Dwarf<R>>, gimli::UnitHeader<R>)>,
+}
+
+impl SplitTypes {
+    /// How many type units have indexes.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().units.len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SplitTypesInner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl SplitTypesInner {
+    /// Parses a listed type unit and gives it an index.
+    fn adopt(
+        &mut self,
+        first_index: usize,
+        signature: u64,
+        dwarf: Arc<gimli::Dwarf<R>>,
+        header: gimli::UnitHeader<R>,
+    ) -> Option<DieId> {
+        let (gimli::UnitType::SplitType { type_offset, .. }
+        | gimli::UnitType::Type { type_offset, .. }) = header.type_()
+        else {
+            return None;
+        };
+        let unit = match dwarf.unit(header) {
+            Ok(u) => u,
+            Err(e) => {
+                tracing::warn!(signature, "unreadable split type unit: {e}");
+                return None;
+            }
+        };
+        let i = self.units.len();
+        self.units.push(Arc::new(Unit::split(unit, dwarf)));
+        self.by_signature.insert(signature, (i, type_offset));
+        Some(DieId {
+            unit: first_index + i,
+            offset: type_offset,
+        })
+    }
+}
+
+/// The type signature of a type unit header.
+fn signature_of(header: &gimli::UnitHeader<R>) -> Option<u64> {
+    match header.type_() {
+        gimli::UnitType::SplitType { type_signature, .. }
+        | gimli::UnitType::Type { type_signature, .. } => Some(type_signature.0),
+        _ => None,
+    }
+}
+
 impl Binary {
+    /// A split file's type unit by its unit index (past the executable's units).
+    pub(crate) fn split_type_unit(&self, index: usize) -> crate::Result<Arc<Unit>> {
+        let i = index - self.units().len().min(index);
+        self.split_types
+            .lock()
+            .units
+            .get(i)
+            .cloned()
+            .ok_or(crate::Error::BadReference(index as u64))
+    }
+
+    /// The DIE of the type with `signature` that split unit `unit` refers to: in the
+    /// package's type units, else among its own file's.
+    pub(crate) fn split_type(
+        &self,
+        unit: &Unit,
+        signature: gimli::DebugTypeSignature,
+    ) -> Option<DieId> {
+        let first_index = self.units().len();
+        let sig = signature.0;
+        {
+            let mut types = self.split_types.lock();
+            if let Some(&(i, offset)) = types.by_signature.get(&sig) {
+                return Some(DieId {
+                    unit: first_index + i,
+                    offset,
+                });
+            }
+            if let Some((dwarf, header)) = types.listed.remove(&sig) {
+                return types.adopt(first_index, sig, dwarf, header);
+            }
+        }
+        if let Some(package) = self.package() {
+            match package.find_tu(signature, self.dwarf_arc()) {
+                Ok(Some(dwarf)) => {
+                    let dwarf = Arc::new(dwarf);
+                    let header = type_unit_headers(&dwarf)
+                        .into_iter()
+                        .find(|h| signature_of(h) == Some(sig))?;
+                    return self
+                        .split_types
+                        .lock()
+                        .adopt(first_index, sig, dwarf, header);
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(sig, "split type unit unreadable in the package: {e}"),
+            }
+        }
+        // A `.dwo`: list its type units once.
+        let dwarf = unit.dwarf_arc();
+        let key = Arc::as_ptr(dwarf) as usize;
+        let mut types = self.split_types.lock();
+        if !types.scanned.contains(&key) {
+            types.scanned.push(key);
+            for header in type_unit_headers(dwarf) {
+                if let Some(s) = signature_of(&header) {
+                    if !types.by_signature.contains_key(&s) {
+                        types.listed.entry(s).or_insert((dwarf.clone(), header));
+                    }
+                }
+            }
+        }
+        let (dwarf, header) = types.listed.remove(&sig)?;
+        types.adopt(first_index, sig, dwarf, header)
+    }
+
     /// The `.dwp` package of this executable (`<path>.dwp`, or beside the separate
     /// debug file), loaded on first use.
     pub(crate) fn package(&self) -> Option<&Package> {
@@ -252,6 +396,51 @@ fn dwo_section_name(id: SectionId) -> Option<&'static str> {
     id.dwo_name()
 }
 
+/// Every type unit header of a split file: DWARF 5's in `.debug_info.dwo`, DWARF 4's
+/// in `.debug_types.dwo`.
+fn type_unit_headers(dwarf: &gimli::Dwarf<R>) -> Vec<gimli::UnitHeader<R>> {
+    let mut out = Vec::new();
+    let mut info = dwarf.units();
+    while let Ok(Some(h)) = info.next() {
+        if signature_of(&h).is_some() {
+            out.push(h);
+        }
+    }
+    let mut types = dwarf.type_units();
+    while let Ok(Some(h)) = types.next() {
+        if signature_of(&h).is_some() {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// A `.dwo` section's bytes: an object file may hold several sections of one name (GCC
+/// puts each type unit in a section group of its own), which a linker would have
+/// concatenated in order.
+fn dwo_section_bytes(
+    map: &Arc<memmap2::Mmap>,
+    file: &object::File<'_>,
+    name: &str,
+) -> crate::Result<Option<Bytes>> {
+    use object::{Object, ObjectSection};
+    let count = file
+        .sections()
+        .filter(|s| s.name().is_ok_and(|n| n == name))
+        .count();
+    if count <= 1 {
+        return section_bytes(map, file, name);
+    }
+    let mut joined = Vec::new();
+    for section in file
+        .sections()
+        .filter(|s| s.name().is_ok_and(|n| n == name))
+    {
+        joined.extend_from_slice(&section.uncompressed_data()?);
+    }
+    Ok(Some(Bytes::Owned(Arc::from(joined))))
+}
+
 fn load_dwo(
     path: &Path,
     parent: &gimli::Dwarf<R>,
@@ -261,7 +450,7 @@ fn load_dwo(
     let file = object::File::parse(&**map)?;
     let sections = gimli::DwarfSections::load(|id: SectionId| -> crate::Result<Bytes> {
         Ok(match dwo_section_name(id) {
-            Some(name) => section_bytes(&map, &file, name)?.unwrap_or_else(Bytes::empty),
+            Some(name) => dwo_section_bytes(&map, &file, name)?.unwrap_or_else(Bytes::empty),
             None => Bytes::empty(),
         })
     })?;

@@ -252,6 +252,8 @@ pub(crate) struct TypeCache {
     sizes: Mutex<HashMap<TypeRef, Option<u64>>>,
     /// The qualification of C++ enums' enumerators (see [`Binary::enumerator_scope`]).
     enum_scopes: Mutex<HashMap<TypeRef, Option<Arc<str>>>>,
+    /// Declarations and the definitions found for them ([`Binary::definition_of`]).
+    definitions: Mutex<HashMap<TypeRef, Option<TypeRef>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -904,6 +906,64 @@ impl Binary {
             }
         }
         None
+    }
+
+    /// The definition of the struct, class or union that `t` only declares, found by
+    /// its qualified name among the program's types, as gdb does: a unit that uses a type
+    /// without defining it has a declaration only (clang's default limited debug info
+    /// emits `std::vector<T>` in full in one unit; a C library's opaque `struct` is
+    /// defined in its own unit). `None` when `t` is not such a declaration or nothing
+    /// defines it. The first question builds the symbol index.
+    pub fn definition_of(&self, t: TypeRef) -> Option<TypeRef> {
+        if let Some(found) = lock(&self.type_cache.definitions).get(&t) {
+            return *found;
+        }
+        let found = self.find_definition(t);
+        lock(&self.type_cache.definitions).insert(t, found);
+        found
+    }
+
+    fn find_definition(&self, t: TypeRef) -> Option<TypeRef> {
+        let info = self.type_info_shared(t).ok()?;
+        let TypeKind::Composite {
+            kind,
+            declaration: true,
+            ..
+        } = info.kind
+        else {
+            return None;
+        };
+        let name = info.name.as_deref()?;
+        let (id, _) = self.type_die(t).ok()?;
+        let qualified = format!("{}{name}", self.scope_path_of(id));
+        let defined = |c: &TypeRef| -> Option<CompositeKind> {
+            match self.type_info_shared(*c).ok()?.kind {
+                TypeKind::Composite {
+                    kind,
+                    declaration: false,
+                    ..
+                } => Some(kind),
+                _ => None,
+            }
+        };
+        let candidates: Vec<(TypeRef, CompositeKind)> = self
+            .types_by_name(&qualified)
+            .into_iter()
+            .filter(|c| *c != t)
+            .filter_map(|c| Some((c, defined(&c)?)))
+            .collect();
+        // A union is never a struct's definition; `class` and `struct` may differ
+        // between a declaration and its definition.
+        let union = matches!(kind, CompositeKind::Union);
+        candidates
+            .iter()
+            .find(|(_, k)| *k == kind)
+            .or_else(|| {
+                candidates
+                    .iter()
+                    .find(|(_, k)| matches!(k, CompositeKind::Union) == union)
+            })
+            .map(|(c, _)| *c)
     }
 
     /// Named types (struct, class, union, enum, typedef) matching `name` (a plain or

@@ -49,6 +49,11 @@ impl Unit {
         &self.dwarf
     }
 
+    /// [`Unit::dwarf`], shared.
+    pub(crate) fn dwarf_arc(&self) -> &Arc<gimli::Dwarf<R>> {
+        &self.dwarf
+    }
+
     /// The unit and its sections, for gimli's attribute helpers.
     pub(crate) fn r(&self) -> gimli::UnitRef<'_, R> {
         self.unit.unit_ref(&self.dwarf)
@@ -214,6 +219,9 @@ impl Binary {
     /// header), cached: for a split DWARF skeleton, its split unit (loaded from the
     /// `.dwo` or `.dwp` on first use), else the unit itself.
     pub(crate) fn unit(&self, index: usize) -> Result<Arc<Unit>> {
+        if index >= self.units().len() {
+            return self.split_type_unit(index);
+        }
         let skeleton = self.skeleton(index)?;
         let slot = &self.units()[index];
         Ok(slot
@@ -256,6 +264,9 @@ impl Binary {
     /// The unit as the executable holds it, whose line program and address ranges
     /// are the unit's (for a split unit, its skeleton; nothing else is loaded).
     pub(crate) fn skeleton(&self, index: usize) -> Result<Arc<Unit>> {
+        if index >= self.units().len() {
+            return self.split_type_unit(index);
+        }
         let slot = self
             .units()
             .get(index)
@@ -308,7 +319,7 @@ impl Binary {
         if (SPLIT_BASE..TYPES_BASE).contains(&global) {
             let unit = usize::try_from((global - SPLIT_BASE) >> 32).ok()?;
             let local = usize::try_from(global & 0xffff_ffff).ok()?;
-            return (unit < self.units().len()).then_some(DieId {
+            return (unit < self.units().len() + self.split_types.len()).then_some(DieId {
                 unit,
                 offset: UnitOffset(local),
             });
@@ -323,13 +334,17 @@ impl Binary {
 
     /// The global `.debug_info` offset of a DIE.
     pub(crate) fn global_offset(&self, id: DieId) -> u64 {
-        let slot = &self.units()[id.unit];
-        if slot.dies.get().is_some_and(|u| u.is_split()) {
+        let split = match self.units().get(id.unit) {
+            Some(slot) => slot.dies.get().is_some_and(|u| u.is_split()),
+            // A split file's type unit (`split.rs`).
+            None => true,
+        };
+        if split {
             // A split unit's DIE offsets are its own file's, unrelated to the skeleton's
             // place in `.debug_info`: the id says unit and offset outright.
             return SPLIT_BASE + ((id.unit as u64) << 32) + (id.offset.0 as u64 & 0xffff_ffff);
         }
-        slot.offset + id.offset.0 as u64
+        self.units()[id.unit].offset + id.offset.0 as u64
     }
 
     /// Resolves a reference attribute to the DIE it names.
@@ -347,9 +362,11 @@ impl Binary {
                 }),
                 _ => self.die_id(offset.0 as u64),
             },
-            AttributeValue::DebugTypesRef(signature) => {
-                self.type_signatures().get(&signature.0).copied()
-            }
+            AttributeValue::DebugTypesRef(signature) => match self.unit(unit) {
+                // A split unit's types are in its own file's (or package's) type units.
+                Ok(u) if u.is_split() => self.split_type(&u, *signature),
+                _ => self.type_signatures().get(&signature.0).copied(),
+            },
             _ => None,
         }
     }

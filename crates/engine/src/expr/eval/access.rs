@@ -206,7 +206,16 @@ impl Env<'_> {
     /// element type, buffer, length and ring (head, capacity).
     pub(in crate::expr) fn sequence(&self, v: &EVal) -> Result<Option<crate::rust::Seq>> {
         let ETy::Dwarf(t) = v.ty else { return Ok(None) };
-        Ok(self.renderer().sequence_parts(t, &Self::place_of(v)))
+        Ok(self
+            .renderer()
+            .sequence_parts(self.class_type(t), &Self::place_of(v)))
+    }
+
+    /// The class a value's type names, through typedefs and qualifiers (a `const
+    /// std::vector<T> &` parameter's vector) and from a declaration to its definition:
+    /// what the library rules recognise by name.
+    pub(in crate::expr) fn class_type(&self, t: TypeRef) -> TypeRef {
+        resolve(self.binary, t).ok().and_then(|r| r.id).unwrap_or(t)
     }
 
     pub(in crate::expr) fn element(&self, seq: &crate::rust::Seq, i: i128) -> Result<EVal> {
@@ -266,6 +275,7 @@ impl Env<'_> {
             return Ok(int_val(i128::from(seq.len), ULONG));
         }
         if let ETy::Dwarf(t) = v.ty {
+            let t = self.class_type(t);
             if let Some(n) = self.renderer().collection_len(t, &Self::place_of(&v)) {
                 return Ok(int_val(i128::from(n), ULONG));
             }
@@ -314,7 +324,7 @@ impl Env<'_> {
         let v = self.auto_deref(v.clone())?;
         let ETy::Dwarf(t) = v.ty else { return Ok(None) };
         let place = Self::place_of(&v);
-        Ok(Some((v, t, place)))
+        Ok(Some((v, self.class_type(t), place)))
     }
 
     /// `container[key]` on a deque, map or unordered_map (gdb's xmethods' meaning,
