@@ -245,6 +245,10 @@ pub struct Type {
 /// Most types kept by [`TypeCache`] per binary.
 pub(crate) const TYPE_CACHE_MAX: usize = 1 << 16;
 
+/// The most bytes of DIEs for which [`Binary::definition_of`] builds the symbol index
+/// itself (a second or so on this kind of machine).
+pub const DEFINITION_INDEX_MAX: u64 = 64 << 20;
+
 /// Types and sizes already read from the DWARF.
 #[derive(Debug, Default)]
 pub(crate) struct TypeCache {
@@ -913,10 +917,16 @@ impl Binary {
     /// without defining it has a declaration only (clang's default limited debug info
     /// emits `std::vector<T>` in full in one unit; a C library's opaque `struct` is
     /// defined in its own unit). `None` when `t` is not such a declaration or nothing
-    /// defines it. The first question builds the symbol index.
+    /// defines it. The first question builds the symbol index, but not a big program's
+    /// (over [`DEFINITION_INDEX_MAX`] bytes of DIEs: seconds of work on the thread that
+    /// asks, the tracer's): there the answer is `None` until another thread (a
+    /// session's background index) has built it.
     pub fn definition_of(&self, t: TypeRef) -> Option<TypeRef> {
         if let Some(found) = lock(&self.type_cache.definitions).get(&t) {
             return *found;
+        }
+        if self.built_index().is_none() && self.debug_info_bytes() > DEFINITION_INDEX_MAX {
+            return None;
         }
         let found = self.find_definition(t);
         lock(&self.type_cache.definitions).insert(t, found);
