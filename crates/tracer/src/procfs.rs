@@ -162,6 +162,24 @@ pub fn exe_of(pid: Pid) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{}/exe", pid.0)).ok()
 }
 
+/// The machine's memory and how much of it is available (MemTotal and MemAvailable of
+/// /proc/meminfo), in bytes.
+pub(crate) fn memory() -> Option<(u64, u64)> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let kb: u64 = info
+            .lines()
+            .find_map(|l| l.strip_prefix(name))?
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .ok()?;
+        Some(kb * 1024)
+    };
+    Some((field("MemTotal:")?, field("MemAvailable:")?))
+}
+
 /// The Yama ptrace_scope setting, when the kernel has Yama.
 pub(crate) fn ptrace_scope() -> Option<u32> {
     std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")

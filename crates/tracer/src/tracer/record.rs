@@ -20,6 +20,38 @@ const MAX_SNAPSHOTS: usize = 24;
 /// The newest snapshots are never thinned: a step back from the present starts near it.
 const KEEP_NEWEST: usize = 6;
 const CLONE_PARENT: u64 = 0x8000;
+/// Snapshots and waypoints are not made while the machine has less than this share of
+/// its memory available (a program that rewrites a big heap between two snapshots
+/// makes each one hold a copy of it); `TANDEM_SNAPSHOT_MIN_AVAILABLE_MB` sets the
+/// floor in MiB instead.
+const MIN_AVAILABLE_SHARE: u64 = 8;
+
+/// Thins one snapshot where they are densest: of the older ones (the first and the
+/// newest [`KEEP_NEWEST`] excepted) the one whose neighbours are closest goes, so the
+/// past keeps snapshots evenly spread — a search far back replays one gap, not the
+/// whole recording (an earlier rule, every other one of the older half, emptied
+/// everything between the first and the newest dozen).
+fn thin_one(rec: &mut Recorder) {
+    let n = rec.snapshots.len();
+    let victim = (1..n.saturating_sub(KEEP_NEWEST))
+        .min_by_key(|&i| rec.snapshots[i + 1].event - rec.snapshots[i - 1].event);
+    if let Some(i) = victim {
+        kill_stopped(rec.snapshots.remove(i).pid);
+    }
+}
+
+/// Whether memory is too short for another snapshot or waypoint (see
+/// [`MIN_AVAILABLE_SHARE`]).
+pub(super) fn memory_short() -> bool {
+    let Some((total, available)) = procfs::memory() else {
+        return false;
+    };
+    let floor = std::env::var("TANDEM_SNAPSHOT_MIN_AVAILABLE_MB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(total / MIN_AVAILABLE_SHARE, |mb| mb.saturating_mul(1 << 20));
+    available < floor
+}
 
 /// One move from a position to a later one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,6 +196,8 @@ pub(super) struct Recorder {
     /// How the live process stopped when its position was found after the fact (a
     /// fault, [`Tracer::locate_fault`]): a replay arriving there reports this stop.
     pub present_stop: Option<StopReason>,
+    /// Memory was found short for snapshots once (said in the log once).
+    pub memory_warned: bool,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -208,6 +242,7 @@ impl Tracer {
             armed: None,
             last_known: None,
             present_stop: None,
+            memory_warned: false,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -532,6 +567,10 @@ impl Tracer {
             Some(p) if p.path.is_empty() => p.event,
             _ => return Ok(()),
         };
+        if self.rec.as_ref().is_some_and(|r| !r.snapshots.is_empty()) && memory_short() {
+            self.shed_snapshots();
+            return Ok(());
+        }
         // A fork copies only the thread that makes it: the others are saved.
         let injector = self
             .injection_thread()
@@ -554,20 +593,35 @@ impl Tracer {
         rec.since_snapshot = 0;
         rec.last_snapshot = Instant::now();
         if rec.snapshots.len() > MAX_SNAPSHOTS {
-            // Thin where they are densest: of the older ones (the first and the newest
-            // KEEP_NEWEST excepted) the one whose neighbours are closest goes, so the
-            // past keeps snapshots evenly spread — a search far back replays one gap,
-            // not the whole recording (the earlier rule, every other one of the older
-            // half, emptied everything between the first and the newest dozen).
-            let n = rec.snapshots.len();
-            let victim = (1..n - KEEP_NEWEST)
-                .min_by_key(|&i| rec.snapshots[i + 1].event - rec.snapshots[i - 1].event);
-            if let Some(i) = victim {
-                kill_stopped(rec.snapshots.remove(i).pid);
-            }
+            thin_one(rec);
         }
         tracing::debug!(pid = child.0, event, "snapshot");
         Ok(())
+    }
+
+    /// Memory is short: no snapshot is made, every waypoint goes (a replay makes them
+    /// again) and so does one of the older snapshots (never the first: the recording's
+    /// start stays reachable). Going back replays longer stretches; nothing is lost.
+    fn shed_snapshots(&mut self) {
+        let Some(rec) = self.rec.as_mut() else {
+            return;
+        };
+        // Asked again at the next snapshot's time, not at every call.
+        rec.since_snapshot = 0;
+        rec.last_snapshot = Instant::now();
+        if !rec.memory_warned {
+            rec.memory_warned = true;
+            tracing::warn!(
+                "memory is short: snapshots are thinned and no new one is made until it is not"
+            );
+        }
+        for w in rec.waypoints.drain(..) {
+            kill_stopped(w.pid);
+        }
+        rec.waypoint_order.clear();
+        if rec.snapshots.len() > KEEP_NEWEST + 1 {
+            thin_one(rec);
+        }
     }
 
     /// Forks the stopped process by an injected raw `clone` (never the program's

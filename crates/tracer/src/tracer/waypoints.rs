@@ -44,6 +44,7 @@ impl Tracer {
             || r.diverged.is_some()
             || rec.waypoints.iter().any(|s| s.event == event)
             || rec.snapshots.iter().any(|s| s.event == event)
+            || super::record::memory_short()
         {
             return;
         }
