@@ -547,6 +547,32 @@ fn a_write_and_a_hit_in_a_signal_handler_are_found_going_back_as_gdb_finds_them(
     assert_eq!(here(&mut c, t, &["sig", "g_sig"]), gdb[0].0);
     assert_eq!(Some(t), c.debuggee_pid, "the present is the live process");
     c.finish();
+
+    // Live at the handler's breakpoint (the fault was passed to it after the
+    // exception stop): back from its first line to the faulting line, where the
+    // signal entered it, then on back through main.
+    let exprs = ["g_sig", "q"];
+    let setup = vec![format!("break {file}:{handler}"), "continue".into()];
+    let expected = collapsed(
+        gdb_stops(&program, "", &setup, &["reverse-next"; 5], &exprs),
+        3,
+    );
+    let (mut c, mut tid) = launch(&program, SIGNAL, &[], json!([{"line": handler}]));
+    let (reason, _, t) = go(&mut c, tid, "continue");
+    assert_eq!(reason, "breakpoint", "{:?}", c.output);
+    tid = t;
+    let mut ours = vec![here(&mut c, tid, &exprs)];
+    for _ in 0..3 {
+        let (reason, _, t) = go(&mut c, tid, "stepBack");
+        assert_eq!(reason, "step", "{:?}", c.output);
+        tid = t;
+        ours.push(here(&mut c, tid, &exprs));
+    }
+    assert_eq!(
+        ours, expected,
+        "stepBack out of a signal handler vs gdb reverse-next"
+    );
+    c.finish();
 }
 
 #[test]

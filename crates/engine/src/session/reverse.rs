@@ -559,13 +559,29 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
     let regs = t.regs(tid)?;
     let pc = regs.pc();
     let mem = TracerMemory(t);
-    let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 2, 0);
+    let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 3, 0);
     let cfa = frames.first().and_then(|f| f.frame.cfa);
-    let caller = frames
+    let mut caller = frames
         .iter()
         .find(|f| f.physical == 1 && !f.frame.tail_call);
+    // A signal handler was entered from the instruction its signal interrupted (for
+    // the program's own fault, the faulting one), not by a call: back from its first
+    // line is that instruction's line in the interrupted frame, as gdb goes.
+    let interrupted =
+        caller.is_some_and(|f| f.frame.function.as_deref() == Some(unwind::SIGNAL_FRAME));
+    if interrupted {
+        caller = frames
+            .iter()
+            .find(|f| f.physical == 2 && !f.frame.tail_call);
+    }
     let caller_cfa = caller.and_then(|f| f.frame.cfa);
-    let call = caller.and_then(|f| call_before(t, f.frame.pc.0));
+    let call = caller.and_then(|f| {
+        if interrupted {
+            Some(f.frame.pc.0)
+        } else {
+            call_before(t, f.frame.pc.0)
+        }
+    });
     let rows = function_rows(&c.modules, pc);
     let caller_rows = call
         .map(|a| function_rows(&c.modules, a))

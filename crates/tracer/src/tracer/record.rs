@@ -169,6 +169,9 @@ pub(super) struct Recorder {
     /// with an int3 on each of them has an exact position after one too: its arrival
     /// there is a move, and the fault is no move ([`Tracer::note_stop`]).
     pub fault_sites: Vec<RuntimeAddr>,
+    /// The live process stopped at a fault (its instruction and the stop), until it
+    /// is resumed: its position is found then ([`Tracer::settle_live_fault`]).
+    pub live_fault: Option<(RuntimeAddr, StopReason)>,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -214,6 +217,7 @@ impl Tracer {
             last_known: None,
             present_stop: None,
             fault_sites: Vec::new(),
+            live_fault: None,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.

@@ -637,6 +637,7 @@ impl Tracer {
                 if !rec.fault_sites.contains(&RuntimeAddr(pc)) {
                     rec.fault_sites.push(RuntimeAddr(pc));
                 }
+                rec.live_fault = Some((RuntimeAddr(pc), StopReason::Signal { signo: sig, code }));
             }
         }
         if policy.pass && self.rec.is_some() && !self.is_replaying() && !is_fault(sig, code) {
