@@ -644,3 +644,42 @@ fn a_class_member_written_by_methods_is_found_going_back_as_gdb_finds_it() {
         "stepBack in and out of a method vs gdb reverse-next"
     );
 }
+
+#[test]
+fn step_back_by_instruction_goes_into_the_callee_s_return_as_gdb_reverse_stepi() {
+    let program = shapes();
+    let file = file_name(SHAPES);
+    let at = line(SHAPES, "bump call line");
+    // The pc as a number: where each reverse-stepi lands, back into twice's `ret`.
+    let setup = vec![format!("break {file}:{at}"), "continue".into()];
+    let expected: Vec<Stop> =
+        gdb_stops(&program, "", &setup, &["reverse-stepi"; 4], &["(long)$pc"])
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect();
+    let (mut c, mut tid) = launch(&program, SHAPES, &[], json!([{"line": at}]));
+    let pc_here = |c: &mut DapClient, tid: i64| -> Stop {
+        let mut s = here(c, tid, &[]);
+        let f = c.frames(tid)[0].clone();
+        let text = f["instructionPointerReference"].as_str().unwrap();
+        let pc = u64::from_str_radix(text.trim_start_matches("0x"), 16).unwrap();
+        s.values = vec![pc.to_string()];
+        s
+    };
+    let mut ours = vec![pc_here(&mut c, tid)];
+    for _ in 0..4 {
+        c.ok(
+            "stepBack",
+            json!({"threadId": tid, "granularity": "instruction"}),
+        );
+        let st = c.event("stopped");
+        tid = st["body"]["threadId"].as_i64().unwrap();
+        ours.push(pc_here(&mut c, tid));
+    }
+    assert_eq!(
+        ours, expected,
+        "stepBack by instruction vs gdb reverse-stepi"
+    );
+    assert_eq!(ours[4].function, "twice", "the last is in the callee");
+    c.finish();
+}
