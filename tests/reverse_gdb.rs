@@ -245,7 +245,8 @@ fn step_back_through_recursion_and_loops_lands_where_gdb_reverse_next_does() {
     let program = shapes();
     let file = file_name(SHAPES);
     // (line, condition, stepBacks, gdb's reverse-nexts, expressions)
-    let cases: [(i64, Option<&str>, usize, usize, &[&str]); 3] = [
+    type Case<'a> = (i64, Option<&'a str>, usize, usize, &'a [&'a str]);
+    let cases: [Case; 3] = [
         // From the deepest call of a recursion: back out of each invocation into the
         // caller's line, one frame up each time.
         (
