@@ -684,3 +684,41 @@ fn step_back_by_instruction_goes_into_the_callee_s_return_as_gdb_reverse_stepi()
     assert_eq!(ours[4].function, "twice", "the last is in the callee");
     c.finish();
 }
+
+/// A `stepBack` whose line is before the recording (a few instructions into `_start`,
+/// which has no line before) says so and leaves the program shown where it was, not
+/// where its search of the past ended (it showed a point inside the dynamic loader).
+#[test]
+fn a_step_back_that_cannot_go_back_stays_where_it_was() {
+    let program = shapes();
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "stdio": "pipes", "reverseDebugging": true,
+               "stopOnEntry": true}),
+    );
+    c.event("capabilities");
+    c.ok("configurationDone", json!({}));
+    let mut tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    for _ in 0..6 {
+        c.ok(
+            "stepIn",
+            json!({"threadId": tid, "granularity": "instruction"}),
+        );
+        tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    }
+    let before = c.frames(tid)[0]["instructionPointerReference"].clone();
+    let (reason, _, t) = go(&mut c, tid, "stepBack");
+    assert_eq!(reason, "pause");
+    assert!(
+        c.output
+            .iter()
+            .any(|(_, text)| text.contains("before the start of the recording")),
+        "{:?}",
+        c.output
+    );
+    let after = c.frames(t)[0]["instructionPointerReference"].clone();
+    assert_eq!(after, before, "shown where it was");
+    c.finish();
+}

@@ -129,7 +129,7 @@ impl Session {
             let now = now_position(&core, t)?;
             then();
             let res = reverse_continue_on_tracer(&core, t, &now);
-            finish(&core, t, res)
+            finish(&core, t, &now, res)
         })?
     }
 
@@ -165,18 +165,27 @@ impl Session {
             }
             .and_then(|target| t.goto(&target).map_err(reverse_error))
             .map(|()| (StopCause::Step, None));
-            finish(&core, t, res)
+            finish(&core, t, &now, res)
         })?
     }
 }
 
 /// Reports the stop a reverse request ended at: its cause, or the error's words with
-/// the process shown where it is now (it was moved: the views must hear of a stop).
+/// the process shown back at `now`, where the request started (a search that failed
+/// left its replay wherever its last stretch ended, a point nobody asked for; the
+/// views must still hear of a stop, the process was moved). Should going back to
+/// `now` fail too (a divergence), the live process is what is shown.
 pub(super) fn finish(
     core: &Mutex<Core>,
     t: &mut Tracer,
+    now: &Position,
     res: Result<(StopCause, Option<String>)>,
 ) -> Result<()> {
+    if res.is_err() && t.position().as_ref() != Some(now) {
+        if let Err(e) = t.goto(now) {
+            tracing::debug!("back to the point the request started from: {e}");
+        }
+    }
     let mut c = lock(core);
     c.clear_step(t);
     c.at_stop = None;
@@ -774,11 +783,11 @@ impl Session {
                 tracing::warn!("restoring the debug registers: {e}");
             }
             match res {
-                Ok(done) => finish(&core, t, Ok(done)),
+                Ok(done) => finish(&core, t, &now, Ok(done)),
                 Err(e) => {
                     // Nothing found: back where it was, and the error is the answer.
                     let _ = t.goto(&now);
-                    let _ = finish(&core, t, Ok((StopCause::Pause, Some(e.to_string()))));
+                    let _ = finish(&core, t, &now, Ok((StopCause::Pause, Some(e.to_string()))));
                     Err(e)
                 }
             }
