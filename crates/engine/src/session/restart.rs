@@ -50,7 +50,7 @@ impl Session {
                     )),
                 )
             });
-            finish(&core, t, res)
+            finish(&core, t, &now, res)
         })?
     }
 }

@@ -129,7 +129,7 @@ impl Session {
             let now = now_position(&core, t)?;
             then();
             let res = reverse_continue_on_tracer(&core, t, &now);
-            finish(&core, t, res)
+            finish(&core, t, &now, res)
         })?
     }
 
@@ -165,18 +165,27 @@ impl Session {
             }
             .and_then(|target| t.goto(&target).map_err(reverse_error))
             .map(|()| (StopCause::Step, None));
-            finish(&core, t, res)
+            finish(&core, t, &now, res)
         })?
     }
 }
 
 /// Reports the stop a reverse request ended at: its cause, or the error's words with
-/// the process shown where it is now (it was moved: the views must hear of a stop).
+/// the process shown back at `now`, where the request started (a search that failed
+/// left its replay wherever its last stretch ended, a point nobody asked for; the
+/// views must still hear of a stop, the process was moved). Should going back to
+/// `now` fail too (a divergence), the live process is what is shown.
 pub(super) fn finish(
     core: &Mutex<Core>,
     t: &mut Tracer,
+    now: &Position,
     res: Result<(StopCause, Option<String>)>,
 ) -> Result<()> {
+    if res.is_err() && t.position().as_ref() != Some(now) {
+        if let Err(e) = t.goto(now) {
+            tracing::debug!("back to the point the request started from: {e}");
+        }
+    }
     let mut c = lock(core);
     c.clear_step(t);
     c.at_stop = None;
@@ -559,13 +568,29 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
     let regs = t.regs(tid)?;
     let pc = regs.pc();
     let mem = TracerMemory(t);
-    let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 2, 0);
+    let frames = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 3, 0);
     let cfa = frames.first().and_then(|f| f.frame.cfa);
-    let caller = frames
+    let mut caller = frames
         .iter()
         .find(|f| f.physical == 1 && !f.frame.tail_call);
+    // A signal handler was entered from the instruction its signal interrupted (for
+    // the program's own fault, the faulting one), not by a call: back from its first
+    // line is that instruction's line in the interrupted frame, as gdb goes.
+    let interrupted =
+        caller.is_some_and(|f| f.frame.function.as_deref() == Some(unwind::SIGNAL_FRAME));
+    if interrupted {
+        caller = frames
+            .iter()
+            .find(|f| f.physical == 2 && !f.frame.tail_call);
+    }
     let caller_cfa = caller.and_then(|f| f.frame.cfa);
-    let call = caller.and_then(|f| call_before(t, f.frame.pc.0));
+    let call = caller.and_then(|f| {
+        if interrupted {
+            Some(f.frame.pc.0)
+        } else {
+            call_before(t, f.frame.pc.0)
+        }
+    });
     let rows = function_rows(&c.modules, pc);
     let caller_rows = call
         .map(|a| function_rows(&c.modules, a))
@@ -758,11 +783,11 @@ impl Session {
                 tracing::warn!("restoring the debug registers: {e}");
             }
             match res {
-                Ok(done) => finish(&core, t, Ok(done)),
+                Ok(done) => finish(&core, t, &now, Ok(done)),
                 Err(e) => {
                     // Nothing found: back where it was, and the error is the answer.
                     let _ = t.goto(&now);
-                    let _ = finish(&core, t, Ok((StopCause::Pause, Some(e.to_string()))));
+                    let _ = finish(&core, t, &now, Ok((StopCause::Pause, Some(e.to_string()))));
                     Err(e)
                 }
             }

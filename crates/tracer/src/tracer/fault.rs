@@ -70,4 +70,30 @@ impl Tracer {
         }
         found
     }
+
+    /// Before the live process resumes from a fault its own instruction raised (a
+    /// handler is about to take it): finds the fault's position, as a reverse request
+    /// there would ([`Tracer::locate_fault`]), so the moves after it — a breakpoint in
+    /// the handler — extend an exact position and the reverse requests work from there.
+    /// Without it the position stays unknown until the next system call. A process
+    /// with more than one thread is left as it was (its fault's point is not searched
+    /// yet).
+    pub(super) fn settle_live_fault(&mut self) {
+        let Some(rec) = self.rec.as_mut() else {
+            return;
+        };
+        let Some((pc, stop)) = rec.live_fault.take() else {
+            return;
+        };
+        if rec.replay.is_some() || rec.pos.is_some() || self.threads.len() != 1 {
+            return;
+        }
+        let tid = Tid(self.pid.0);
+        if self.regs(tid).map(|r| r.pc()).ok() != Some(pc.0) {
+            return;
+        }
+        if let Err(e) = self.locate_fault(stop) {
+            tracing::debug!("the fault's point was not found before resuming: {e}");
+        }
+    }
 }

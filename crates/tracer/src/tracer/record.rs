@@ -198,6 +198,14 @@ pub(super) struct Recorder {
     pub present_stop: Option<StopReason>,
     /// Memory was found short for snapshots once (said in the log once).
     pub memory_warned: bool,
+    /// The instructions the live program faulted at (its own SIGFPE, SIGSEGV, ... that
+    /// a handler took). Every fault of the past was a live fault first, so a replay
+    /// with an int3 on each of them has an exact position after one too: its arrival
+    /// there is a move, and the fault is no move ([`Tracer::note_stop`]).
+    pub fault_sites: Vec<RuntimeAddr>,
+    /// The live process stopped at a fault (its instruction and the stop), until it
+    /// is resumed: its position is found then ([`Tracer::settle_live_fault`]).
+    pub live_fault: Option<(RuntimeAddr, StopReason)>,
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -243,6 +251,8 @@ impl Tracer {
             last_known: None,
             present_stop: None,
             memory_warned: false,
+            fault_sites: Vec::new(),
+            live_fault: None,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -322,6 +332,12 @@ impl Tracer {
 
     /// Notes a stop the tracer reports in the position of the shown process.
     pub(super) fn note_stop(&mut self, tid: Tid, reason: &StopReason) {
+        let fault_pc = match reason {
+            StopReason::Signal { .. } if self.rec.is_some() => {
+                self.regs(tid).ok().map(|r| RuntimeAddr(r.pc()))
+            }
+            _ => None,
+        };
         let Some(rec) = self.rec.as_mut() else {
             return;
         };
@@ -336,6 +352,18 @@ impl Tracer {
             StopReason::Step if std::mem::take(&mut rec.syscall_stepped) => None,
             StopReason::Step => Some(Move::Step { count: 1 }),
             StopReason::Replayed | StopReason::Entry => None,
+            // A fault right after the arrival at its instruction (an int3 of a known
+            // fault site, stepped over): the instruction did not run, so the state is
+            // that arrival's and the position holds. The handler's run from here is
+            // made again by replaying the same moves.
+            StopReason::Signal { .. }
+                if rec.pos.as_ref().is_some_and(|p| {
+                    matches!(p.path.last(), Some(Move::Trap { addr, .. })
+                        if Some(*addr) == fault_pc && rec.fault_sites.contains(addr))
+                }) =>
+            {
+                None
+            }
             _ => {
                 // A pause, a watchpoint, a signal: where it happened is not a move
                 // that can be made again.

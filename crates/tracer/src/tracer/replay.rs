@@ -389,7 +389,33 @@ impl Tracer {
                 planted.push(*a);
             }
         }
-        let res = self.seek(to, Some(on_stop));
+        // An int3 on each instruction the program faulted at keeps the position exact
+        // after the fault (the arrival there is a move): a write or a hit in a signal
+        // handler is then a point the replay can go to. Their traps are the tracer's
+        // own, not the caller's news.
+        let sites = self
+            .rec
+            .as_ref()
+            .map(|r| r.fault_sites.clone())
+            .unwrap_or_default();
+        let mut hidden = Vec::new();
+        for a in sites {
+            if !self.breakpoints.contains_key(&a.0) && self.insert_breakpoint(a).is_ok() {
+                hidden.push(a);
+            }
+        }
+        let res = if hidden.is_empty() {
+            self.seek(to, Some(on_stop))
+        } else {
+            let mut filtered = |t: &mut Tracer, tid: Tid, stop: ScanStop| match stop {
+                ScanStop::Breakpoint(a) if hidden.contains(&a) => ControlFlow::Continue(()),
+                other => on_stop(t, tid, other),
+            };
+            self.seek(to, Some(&mut filtered))
+        };
+        for a in hidden {
+            let _ = self.remove_breakpoint(a);
+        }
         for a in planted {
             let _ = self.remove_breakpoint(a);
         }
@@ -546,10 +572,12 @@ impl Tracer {
                                 (tid, StopReason::Watchpoint { dr6 }) => {
                                     Some((tid, ScanStop::Watchpoint { dr6 }))
                                 }
+                                // The program's own fault (a handler takes it, as it
+                                // did when recorded): passed on, no move.
                                 (tid, StopReason::Signal { signo, code })
-                                    if wait::is_fault(signo, code) && scanning =>
+                                    if wait::is_fault(signo, code) =>
                                 {
-                                    Some((tid, ScanStop::Fault { signo }))
+                                    scanning.then_some((tid, ScanStop::Fault { signo }))
                                 }
                                 other => {
                                     return Err(Error::Replay(format!(

@@ -17,6 +17,7 @@ impl Tracer {
     /// is what the next [`Tracer::wait`] returns.
     pub fn resume(&mut self) -> Result<()> {
         self.require_stopped()?;
+        self.settle_live_fault();
         if self.is_replaying() {
             self.replay_before_resume()?;
             self.require_stopped()?;
@@ -29,6 +30,7 @@ impl Tracer {
     pub fn step(&mut self, tid: Tid) -> Result<()> {
         self.require_stopped()?;
         self.require_runner(tid)?;
+        self.settle_live_fault();
         let pc = self.regs(tid)?.pc();
         if self.is_replaying() {
             self.replay_before_step(pc);

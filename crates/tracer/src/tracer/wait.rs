@@ -639,6 +639,15 @@ impl Tracer {
         collecting: bool,
     ) -> Outcome {
         let policy = self.signal_policy(sig);
+        if self.rec.is_some() && !self.is_replaying() && is_fault(sig, code) {
+            let pc = self.regs(tid).map(|r| r.pc()).ok();
+            if let (Some(pc), Some(rec)) = (pc, self.rec.as_mut()) {
+                if !rec.fault_sites.contains(&RuntimeAddr(pc)) {
+                    rec.fault_sites.push(RuntimeAddr(pc));
+                }
+                rec.live_fault = Some((RuntimeAddr(pc), StopReason::Signal { signo: sig, code }));
+            }
+        }
         if policy.pass && self.rec.is_some() && !self.is_replaying() && !is_fault(sig, code) {
             // A replay could not deliver it at the same point: the recording ends here
             // and the program goes on live (a fault is replayed by itself).
