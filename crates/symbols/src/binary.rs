@@ -97,6 +97,8 @@ pub struct Binary {
     /// it up on every hit (bounded by `vars::GLOBALS_CACHE_MAX`).
     pub(crate) globals_cache: crate::vars::GlobalsCache,
     pub(crate) index: OnceLock<Arc<SymbolIndex>>,
+    /// Names shared by the per-unit tables while the index is built.
+    pub(crate) names: crate::intern::Names,
     pub(crate) cfi: crate::unwind::Cfi,
     /// Parsing done for requests, apart from the background index's.
     pub(crate) counters: crate::stats::RequestCounters,
@@ -247,6 +249,7 @@ impl Binary {
             function_cache: Default::default(),
             globals_cache: Default::default(),
             index: OnceLock::new(),
+            names: Default::default(),
             cfi,
             counters: Default::default(),
             gdb_index: OnceLock::new(),

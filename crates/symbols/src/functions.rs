@@ -346,7 +346,7 @@ impl Binary {
         // and instances whose origin is such a function); building them for every
         // Rust or C++ function would be wasted work.
         let own_path: Option<Arc<str>> =
-            (!has_linkage).then(|| Arc::from(Self::scope_path(scopes)));
+            (!has_linkage).then(|| self.names.intern(&Self::scope_path(scopes)));
         if let Some(p) = &own_path {
             paths.insert(id.offset, p.clone());
         }
@@ -356,7 +356,7 @@ impl Binary {
         }
         let info = self.die_info(id, unit, die);
         let qualified = match &info.linkage {
-            Some(l) => names::normalize(&names::demangle(l)),
+            Some(l) => self.names.qualified_of_linkage(l),
             None => {
                 let prefix = if info.key == id {
                     own_path.as_deref().unwrap_or_default().to_string()
@@ -365,7 +365,8 @@ impl Binary {
                 } else {
                     self.scope_path_of(info.key)
                 };
-                format!("{prefix}{}", info.name.clone().unwrap_or_default())
+                self.names
+                    .intern(&format!("{prefix}{}", info.name.clone().unwrap_or_default()))
             }
         };
         if qualified.is_empty() {
@@ -375,7 +376,7 @@ impl Binary {
             die: id,
             key: info.key,
             ranges,
-            qualified: Arc::from(qualified),
+            qualified,
             decl_file: info.decl_file,
             decl_line: info.decl_line,
         })
@@ -435,7 +436,9 @@ impl Binary {
             None
         };
         Some(SymbolEntry {
-            name: Arc::from(format!("{}{name}", Self::scope_path(scopes))),
+            name: self
+                .names
+                .intern(&format!("{}{name}", Self::scope_path(scopes))),
             kind,
             decl_file: info.decl_file,
             decl_line: info.decl_line,

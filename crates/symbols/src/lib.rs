@@ -14,6 +14,7 @@ pub mod cache;
 mod callsites;
 mod debugnames;
 mod gdbindex;
+mod intern;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod reader;
