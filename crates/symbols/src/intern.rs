@@ -81,3 +81,34 @@ impl Names {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_names_share_one_copy() {
+        let names = Names::default();
+        let a = names.intern("ns::Class::method");
+        let b = names.intern(&String::from("ns::Class::method"));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &names.intern("ns::Class::other")));
+    }
+
+    #[test]
+    fn a_linkage_name_gives_what_demangling_it_gives() {
+        let names = Names::default();
+        for linkage in ["_ZN2ns5Class6methodEv", "_ZNSt6vectorIiSaIiEE4sizeEv", "main"] {
+            let expected = names::normalize(&names::demangle(linkage));
+            let first = names.qualified_of_linkage(linkage);
+            assert_eq!(&*first, expected);
+            // The second time from the memo: the same shared copy.
+            assert!(Arc::ptr_eq(&first, &names.qualified_of_linkage(linkage)));
+        }
+        names.clear();
+        assert_eq!(
+            &*names.qualified_of_linkage("_ZN2ns5Class6methodEv"),
+            names::normalize(&names::demangle("_ZN2ns5Class6methodEv"))
+        );
+    }
+}
