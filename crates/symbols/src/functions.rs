@@ -378,8 +378,10 @@ impl Binary {
                 } else {
                     self.scope_path_of(info.key)
                 };
-                self.names
-                    .intern(&format!("{prefix}{}", info.name.clone().unwrap_or_default()))
+                self.names.intern(&format!(
+                    "{prefix}{}",
+                    info.name.clone().unwrap_or_default()
+                ))
             }
         };
         if qualified.is_empty() {

@@ -98,7 +98,11 @@ mod tests {
     #[test]
     fn a_linkage_name_gives_what_demangling_it_gives() {
         let names = Names::default();
-        for linkage in ["_ZN2ns5Class6methodEv", "_ZNSt6vectorIiSaIiEE4sizeEv", "main"] {
+        for linkage in [
+            "_ZN2ns5Class6methodEv",
+            "_ZNSt6vectorIiSaIiEE4sizeEv",
+            "main",
+        ] {
             let expected = names::normalize(&names::demangle(linkage));
             let first = names.qualified_of_linkage(linkage);
             assert_eq!(&*first, expected);

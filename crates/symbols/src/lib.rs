@@ -14,9 +14,9 @@ pub mod cache;
 mod callsites;
 mod debugnames;
 mod gdbindex;
-mod intern;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
+mod intern;
 mod reader;
 mod sections;
 mod seqs;
