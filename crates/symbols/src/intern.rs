@@ -8,7 +8,7 @@
 //! name is the same text, only no longer a copy.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::names;
@@ -38,9 +38,7 @@ impl std::fmt::Debug for Names {
 
 impl Names {
     fn shard(&self, s: &str) -> MutexGuard<'_, Shard> {
-        let mut h = self.hasher.build_hasher();
-        s.hash(&mut h);
-        let i = (h.finish() as usize) % SHARDS;
+        let i = (self.hasher.hash_one(s) as usize) % SHARDS;
         // A poisoned shard only means a worker panicked while inserting; the sets are
         // still valid (an insert either happened or not).
         self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
