@@ -82,6 +82,14 @@ fn one(mode: &str, binary: &str, arg: &str) -> Result<String, String> {
             let index = bin.symbol_index();
             format!("{} entries", index.len())
         }
+        // The full index, then the index cache file written into the directory `arg`
+        // (what a cold DAP session's background index does).
+        "cache" => {
+            let index = bin.symbol_index();
+            let cache = symbols::IndexCache::new(arg, u64::MAX);
+            bin.store_index_cache(&cache).map_err(|e| e.to_string())?;
+            format!("{} entries, cache written", index.len())
+        }
         other => return Err(format!("unknown mode {other}")),
     };
     let total = start.elapsed();

@@ -97,6 +97,8 @@ pub struct Binary {
     /// it up on every hit (bounded by `vars::GLOBALS_CACHE_MAX`).
     pub(crate) globals_cache: crate::vars::GlobalsCache,
     pub(crate) index: OnceLock<Arc<SymbolIndex>>,
+    /// Names shared by the per-unit tables while the index is built.
+    pub(crate) names: crate::intern::Names,
     pub(crate) cfi: crate::unwind::Cfi,
     /// Parsing done for requests, apart from the background index's.
     pub(crate) counters: crate::stats::RequestCounters,
@@ -250,6 +252,7 @@ impl Binary {
             function_cache: Default::default(),
             globals_cache: Default::default(),
             index: OnceLock::new(),
+            names: Default::default(),
             cfi,
             counters: Default::default(),
             gdb_index: OnceLock::new(),
@@ -435,14 +438,14 @@ impl Binary {
     pub(crate) fn elf_symbols(&self) -> &[ElfSymbol] {
         self.symtab.get_or_init(|| {
             self.with_objects(|file, debug| {
-                let mut out = Vec::new();
+                let mut found = Vec::new();
                 for f in std::iter::once(file).chain(debug) {
-                    collect_symbols(f.symbols(), &mut out);
+                    collect_symbols(f.symbols(), &mut found);
                 }
-                collect_symbols(file.dynamic_symbols(), &mut out);
-                out.sort_by_key(|s| (s.addr, std::cmp::Reverse(s.size)));
-                out.dedup_by(|a, b| a.addr == b.addr && a.name == b.name);
-                out
+                collect_symbols(file.dynamic_symbols(), &mut found);
+                found.sort_by_key(|s| (s.addr, std::cmp::Reverse(s.size)));
+                found.dedup_by(|a, b| a.addr == b.addr && a.name == b.name);
+                into_elf_symbols(found)
             })
             .unwrap_or_else(|e| {
                 tracing::warn!("cannot read symbols: {e}");
@@ -452,9 +455,46 @@ impl Binary {
     }
 }
 
+/// A symbol as read, its name still in the mapped file.
+struct FoundSymbol<'a> {
+    name: &'a str,
+    addr: u64,
+    size: u64,
+    kind: crate::index::SymbolKind,
+}
+
+/// The symbols with their names copied into one shared string, in address order.
+fn into_elf_symbols(found: Vec<FoundSymbol<'_>>) -> Vec<ElfSymbol> {
+    let mut blob = String::with_capacity(found.iter().map(|s| s.name.len()).sum());
+    let mut at = Vec::with_capacity(found.len());
+    for s in &found {
+        let (Ok(start), Ok(len)) = (u32::try_from(blob.len()), u32::try_from(s.name.len())) else {
+            // Names past 4 GiB cannot be addressed by the u32 offsets; no real
+            // symbol table comes near, so the rest are left out rather than widened.
+            tracing::warn!("symbol names past 4 GiB left out");
+            break;
+        };
+        blob.push_str(s.name);
+        at.push((start, len));
+    }
+    let names: Arc<str> = Arc::from(blob);
+    found
+        .iter()
+        .zip(at)
+        .map(|(s, name_at)| ElfSymbol {
+            names: names.clone(),
+            name_at,
+            demangled: OnceLock::new(),
+            addr: s.addr,
+            size: s.size,
+            kind: s.kind,
+        })
+        .collect()
+}
+
 fn collect_symbols<'a, I: Iterator<Item = S>, S: ObjectSymbol<'a>>(
     syms: I,
-    out: &mut Vec<ElfSymbol>,
+    out: &mut Vec<FoundSymbol<'a>>,
 ) {
     for sym in syms {
         let kind = match sym.kind() {
@@ -471,9 +511,8 @@ fn collect_symbols<'a, I: Iterator<Item = S>, S: ObjectSymbol<'a>>(
         if name.is_empty() {
             continue;
         }
-        out.push(ElfSymbol {
-            name: name.to_string(),
-            demangled: std::sync::OnceLock::new(),
+        out.push(FoundSymbol {
+            name,
             addr: sym.address(),
             size: sym.size(),
             kind,

@@ -137,7 +137,7 @@ impl Binary {
                 let mut found = self
                     .elf_symbols()
                     .iter()
-                    .filter(|s| s.addr != 0 && s.name == *name)
+                    .filter(|s| s.addr != 0 && s.name() == *name)
                     .map(|s| s.addr);
                 let first = found.next()?;
                 found.all(|a| a == first).then_some(FileAddr(first))

@@ -341,6 +341,7 @@ impl Binary {
             v.sort_unstable();
             v.dedup();
         }
+        self.names.clear();
         index
     }
 }

@@ -16,6 +16,7 @@ mod debugnames;
 mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
+mod intern;
 mod reader;
 mod sections;
 mod seqs;

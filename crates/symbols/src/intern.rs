@@ -1,0 +1,116 @@
+//! Names shared across units while the symbol index is built: one allocation per
+//! distinct qualified name, and one demangling per distinct linkage name.
+//!
+//! Why: in a C++ program every unit repeats the functions and types of the headers it
+//! includes (`std::vector<int>::size`, `std::string`), so the per-unit tables held the
+//! same name hundreds of times, each its own `Arc<str>`, and the same linkage name was
+//! demangled and normalized once per unit. Sharing them changes no answer: an entry's
+//! name is the same text, only no longer a copy.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::names;
+
+/// Shards, so that the index's worker threads rarely wait for each other.
+const SHARDS: usize = 16;
+
+#[derive(Default)]
+struct Shard {
+    names: HashSet<Arc<str>>,
+    /// Linkage name → its demangled, normalized form (itself in `names`).
+    demangled: HashMap<Box<str>, Arc<str>>,
+}
+
+/// The shared names of one binary (see the module documentation).
+#[derive(Default)]
+pub(crate) struct Names {
+    shards: [Mutex<Shard>; SHARDS],
+    hasher: std::collections::hash_map::RandomState,
+}
+
+impl std::fmt::Debug for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Names")
+    }
+}
+
+impl Names {
+    fn shard(&self, s: &str) -> MutexGuard<'_, Shard> {
+        let i = (self.hasher.hash_one(s) as usize) % SHARDS;
+        // A poisoned shard only means a worker panicked while inserting; the sets are
+        // still valid (an insert either happened or not).
+        self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `s` as the one shared copy of its text.
+    pub(crate) fn intern(&self, s: &str) -> Arc<str> {
+        let mut shard = self.shard(s);
+        if let Some(found) = shard.names.get(s) {
+            return found.clone();
+        }
+        let new: Arc<str> = Arc::from(s);
+        shard.names.insert(new.clone());
+        new
+    }
+
+    /// The qualified name of a function with this linkage name (demangled, then
+    /// normalized), shared.
+    pub(crate) fn qualified_of_linkage(&self, linkage: &str) -> Arc<str> {
+        if let Some(found) = self.shard(linkage).demangled.get(linkage) {
+            return found.clone();
+        }
+        // Computed without holding a lock: demangling is the slow part. Two threads may
+        // both compute it; they get the same text and the same interned copy.
+        let qualified = self.intern(&names::normalize(&names::demangle(linkage)));
+        self.shard(linkage)
+            .demangled
+            .insert(Box::from(linkage), qualified.clone());
+        qualified
+    }
+
+    /// Forgets every name (the tables that hold them keep their copies): the index is
+    /// built, and the maps would only hold memory.
+    pub(crate) fn clear(&self) {
+        for shard in &self.shards {
+            let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            *shard = Shard::default();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_names_share_one_copy() {
+        let names = Names::default();
+        let a = names.intern("ns::Class::method");
+        let b = names.intern(&String::from("ns::Class::method"));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &names.intern("ns::Class::other")));
+    }
+
+    #[test]
+    fn a_linkage_name_gives_what_demangling_it_gives() {
+        let names = Names::default();
+        for linkage in [
+            "_ZN2ns5Class6methodEv",
+            "_ZNSt6vectorIiSaIiEE4sizeEv",
+            "main",
+        ] {
+            let expected = names::normalize(&names::demangle(linkage));
+            let first = names.qualified_of_linkage(linkage);
+            assert_eq!(&*first, expected);
+            // The second time from the memo: the same shared copy.
+            assert!(Arc::ptr_eq(&first, &names.qualified_of_linkage(linkage)));
+        }
+        names.clear();
+        assert_eq!(
+            &*names.qualified_of_linkage("_ZN2ns5Class6methodEv"),
+            names::normalize(&names::demangle("_ZN2ns5Class6methodEv"))
+        );
+    }
+}
