@@ -327,6 +327,11 @@ struct Thread {
     /// stack (`SA_ONSTACK`) leaves everything live on its own stack above that sp.
     home: Option<(u64, u64)>,
     home_sp: u64,
+    /// The sp at its first stop, on its own stack (0: not seen): `home` is found from
+    /// it when first needed, not at every thread's creation (reading the process's
+    /// maps for each new thread was a third of the tracer's work in a program that
+    /// creates threads all the time).
+    first_sp: u64,
     /// The ptrace event it is stopped at when that event is reported from inside a
     /// system call (clone, fork, vfork, vfork-done, exec), else 0: the call has not
     /// returned, so its return value will overwrite rax when the thread runs on. No

@@ -297,8 +297,9 @@ impl Tracer {
     }
 
     /// Notes the own stack of every stopped thread not seen before: the process's
-    /// `[stack]` for the main thread, else the mapping of its sp (a new thread's first
-    /// stop is on its own stack; one attached inside a handler on an alternate stack is
+    /// `[stack]` for the main thread, else the mapping of its sp at its first stop
+    /// (`first_sp`: a new thread's first stop is on its own stack), or of its sp now for
+    /// a thread found at attach (one attached inside a handler on an alternate stack is
     /// the rare case this gets wrong).
     pub(super) fn learn_homes(&mut self) {
         if self.threads.values().all(|t| t.home.is_some() || t.running) {
@@ -315,7 +316,10 @@ impl Tracer {
             let home = if *tid == main {
                 maps.iter().find(|m| m.path == "[stack]")
             } else {
-                let Some(sp) = t.regs.or_else(|| sys::get_regs(*tid).ok()).map(|r| r.rsp) else {
+                let first = Some(t.first_sp).filter(|sp| *sp != 0);
+                let Some(sp) =
+                    first.or_else(|| t.regs.or_else(|| sys::get_regs(*tid).ok()).map(|r| r.rsp))
+                else {
                     continue;
                 };
                 maps.iter().find(|m| m.start.0 <= sp && sp < m.end.0)

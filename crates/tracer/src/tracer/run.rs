@@ -134,6 +134,14 @@ impl Tracer {
         if !self.kept_signals.is_empty() {
             self.requeue_kept(None);
         }
+        // A signal's delivery notes where on its own stack the thread was (`home_sp`).
+        if self
+            .threads
+            .values()
+            .any(|t| !t.running && t.deliver != 0 && t.home.is_none())
+        {
+            self.learn_homes();
+        }
         // No allocation on this path: it runs on every breakpoint hit. While recording
         // or replaying, only the scheduled thread runs.
         let only = self.only_runner();
@@ -153,6 +161,13 @@ impl Tracer {
         }
         if !self.patches.is_empty() {
             self.leave_patch_site(tid, false);
+        }
+        if self
+            .threads
+            .get(&tid)
+            .is_some_and(|t| t.deliver != 0 && t.home.is_none())
+        {
+            self.learn_homes();
         }
         if let Some(t) = self.threads.get_mut(&tid) {
             resume_one(tid, t);

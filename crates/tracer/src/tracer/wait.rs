@@ -799,7 +799,9 @@ impl Tracer {
         let was_new = std::mem::take(&mut t.new);
         if was_new {
             // Its own stack, while it is surely on it (see `learn_homes`).
-            self.learn_homes();
+            if let (Ok(regs), Some(t)) = (sys::get_regs(tid), self.threads.get_mut(&tid)) {
+                t.first_sp = regs.rsp;
+            }
         }
         if was_new && !self.watch.is_empty() {
             // Threads do not inherit debug registers: give a new thread the process's
