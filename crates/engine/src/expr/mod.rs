@@ -35,6 +35,7 @@ mod eval;
 mod lex;
 mod lower;
 mod parse;
+mod qualified;
 
 pub use ast::{BinOp, Expr, IntTy, TypeName, UnOp};
 use ast::{INT, LONG, ULONG};
