@@ -214,6 +214,31 @@ fn canonical_arg(words: &[String], suffix: &str) -> String {
     text
 }
 
+/// The components of a qualified name, split at the `::` outside template arguments
+/// and parentheses: `a::b<c::d>::e` is `a`, `b<c::d>`, `e`. A leading `::` gives an
+/// empty first component.
+pub(crate) fn split_path(name: &str) -> Vec<&str> {
+    let b = name.as_bytes();
+    let mut parts = Vec::new();
+    let (mut depth, mut start, mut i) = (0i32, 0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'<' | b'(' => depth += 1,
+            b'>' | b')' => depth -= 1,
+            b':' if depth == 0 && b.get(i + 1) == Some(&b':') => {
+                parts.push(&name[start..i]);
+                i += 2;
+                start = i;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&name[start..]);
+    parts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,5 +316,13 @@ mod tests {
         // Not a type: a comparison inside parentheses.
         let e = parse("(a<b>*p)", &types).unwrap();
         assert!(matches!(e, Expr::Binary(BinOp::Gt, _, _)));
+    }
+
+    #[test]
+    fn paths_split_outside_template_arguments() {
+        assert_eq!(split_path("a::b<c::d>::e"), ["a", "b<c::d>", "e"]);
+        assert_eq!(split_path("::counter"), ["", "counter"]);
+        assert_eq!(split_path("main"), ["main"]);
+        assert_eq!(split_path("f(a::b)::x"), ["f(a::b)", "x"]);
     }
 }
