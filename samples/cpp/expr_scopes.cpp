@@ -2,7 +2,8 @@
 // its namespace, static members (one of a template), enums and enum classes in
 // namespaces, the same name at file scope and in two namespaces, a class in a
 // namespace with a method, and a function of a namespace defined outside it. Stopped in
-// main, in geo::inner::scale and in geo::Shape::area; every expression is compared with
+// main, in geo::Shape::area and in geo::inner::scale (called with k = 0..5, where the
+// conditions of breakpoints read qualified names); every expression is compared with
 // gdb's `output`.
 #include <cstdio>
 
@@ -79,7 +80,9 @@ int main() {
     S s{1};
     Box<int> b{5};
     Box<int>::count += 8;
-    int r = geo::area(p) + geo::inner::scale(2) + shape.area(); // SCOPES MAIN
+    int r = geo::area(p) + shape.area(); // SCOPES MAIN
+    for (int k = 0; k < 6; k++)
+        r += geo::inner::scale(k);
     std::printf("%d %d %d %d %d %d %d\n", r, (int)c, (int)m, (int)l, s.v, b.value, hidden);
     return 0;
 }
