@@ -305,9 +305,20 @@ impl Env<'_> {
             .find_map(|tag| name.strip_prefix(tag))
             .unwrap_or(name)
             .trim();
-        self.candidates(bare, self.rules())
+        // Every type the name can stand for (`Pt` matches `geo::Pt` and
+        // `geo::inner::Pt`): the scopes are searched only to choose among several.
+        let all = self.binary.types_by_name(bare.trim_start_matches("::"));
+        if all.len() < 2 {
+            return all.first().copied();
+        }
+        let rules = self.rules();
+        if rules == Rules::C {
+            return all.first().copied();
+        }
+        self.candidates(bare, rules)
             .iter()
             .find_map(|c| self.binary.types_by_name(c).first().copied())
+            .or(all.first().copied())
     }
 
     /// Why `name` names nothing, as gdb says it: the scope a qualified name's leading
