@@ -153,7 +153,10 @@ const CPP_UNKNOWN: &[(&str, &[&str])] = &[
             "geo::Shape::id",
         ],
     ),
-    ("SCOPES NAMESPACE", &["inner::nope", "nope"]),
+    (
+        "SCOPES NAMESPACE",
+        &["inner::nope", "nope", "::nope", "geo::inner::nope::x"],
+    ),
 ];
 
 const RUST_STOPS: &[Stop] = &[

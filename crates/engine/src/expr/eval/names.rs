@@ -326,75 +326,79 @@ impl Env<'_> {
     fn unknown_name(&self, name: &str, rules: Rules) -> Error {
         let parts = split_path(name.trim_start_matches("::"));
         if parts.len() < 2 {
-            return Error::Eval(format!("no symbol '{name}' in this scope"));
+            return Error::Eval(format!("no symbol '{}' in this scope", parts[0]));
         }
-        let index = self.binary.symbol_index();
         let lead = if name.starts_with("::") { "::" } else { "" };
-        // The longest leading part that names a scope.
+        // Each leading part, longest first, as each scope it may stand for: the first
+        // that names a scope is where the next part is missing.
+        let mut wanted: Vec<(usize, String)> = Vec::new();
         for k in (1..parts.len()).rev() {
             let scope = format!("{lead}{}", parts[..k].join("::"));
-            for candidate in self.candidates(&scope, rules) {
-                let Some(kind) = self.scope_kind(&index, &candidate) else {
-                    continue;
-                };
-                let missing = parts[k];
-                let module = if rules == Rules::Rust {
-                    "module"
-                } else {
-                    "namespace"
-                };
-                return Error::Eval(match kind {
-                    ScopeKind::Namespace => {
-                        format!("no symbol '{missing}' in {module} '{candidate}'")
-                    }
-                    ScopeKind::Enum => {
-                        format!("no enumerator named '{missing}' in enum '{candidate}'")
-                    }
-                    ScopeKind::Class(members)
-                        if k + 1 == parts.len()
-                            && members.iter().any(|m| m.name.as_deref() == Some(missing)) =>
-                    {
-                        format!(
-                            "cannot reference the non-static member '{missing}' of \
-                             '{candidate}' without an object"
-                        )
-                    }
-                    ScopeKind::Class(_) => {
-                        format!("there is no member named '{missing}' in '{candidate}'")
-                    }
-                });
-            }
+            wanted.extend(self.candidates(&scope, rules).into_iter().map(|c| (k, c)));
         }
-        Error::Eval(format!("no symbol '{}' in this scope", parts[0]))
+        let names: Vec<&str> = wanted.iter().map(|(_, c)| c.as_str()).collect();
+        let kinds = self.scope_kinds(&names);
+        let Some(((k, candidate), kind)) = wanted
+            .iter()
+            .zip(kinds)
+            .find_map(|(w, kind)| Some((w, kind?)))
+        else {
+            return Error::Eval(format!("no symbol '{}' in this scope", parts[0]));
+        };
+        let missing = parts[*k];
+        let module = if rules == Rules::Rust {
+            "module"
+        } else {
+            "namespace"
+        };
+        Error::Eval(match kind {
+            ScopeKind::Namespace => format!("no symbol '{missing}' in {module} '{candidate}'"),
+            ScopeKind::Enum => format!("no enumerator named '{missing}' in enum '{candidate}'"),
+            ScopeKind::Class(members)
+                if k + 1 == parts.len()
+                    && members.iter().any(|m| m.name.as_deref() == Some(missing)) =>
+            {
+                format!(
+                    "cannot reference the non-static member '{missing}' of '{candidate}' \
+                     without an object"
+                )
+            }
+            ScopeKind::Class(_) => format!("there is no member named '{missing}' in '{candidate}'"),
+        })
     }
 
-    /// Whether `qualified` names a type (an enum, a class) or a namespace (a Rust
-    /// module): some symbol's name continues it with `::`.
-    fn scope_kind(&self, index: &symbols::SymbolIndex, qualified: &str) -> Option<ScopeKind> {
-        let mut namespace = false;
+    /// What each of `qualified` names, in one pass over the index: a type (an enum, a
+    /// class) by its exact name, else a namespace (a Rust module) when some symbol's
+    /// name continues it with `::`.
+    fn scope_kinds(&self, qualified: &[&str]) -> Vec<Option<ScopeKind>> {
+        let mut kinds: Vec<Option<ScopeKind>> = qualified.iter().map(|_| None).collect();
+        let index = self.binary.symbol_index();
         for e in index.entries() {
-            let Some(rest) = e.name.strip_prefix(qualified) else {
-                continue;
-            };
-            if rest.is_empty() {
-                let Some(kind) = self
+            for (q, kind) in qualified.iter().zip(kinds.iter_mut()) {
+                let Some(rest) = e.name.strip_prefix(q) else {
+                    continue;
+                };
+                if rest.starts_with("::") && kind.is_none() {
+                    *kind = Some(ScopeKind::Namespace);
+                }
+                if !rest.is_empty() || matches!(kind, Some(ScopeKind::Enum | ScopeKind::Class(_))) {
+                    continue;
+                }
+                let found = self
                     .binary
                     .entry_type(&e)
                     .and_then(|t| resolve(self.binary, t).ok())
-                    .map(|r| r.kind)
-                else {
-                    continue;
-                };
-                match kind {
-                    TypeKind::Enum { .. } => return Some(ScopeKind::Enum),
-                    TypeKind::Composite { members, .. } => return Some(ScopeKind::Class(members)),
+                    .map(|r| r.kind);
+                match found {
+                    Some(TypeKind::Enum { .. }) => *kind = Some(ScopeKind::Enum),
+                    Some(TypeKind::Composite { members, .. }) => {
+                        *kind = Some(ScopeKind::Class(members))
+                    }
                     _ => {}
                 }
-            } else if rest.starts_with("::") {
-                namespace = true;
             }
         }
-        namespace.then_some(ScopeKind::Namespace)
+        kinds
     }
 
     /// A global named `name` of another module, as a plain integer or double: its type
