@@ -136,6 +136,8 @@ const CPP_STOPS: &[Stop] = &[
             "(Mode)3",
             "(Color)0",
             "Box<int>::count",
+            "sizeof ::counter",
+            "k ? ::counter : counter",
         ],
     },
 ];

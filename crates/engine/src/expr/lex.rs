@@ -1,6 +1,6 @@
 //! The lexer: expression text to tokens (C and Rust literals, punctuation, `$reg`).
 
-use super::qualified::{path_separator, qualified_ident};
+use super::qualified::{path_separator, qualified_ident, KEYWORDS};
 use super::*;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -171,11 +171,14 @@ pub(super) fn lex(src: &str) -> Result<Vec<Tok>> {
         }
         // A leading `::` (the global namespace; a Rust crate's root) where an operand
         // starts: `::counter`, `x ? a : ::b`.
-        let operand_before = matches!(
-            out.last(),
-            Some(Tok::Ident(_) | Tok::Field(_) | Tok::Punct(")") | Tok::Punct("]"))
-                | Some(Tok::Int(..) | Tok::Char(_) | Tok::Float(_) | Tok::Str(_) | Tok::Reg(_))
-        );
+        let operand_before = match out.last() {
+            Some(Tok::Ident(w)) => !KEYWORDS.contains(&w.as_str()),
+            last => matches!(
+                last,
+                Some(Tok::Field(_) | Tok::Punct(")") | Tok::Punct("]"))
+                    | Some(Tok::Int(..) | Tok::Char(_) | Tok::Float(_) | Tok::Str(_) | Tok::Reg(_))
+            ),
+        };
         if !operand_before {
             if let Some(next) = path_separator(b, i) {
                 let (name, end) = qualified_ident(src, next, "::".to_string());

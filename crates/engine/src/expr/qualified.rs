@@ -10,6 +10,12 @@ use super::*;
 /// the nested lexing it takes.
 const MAX_TEMPLATE_TEXT: usize = 200;
 
+/// Words that end a name where a `::` follows them.
+pub(super) const KEYWORDS: [&str; 14] = [
+    "sizeof", "struct", "union", "enum", "class", "const", "volatile", "unsigned", "signed", "int",
+    "char", "short", "long", "bool",
+];
+
 fn ident_start(b: Option<&u8>) -> bool {
     b.is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
 }
@@ -51,6 +57,11 @@ pub(super) fn qualified_ident(src: &str, start: usize, mut name: String) -> (Str
     let b = src.as_bytes();
     let mut i = ident_end(b, start);
     name.push_str(&src[start..i]);
+    // A keyword before a leading `::` (`sizeof ::counter`, `(struct ::S *)p`) is no
+    // scope of it.
+    if KEYWORDS.contains(&name.as_str()) {
+        return (name, i);
+    }
     loop {
         if let Some(next) = path_separator(b, i) {
             name.push_str("::");
@@ -269,6 +280,11 @@ mod tests {
         );
         assert_eq!(ident("Arr<-1>::count"), "Arr<-1>::count");
         assert_eq!(ident("krate::module::STATIC"), "krate::module::STATIC");
+        let e = parse("sizeof ::counter", &no_types).unwrap();
+        assert!(
+            matches!(e, Expr::SizeofExpr(ref x) if **x == Expr::Ident("::counter".into())),
+            "{e:?}"
+        );
     }
 
     #[test]
