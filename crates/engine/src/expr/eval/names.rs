@@ -26,6 +26,7 @@ enum ScopeKind {
 }
 
 impl Env<'_> {
+    /// The rules of the frame's unit's language (`DW_AT_language`); C's without a frame.
     pub(in crate::expr) fn rules(&self) -> Rules {
         if self.pc == 0 {
             return Rules::C;
@@ -126,6 +127,7 @@ impl Env<'_> {
             .collect()
     }
 
+    /// The value `name` (plain or qualified) stands for in this frame.
     pub(in crate::expr) fn variable(&self, name: &str) -> Result<EVal> {
         let qualified = name.contains("::");
         if !qualified {
