@@ -222,6 +222,11 @@ impl Binary {
         // Scope paths of the functions seen so far, for concrete instances whose
         // abstract origin came earlier in the unit (the usual order).
         let mut paths: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
+        // Scope paths of the variables declared in a namespace or a class (`geo::`,
+        // `S::`): gcc defines each such variable at the top of the unit with a
+        // `DW_AT_specification` pointing back here (`int S::total = 42;`, and every
+        // namespace-scope variable), and its qualified name is the declaration's.
+        let mut declared: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
         let mut cursor = unit.entries();
         while let Some(die) = cursor.next_dfs()? {
             let depth = die.depth();
@@ -256,15 +261,31 @@ impl Binary {
                         }
                     }
                 }
-                gimli::DW_TAG_variable if !in_function => {
+                // A static data member is a `DW_TAG_member` declaration in DWARF 4
+                // (`DW_TAG_variable` in 5); one with an initializer in its class
+                // (`static const int sides = 4;`) is defined by its constant there.
+                gimli::DW_TAG_variable | gimli::DW_TAG_member
+                    if !in_function
+                        && (tag == gimli::DW_TAG_variable
+                            || die.attr_value(gimli::DW_AT_declaration).is_some()) =>
+                {
+                    let declaration = die.attr_value(gimli::DW_AT_declaration).is_some();
+                    if declaration && scopes.len() > 1 {
+                        let path = self.names.intern(&Self::scope_path(&scopes));
+                        declared.insert(die.offset(), path);
+                    }
                     // Optimized-out globals (no location) are listed too: the user
                     // should see `<optimized out>`, not nothing.
                     let defined = die.attr_value(gimli::DW_AT_location).is_some()
                         || die.attr_value(gimli::DW_AT_const_value).is_some()
-                        || die.attr_value(gimli::DW_AT_declaration).is_none();
+                        || !declaration;
                     if defined {
+                        let path = match self.specified_path(index, die, &declared) {
+                            Some(p) => p.to_string(),
+                            None => Self::scope_path(&scopes),
+                        };
                         if let Some(e) =
-                            self.simple_entry(unit, die, id, &scopes, SymbolKind::Variable)
+                            self.simple_entry_in(unit, die, id, &path, SymbolKind::Variable)
                         {
                             out.others.push(e);
                         }
@@ -434,12 +455,41 @@ impl Binary {
         String::new()
     }
 
+    /// The scope path of the declaration a variable's definition refers to with
+    /// `DW_AT_specification`: from the walk's `declared` paths when it is in the same
+    /// unit, else found by walking that unit.
+    fn specified_path(
+        &self,
+        unit_index: usize,
+        die: &Die,
+        declared: &HashMap<gimli::UnitOffset<usize>, Arc<str>>,
+    ) -> Option<Arc<str>> {
+        let spec = die.attr_value(gimli::DW_AT_specification)?;
+        let target = self.resolve_ref(unit_index, &spec)?;
+        if target.unit == unit_index {
+            return Some(declared.get(&target.offset).cloned().unwrap_or_default());
+        }
+        Some(self.names.intern(&self.scope_path_of(target)))
+    }
+
     fn simple_entry(
         &self,
         unit: &Unit,
         die: &Die,
         id: DieId,
         scopes: &Scopes,
+        kind: SymbolKind,
+    ) -> Option<SymbolEntry> {
+        self.simple_entry_in(unit, die, id, &Self::scope_path(scopes), kind)
+    }
+
+    /// An entry named `path` + its DIE's name (`path` is `ns::Class::` or empty).
+    fn simple_entry_in(
+        &self,
+        unit: &Unit,
+        die: &Die,
+        id: DieId,
+        path: &str,
         kind: SymbolKind,
     ) -> Option<SymbolEntry> {
         let info = self.die_info(id, unit, die);
@@ -451,9 +501,7 @@ impl Binary {
             None
         };
         Some(SymbolEntry {
-            name: self
-                .names
-                .intern(&format!("{}{name}", Self::scope_path(scopes))),
+            name: self.names.intern(&format!("{path}{name}")),
             kind,
             decl_file: info.decl_file,
             decl_line: info.decl_line,

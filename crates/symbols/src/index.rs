@@ -221,6 +221,15 @@ impl Binary {
         self.type_form_of(e.die?)
     }
 
+    /// The type a [`SymbolKind::Type`] entry names (`None` for other entries): what
+    /// looking a type up by its exact qualified name needs.
+    pub fn entry_type(&self, e: &SymbolEntry) -> Option<crate::types::TypeRef> {
+        if e.kind != SymbolKind::Type {
+            return None;
+        }
+        Some(crate::types::TypeRef(self.global_offset(e.die?)))
+    }
+
     pub(crate) fn type_form_of(&self, die: DieId) -> Option<TypeForm> {
         let (id, unit) = self
             .type_die(crate::types::TypeRef(self.global_offset(die)))

@@ -11,7 +11,7 @@ use crate::addr::{FileAddr, Line};
 use crate::binary::Binary;
 use crate::error::Result;
 use crate::eval::LocationExpr;
-use crate::index::SymbolKind;
+use crate::index::{SymbolEntry, SymbolKind};
 use crate::reader::R;
 use crate::types::TypeRef;
 use crate::units::{reader_bytes, Die, DieId, Unit};
@@ -88,6 +88,10 @@ pub struct Variable {
     pub location: VariableLocation,
     /// Whether the compiler generated it (`this`, closures' environments, ...).
     pub artificial: bool,
+    /// A global's name with its namespaces and classes (`geo::counter`,
+    /// `S::total`, `krate::module::STATIC`; `counter` at file scope), which expressions
+    /// look it up by; `None` for parameters and locals.
+    pub qualified_name: Option<Arc<str>>,
 }
 
 /// The variables visible at a pc.
@@ -157,9 +161,7 @@ impl Binary {
             let Ok(die) = unit.entry(id.offset) else {
                 continue;
             };
-            if let Some(v) =
-                self.make_variable(&unit, id, &die, VariableKind::Global, 0, 0, pc.0, None)
-            {
+            if let Some(v) = self.entry_variable(&unit, entry, id, &die, pc.0, false) {
                 scope.globals.push(v);
             }
         }
@@ -189,9 +191,7 @@ impl Binary {
                 let Ok(die) = unit.entry(id.offset) else {
                     continue;
                 };
-                if let Some(v) =
-                    self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0, None)
-                {
+                if let Some(v) = self.entry_variable(unit, entry, id, &die, 0, true) {
                     out.push(v);
                 }
             }
@@ -228,9 +228,7 @@ impl Binary {
                 let Ok(die) = unit.entry(id.offset) else {
                     continue;
                 };
-                let Some(v) =
-                    self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0, None)
-                else {
+                let Some(v) = self.entry_variable(unit, entry, id, &die, 0, true) else {
                     continue;
                 };
                 let is_external = matches!(
@@ -341,6 +339,28 @@ impl Binary {
         Ok(())
     }
 
+    /// The global of a unit's table `entry`, with the entry's qualified name. A class's
+    /// constant declared with its value (`static const int sides = 4;`) is one when
+    /// looked up by name (`constants`), not in a unit's list of globals.
+    fn entry_variable(
+        &self,
+        unit: &Unit,
+        entry: &SymbolEntry,
+        id: DieId,
+        die: &Die,
+        pc: u64,
+        constants: bool,
+    ) -> Option<Variable> {
+        let global = VariableKind::Global;
+        let mut v = if constants {
+            self.variable_of(unit, id, die, global, 0, 0, pc, None)
+        } else {
+            self.make_variable(unit, id, die, global, 0, 0, pc, None)
+        }?;
+        v.qualified_name = Some(entry.name.clone());
+        Some(v)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn make_variable(
         &self,
@@ -358,6 +378,22 @@ impl Binary {
         {
             return None;
         }
+        self.variable_of(unit, id, die, kind, frame, depth, pc, entry)
+    }
+
+    /// [`Binary::make_variable`] of any DIE, a declaration too.
+    #[allow(clippy::too_many_arguments)]
+    fn variable_of(
+        &self,
+        unit: &Unit,
+        id: DieId,
+        die: &Die,
+        kind: VariableKind,
+        frame: u32,
+        depth: u32,
+        pc: u64,
+        entry: Option<u64>,
+    ) -> Option<Variable> {
         let info = self.die_info(id, unit, die);
         let name = info.name;
         let ty = info.ty.map(|d| TypeRef(self.global_offset(d)));
@@ -387,6 +423,7 @@ impl Binary {
             decl_line,
             location,
             artificial,
+            qualified_name: None,
         })
     }
 

@@ -565,3 +565,73 @@ fn pieces_stack_implicit_and_entry_values() {
     };
     assert_eq!(binary.compute_cfa(&row, &ctx).unwrap(), 0x8010);
 }
+
+/// `nm -C`'s address of each data symbol, by its demangled name.
+fn nm_addresses(bin: &Path) -> HashMap<String, u64> {
+    let out = std::process::Command::new("nm")
+        .arg("-C")
+        .arg(bin)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let addr = u64::from_str_radix(it.next()?, 16).ok()?;
+            let _kind = it.next()?;
+            Some((it.next()?.to_string(), addr))
+        })
+        .collect()
+}
+
+#[test]
+fn cpp_globals_are_found_by_their_qualified_names() {
+    let dir = tempfile::tempdir().unwrap();
+    // gcc defines a namespace's variables and static members at the top of the unit
+    // with DW_AT_specification; DWARF 4 declares static members as DW_TAG_member.
+    for (fixture, dwarf) in [
+        ("gpp-O0-dwarf5", "-gdwarf-5"),
+        ("gpp-O0-dwarf4", "-gdwarf-4"),
+    ] {
+        let bin = common::build_c(dir.path(), "cpp/expr_scopes.cpp", &["-O0", dwarf], fixture);
+        let binary = Binary::open(&bin).unwrap();
+        let nm = nm_addresses(&bin);
+        for name in [
+            "counter",
+            "geo::counter",
+            "geo::inner::counter",
+            "geo::defined_outside",
+            "geo::Shape::made",
+            "S::total",
+            "Box<int>::count",
+        ] {
+            let found = binary.globals_named(name);
+            assert_eq!(found.len(), 1, "{fixture}: {name}: {found:?}");
+            let v = &found[0];
+            assert_eq!(v.qualified_name.as_deref(), Some(name), "{fixture}");
+            let VariableLocation::Expr(e) = &v.location else {
+                panic!("{fixture}: {name} has no location: {v:?}");
+            };
+            let mut addr = vec![0x03];
+            addr.extend(nm[name].to_le_bytes());
+            assert_eq!(
+                e.bytes(),
+                addr,
+                "{fixture}: {name} is not nm's {:#x}",
+                nm[name]
+            );
+        }
+        // A constant member initialized in its class has no address, only its value.
+        let sides = binary.globals_named("geo::Shape::sides");
+        assert!(
+            matches!(sides.first().map(|v| &v.location), Some(VariableLocation::Const(b)) if b.first() == Some(&4)),
+            "{fixture}: {sides:?}"
+        );
+        // No bare name stands for a namespace's variable.
+        assert!(
+            binary.globals_named("defined_outside").is_empty(),
+            "{fixture}"
+        );
+        assert!(binary.globals_named("total").is_empty(), "{fixture}");
+    }
+}

@@ -1,5 +1,6 @@
 //! The lexer: expression text to tokens (C and Rust literals, punctuation, `$reg`).
 
+use super::qualified::{path_separator, qualified_ident, KEYWORDS};
 use super::*;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -16,9 +17,9 @@ pub(super) enum Tok {
     Punct(&'static str),
 }
 
-const PUNCTS: [&str; 30] = [
-    "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "(", ")", "[", "]", ".", "*", "&", "-",
-    "+", "!", "~", "/", "%", "<", ">", "^", "|", "?", ":", ",", "=",
+const PUNCTS: [&str; 31] = [
+    "->", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "::", "(", ")", "[", "]", ".", "*", "&",
+    "-", "+", "!", "~", "/", "%", "<", ">", "^", "|", "?", ":", ",", "=",
 ];
 
 pub(super) fn lex(src: &str) -> Result<Vec<Tok>> {
@@ -152,19 +153,39 @@ pub(super) fn lex(src: &str) -> Result<Vec<Tok>> {
             out.push(Tok::Char(v));
             continue;
         }
-        if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
+        if c == b'$' {
             let start = i;
             i += 1;
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            let word = &src[start..i];
-            if let Some(reg) = word.strip_prefix('$') {
-                out.push(Tok::Reg(reg.to_string()));
-            } else {
-                out.push(Tok::Ident(word.to_string()));
-            }
+            out.push(Tok::Reg(src[start + 1..i].to_string()));
             continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            // `geo::inner::counter`, `Box<int>::count`: one name (qualified.rs).
+            let (name, end) = qualified_ident(src, i, String::new());
+            out.push(Tok::Ident(name));
+            i = end;
+            continue;
+        }
+        // A leading `::` (the global namespace; a Rust crate's root) where an operand
+        // starts: `::counter`, `x ? a : ::b`.
+        let operand_before = match out.last() {
+            Some(Tok::Ident(w)) => !KEYWORDS.contains(&w.as_str()),
+            last => matches!(
+                last,
+                Some(Tok::Field(_) | Tok::Punct(")") | Tok::Punct("]"))
+                    | Some(Tok::Int(..) | Tok::Char(_) | Tok::Float(_) | Tok::Str(_) | Tok::Reg(_))
+            ),
+        };
+        if !operand_before {
+            if let Some(next) = path_separator(b, i) {
+                let (name, end) = qualified_ident(src, next, "::".to_string());
+                out.push(Tok::Ident(name));
+                i = end;
+                continue;
+            }
         }
         let rest = &src[i..];
         match PUNCTS.iter().find(|p| rest.starts_with(**p)) {

@@ -2,7 +2,9 @@
 //! [`Expr`] tree and evaluated against one frame's registers, memory and scope.
 //!
 //! Supported: integer, floating, character literals; identifiers (locals, arguments,
-//! the unit's globals), `$reg` registers; `.` `->` `[]`; unary `* & - + ! ~`; binary
+//! globals) and qualified names (`geo::counter`, `::counter`, `S::total`,
+//! `Box<int>::count`, `krate::module::STATIC`, resolved as gdb resolves them:
+//! `eval/names.rs`), `$reg` registers; `.` `->` `[]`; unary `* & - + ! ~`; binary
 //! arithmetic, shifts, bitwise, logical and comparison operators with C's usual
 //! arithmetic conversions; `c ? a : b` (as gdb: the chosen operand, unconverted); casts
 //! to base, named and pointer types; `sizeof`.
@@ -35,6 +37,7 @@ mod eval;
 mod lex;
 mod lower;
 mod parse;
+mod qualified;
 
 pub use ast::{BinOp, Expr, IntTy, TypeName, UnOp};
 use ast::{INT, LONG, ULONG};

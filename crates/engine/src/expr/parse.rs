@@ -2,6 +2,7 @@
 //! whether a name is a type.
 
 use super::lex::{lex, Tok};
+use super::qualified;
 use super::*;
 
 const BASE_WORDS: [&str; 11] = [
@@ -148,10 +149,39 @@ impl Parser<'_> {
                         w.as_str(),
                         "struct" | "union" | "enum" | "const" | "volatile"
                     )
-                    || (self.is_type)(w)
+                    || (self.is_type)(w.trim_start_matches("::"))
+                    || self.template_type_at(at).is_some()
             }
             _ => false,
         }
+    }
+
+    /// A type named with template arguments at `at` (`Box<int>`, `Box<Box<int>>`) when
+    /// `is_type` knows it: its name as gcc writes it and the position after its `>`.
+    /// `a<b>c` is left a comparison when no type `a<b>` exists.
+    fn template_type_at(&self, at: usize) -> Option<(String, usize)> {
+        let Some(Tok::Ident(w)) = self.toks.get(at) else {
+            return None;
+        };
+        if self.toks.get(at + 1) != Some(&Tok::Punct("<")) {
+            return None;
+        }
+        // `>>` is two closing brackets here; `origin` maps each token back to its own.
+        let mut split = Vec::new();
+        let mut origin = Vec::new();
+        for (j, t) in self.toks.iter().enumerate().skip(at + 1) {
+            let n = if *t == Tok::Punct(">>") { 2 } else { 1 };
+            split.extend(qualified::split_shifts(vec![t.clone()]));
+            origin.extend(std::iter::repeat_n(j, n));
+        }
+        let (args, used) = qualified::template_args(&split, 0)?;
+        let last = *origin.get(used.checked_sub(1)?)?;
+        if origin.get(used) == Some(&last) {
+            // Only half of a `>>` closes the arguments.
+            return None;
+        }
+        let name = format!("{w}{args}");
+        (self.is_type)(name.trim_start_matches("::")).then_some((name, last + 1))
     }
 
     fn type_name(&mut self) -> Result<TypeName> {
@@ -178,6 +208,13 @@ impl Parser<'_> {
                 && words.iter().any(|x| BASE_WORDS.contains(&x.as_str()))
             {
                 break;
+            }
+            if !is_base && !tagged {
+                if let Some((name, next)) = self.template_type_at(self.pos) {
+                    words.push(name);
+                    self.pos = next;
+                    break;
+                }
             }
             words.push(w);
             self.pos += 1;

@@ -137,6 +137,9 @@ impl Env<'_> {
                 }
             }
         }
+        if let Some(found) = self.static_member(v, name)? {
+            return Ok(found);
+        }
         Self::err(format!("there is no member named '{name}'"))
     }
 

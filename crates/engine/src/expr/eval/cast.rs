@@ -46,13 +46,10 @@ impl Env<'_> {
             }),
             "double" | "float" => ETy::Double,
             "void" => ETy::Void,
-            name => {
-                let found = self.binary.types_by_name(name);
-                match found.first() {
-                    Some(t) => ETy::Dwarf(*t),
-                    None => return Self::err(format!("no type named '{name}'")),
-                }
-            }
+            name => match self.type_by_name(name) {
+                Some(t) => ETy::Dwarf(t),
+                None => return Self::err(format!("no type named '{name}'")),
+            },
         };
         let mut ty = base;
         for _ in 0..t.pointers {

@@ -7,6 +7,7 @@ use crate::system::is_system;
 mod access;
 mod arith;
 mod cast;
+mod names;
 
 pub(in crate::expr) use arith::{common_int, int_val, promote, wrap};
 
@@ -119,7 +120,9 @@ impl Enumerators {
         }
     }
 
-    /// The value and enum type of an enumerator.
+    /// The value and enum type of an enumerator, by its name as C++ qualifies it
+    /// (`geo::Color::Blue`, `geo::Blue`, `geo::Mode::Slow` of an `enum class`), or by
+    /// its own name (`Blue`, wherever its enum is).
     pub(crate) fn get(&self, name: &str) -> Option<(i128, TypeRef)> {
         self.map
             .get_or_init(|| {
@@ -130,18 +133,28 @@ impl Enumerators {
                     .entries()
                     .filter(|e| e.kind == symbols::SymbolKind::Type)
                 {
-                    for t in self.binary.types_by_name(&e.name) {
-                        if !seen.insert(t) {
-                            continue;
+                    let Some(t) = self.binary.entry_type(&e) else {
+                        continue;
+                    };
+                    if !seen.insert(t) {
+                        continue;
+                    }
+                    // Through a typedef: `typedef enum { A } T;` names `A` too.
+                    let Ok(info) = resolve(&self.binary, t) else {
+                        continue;
+                    };
+                    let TypeKind::Enum { enumerators, .. } = info.kind else {
+                        continue;
+                    };
+                    let parts = crate::expr::qualified::split_path(&e.name);
+                    let scope = parts[..parts.len().saturating_sub(1)].join("::");
+                    for (n, v) in enumerators {
+                        map.entry(format!("{}::{n}", e.name)).or_insert((v, t));
+                        // gdb refuses `geo::Slow` for an `enum class`: accepted here.
+                        if !scope.is_empty() {
+                            map.entry(format!("{scope}::{n}")).or_insert((v, t));
                         }
-                        let Ok(info) = self.binary.type_info(t) else {
-                            continue;
-                        };
-                        if let TypeKind::Enum { enumerators, .. } = info.kind {
-                            for (n, v) in enumerators {
-                                map.entry(n).or_insert((v, t));
-                            }
-                        }
+                        map.entry(n).or_insert((v, t));
                     }
                 }
                 map
@@ -401,129 +414,6 @@ impl Env<'_> {
                     )
             })
             .then_some(t)
-    }
-
-    /// Looks a name up: the frame's locals (innermost block first), then the unit's globals.
-    pub(crate) fn find_variable(&self, name: &str) -> Option<&Variable> {
-        self.scope
-            .locals
-            .iter()
-            .filter(|v| {
-                v.frame == self.inline_index && !v.shadowed && v.name.as_deref() == Some(name)
-            })
-            .max_by_key(|v| v.depth)
-            .or_else(|| {
-                self.scope
-                    .globals
-                    .iter()
-                    .find(|v| v.name.as_deref() == Some(name))
-            })
-    }
-
-    pub(in crate::expr) fn variable(&self, name: &str) -> Result<EVal> {
-        if let Some(var) = self.find_variable(name) {
-            return self.variable_value(var);
-        }
-        // As gdb: past the frame's locals and its unit's globals, the globals of every
-        // unit of the binary (external definitions first, then other units' statics),
-        // then those of the other modules, the main executable first. A system
-        // library's DWARF (libc's separate debug file) is not searched: reading all of
-        // it for one name would stall the hit.
-        if !is_system(self.binary.path()) {
-            if let Some(var) = self.binary.globals_named(name).first() {
-                return self.variable_value(var);
-            }
-        }
-        if let Some(v) = self.other_module_global(name)? {
-            return Ok(v);
-        }
-        if let Some((v, ty)) = self.enums.and_then(|e| e.get(name)) {
-            let size = self
-                .binary
-                .type_size(ty)
-                .ok()
-                .flatten()
-                .unwrap_or(4)
-                .min(16) as usize;
-            return Ok(EVal {
-                ty: ETy::Dwarf(ty),
-                loc: Loc::Val(v.to_le_bytes()[..size].to_vec()),
-            });
-        }
-        match name {
-            "true" | "false" => {
-                return Ok(int_val(
-                    i128::from(name == "true"),
-                    IntTy {
-                        size: 1,
-                        signed: false,
-                    },
-                ))
-            }
-            _ => {}
-        }
-        Self::err(format!("no symbol '{name}' in this scope"))
-    }
-
-    /// A global named `name` of another module, as a plain integer or double: its type
-    /// lives in that module's DWARF, which this environment's values cannot refer to.
-    pub(in crate::expr) fn other_module_global(&self, name: &str) -> Result<Option<EVal>> {
-        let Some(modules) = self.modules else {
-            return Ok(None);
-        };
-        modules
-            .find_map(&mut |path, bias, binary| {
-                if is_system(path) || Arc::ptr_eq(binary, self.binary) {
-                    return None;
-                }
-                let found = binary.globals_named(name);
-                let var = found.first()?;
-                Some(self.foreign_global(name, path, bias, binary, var))
-            })
-            .transpose()
-    }
-
-    /// The value of `var`, a global of another module's `binary`, as a plain integer or
-    /// double.
-    fn foreign_global(
-        &self,
-        name: &str,
-        path: &std::path::Path,
-        bias: LoadBias,
-        binary: &Arc<Binary>,
-        var: &Variable,
-    ) -> Result<EVal> {
-        let scope = Scope::default();
-        let there = Env {
-            binary,
-            bias,
-            mem: self.mem,
-            regs: self.regs,
-            pc: 0,
-            cfa: None,
-            scope: &scope,
-            inline_index: 0,
-            enums: None,
-            entry_regs: None,
-            modules: None,
-            tls: self.tls,
-        };
-        let v = there.variable_value(var)?;
-        let ty = match there.shape(&v.ty)? {
-            Shape::Int(t) => ETy::Int(t),
-            Shape::Float(8) => ETy::Double,
-            _ => {
-                let module = path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                return Self::err(format!(
-                    "'{name}' is a global of {module}: only its integer and double globals \
-                     can be read from here"
-                ));
-            }
-        };
-        Ok(EVal { ty, loc: v.loc })
     }
 
     pub(crate) fn variable_value(&self, var: &Variable) -> Result<EVal> {
