@@ -262,7 +262,7 @@ fn reverse_continue_on_tracer(
                     }
                     interval.1 += 1;
                     if watching {
-                        let seen = c.past_write(t, tid, dr6, &mut counts);
+                        let seen = c.past_write(t, tid, dr6, Some(&mut counts));
                         if !seen.is_empty() {
                             let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
                             last = Some(Last::Write {
