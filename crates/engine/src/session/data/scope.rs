@@ -5,7 +5,7 @@
 
 use tracer::{Tid, Tracer};
 
-use super::super::{Core, SessionEvent, StepKind, StopCause};
+use super::super::{lock, Core, Session, SessionEvent, StepKind, StopCause};
 use crate::ids::BreakpointId;
 use crate::mem::{FrameRegs, TracerMemory};
 use crate::modules::Modules;
@@ -71,6 +71,16 @@ impl Core {
             .into_iter()
             .filter(|(_, s)| sp >= s.cfa && scope_alive(t, &self.modules, s) != Some(true))
             .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// The enabled data breakpoints tied to a frame, with their frames.
+    pub(in crate::session) fn data_scopes(&self) -> Vec<(BreakpointId, WatchScope)> {
+        self.data
+            .bps
+            .iter()
+            .filter(|b| b.enabled && !b.slots.is_empty())
+            .filter_map(|b| Some((b.id, b.scope?)))
             .collect()
     }
 
@@ -209,5 +219,16 @@ impl Core {
             None,
             Some(words.join(" ")),
         );
+    }
+}
+
+impl Session {
+    /// The frame a watch on `address` (from `data_breakpoint_info`) is tied to, if any.
+    pub(in crate::session) fn watch_scope_of(&self, address: u64, size: u64) -> Option<WatchScope> {
+        lock(&self.core)
+            .data
+            .labels
+            .get(&(address, size))
+            .and_then(|l| l.scope)
     }
 }
