@@ -234,6 +234,9 @@ impl Core {
             bp.slots.clear();
             bp.old = None;
             bp.scopes.clear();
+            // Its frame went with the old image, and the int3 at its return too.
+            bp.scope = None;
+            bp.planted = None;
             if was_set {
                 let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
                     id: bp.id,
