@@ -66,8 +66,8 @@ enum At {
         function: String,
         line: i64,
         pc: String,
-        /// The innermost frame with a source line, `function:line` (frame 0 but in
-        /// code without debug information).
+        /// The innermost frame in the sample's source, `function:line` (frame 0 but
+        /// in a library).
         source: String,
         kind: Kind,
     },
@@ -98,7 +98,8 @@ fn gdb_moves(program: &Path, setup: &[String], moves: &[&str]) -> (Vec<At>, Stri
             " pc = str(gdb.parse_and_eval('$pc'))\\n",
             " sym = pc[pc.find('<') + 1:pc.rfind('>')] if '<' in pc else '?'\\n",
             " src = f\\n",
-            " while src is not None and src.find_sal().line == 0:\\n  src = src.older()\\n",
+            " while src is not None and 'watch_scope' not in str(src.find_sal().symtab):\\n",
+            "  src = src.older()\\n",
             " at = '%s:%d' % (src.name(), src.find_sal().line) if src is not None else '?'\\n",
             " print('WHERE|%s|%d|%s|%s' % (f.name(), f.find_sal().line, sym, at))\\n\")"
         )
@@ -281,7 +282,11 @@ impl Tandem {
         let f = frames[0].clone();
         let source = frames
             .iter()
-            .find(|f| f["source"].is_object() && f["line"].as_i64().unwrap_or(0) > 0)
+            .find(|f| {
+                f["source"]["path"]
+                    .as_str()
+                    .is_some_and(|p| p.contains("watch_scope"))
+            })
             .map_or("?".to_string(), |f| {
                 format!("{}:{}", f["name"].as_str().unwrap(), f["line"])
             });
@@ -364,10 +369,11 @@ fn after_an_exception_left_the_frame_the_next_write_to_the_slot_ends_the_watch()
         &["continue"; 4],
     );
     // Two writes, then the end where the catch's call into the C++ runtime reuses the
-    // thrower's slot (a return address pushed there), then the exit. Frame 0 is then
-    // libstdc++ code without debug information (gdb names its PLT stub
-    // `__tls_get_addr@plt`): the stops compare by kind and by the innermost frame
-    // with a source line, main's catch.
+    // thrower's slot, then the exit. Frame 0 is then in a library: a return address
+    // pushed by libstdc++'s `__tls_get_addr@plt`, or the dynamic linker's lazy binding
+    // of it saving registers (`_dl_runtime_resolve_xsavec`, under cargo's
+    // LD_LIBRARY_PATH); the stops compare by kind and by the innermost frame in the
+    // sample, main's catch.
     let catch = format!("main:{}", line_of(&sample_path(rel), "catch line"));
     let summary = |ats: &[At]| -> Vec<(Kind, String)> {
         ats.iter()
