@@ -151,6 +151,8 @@ struct Tandem {
     tid: i64,
     /// The `breakpoint` events with reason `removed` seen, by DAP id.
     removed: Vec<i64>,
+    /// The data id of the last watch set.
+    data_id: String,
 }
 
 impl Tandem {
@@ -208,6 +210,7 @@ impl Tandem {
             c,
             tid,
             removed: Vec::new(),
+            data_id: String::new(),
         }
     }
 
@@ -230,6 +233,7 @@ impl Tandem {
             .c
             .ok("dataBreakpointInfo", json!({"name": name, "frameId": fid}));
         let data_id = info["dataId"].as_str().unwrap().to_string();
+        self.data_id = data_id.clone();
         let body = self.c.ok(
             "setDataBreakpoints",
             json!({"breakpoints": [{"dataId": data_id, "accessType": "write"}]}),
@@ -529,6 +533,20 @@ fn step_out_and_next_out_of_the_frame_end_the_watch_where_gdb_does() {
         st["body"]["reason"], "step",
         "the step out ended as a step: {st}"
     );
+    // A client that sets it again anyway: its frame is gone, it is not set.
+    let body = t.c.ok(
+        "setDataBreakpoints",
+        json!({"breakpoints": [{"dataId": t.data_id, "accessType": "write"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], false, "{body}");
+    let message = body["breakpoints"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("the frame of 'acc' has returned"),
+        "{body}"
+    );
+    assert_ne!(body["breakpoints"][0]["id"], id, "a new breakpoint: {body}");
     let mut ours = vec![at];
     ours.extend(t.moves(&["continue"]));
     assert_eq!(ours, gdb, "stepOut vs gdb's finish");
