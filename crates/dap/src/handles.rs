@@ -186,6 +186,12 @@ impl BreakpointIds {
         self.by_engine.get(&engine)
     }
 
+    /// Forgets the id of a key whose breakpoint was deleted (a watch whose frame is
+    /// gone): set again later, it is a new breakpoint with a new id, as in gdb.
+    pub fn forget(&mut self, key: &BreakpointKey) {
+        self.by_key.remove(key);
+    }
+
     /// Forgets the engine's ids (a new process was started).
     pub fn unbind_all(&mut self) {
         self.by_engine.clear();

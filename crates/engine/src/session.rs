@@ -128,6 +128,12 @@ pub enum StopCause {
     /// Data breakpoints (hardware watchpoints) whose conditions held. The access has
     /// happened: the pc is past the instruction that made it.
     DataBreakpoint(Vec<BreakpointId>),
+    /// Data breakpoints on a local, a parameter or a register ended with their frame
+    /// (it returned, or was left by `longjmp` or an exception) and were deleted, as gdb
+    /// deletes such watchpoints and stops ([`SessionEvent::WatchScopeEnded`] came
+    /// first). Going back, the point shown is where the frame began: the call in its
+    /// caller.
+    WatchScope(Vec<BreakpointId>),
     /// A frame was restarted in a recording ([`Session::restart_frame_then`]): the
     /// process shown is at the start of that function invocation, as it was then.
     Restart,
@@ -184,6 +190,11 @@ pub enum SessionEvent {
     Output(String),
     /// A pending breakpoint was planted in a library that was just loaded.
     BreakpointResolved(BreakpointStatus),
+    /// A data breakpoint's frame is gone ([`StopCause::WatchScope`]): the breakpoint
+    /// is deleted, its id no longer set (gdb's "Watchpoint N deleted because the program
+    /// has left the block in which its expression is valid", see
+    /// [`crate::watch::scope_ended_message`]).
+    WatchScopeEnded(BreakpointId),
     /// A thread started.
     ThreadStarted(Tid),
     /// A thread exited.
@@ -494,6 +505,7 @@ impl Session {
             let mut c = lock(&sink_core);
             c.on_event(t, ev);
             if std::mem::take(&mut c.stop_shown) && !c.exited {
+                c.end_gone_watches(t);
                 c.prepare_stop(t);
             }
         });

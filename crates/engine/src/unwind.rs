@@ -485,6 +485,82 @@ fn physical_frames(
     out
 }
 
+/// The runtime entry of the function at `lookup_pc`: with a frame's CFA it names the
+/// frame, as gdb's frame ids do (a stack slot reused by another function's frame at the
+/// same depth is another frame).
+pub(crate) fn function_entry(module: &Module, lookup_pc: u64) -> Option<u64> {
+    let binary = module.binary()?;
+    let file_pc = module.to_file(lookup_pc);
+    let f = match binary.function_at(file_pc) {
+        Ok(Some(f)) => f,
+        _ => binary.function_at_by_symbol(file_pc)?,
+    };
+    Some(module.to_runtime(f.function.entry()?))
+}
+
+/// Where the physical frame whose registers are `regs` (executing at `lookup_pc`)
+/// returns to in its caller, when it can be unwound.
+pub(crate) fn return_address(
+    regs: &FrameRegs,
+    lookup_pc: u64,
+    modules: &Modules,
+    mem: &dyn MemoryReader,
+) -> Option<u64> {
+    let module = modules.find(lookup_pc);
+    let (_, caller) = unwind_one(regs, lookup_pc, module.as_deref(), mem);
+    caller?.get(16).filter(|&pc| pc != 0)
+}
+
+/// Whether the frame of the function entered at `entry` whose CFA is `cfa` is still on
+/// the stack of the thread whose registers are `regs` (gdb's `frame_find_by_id`):
+/// `Some(true)` when a physical frame has that CFA and function, `Some(false)` when the
+/// unwinding went past it — through a frame whose CFA is above it — without finding it
+/// (the frame returned, or a `longjmp` or an exception left it), `None` when it cannot
+/// tell (the unwinding stopped below it). Frames inside a signal handler do not count as
+/// past it: the handler may run on an alternate stack that lies above.
+pub(crate) fn frame_on_stack(
+    regs: FrameRegs,
+    modules: &Modules,
+    mem: &dyn MemoryReader,
+    cfa: u64,
+    entry: u64,
+) -> Option<bool> {
+    let mut regs = regs;
+    let mut exact_pc = true;
+    let mut passed = false;
+    for _ in 0..MAX_FRAMES {
+        let Some(pc) = regs.get(16).filter(|&pc| pc != 0) else {
+            break;
+        };
+        let lookup_pc = if exact_pc { pc } else { pc - 1 };
+        let sigtramp = is_sigreturn_trampoline(mem, pc);
+        exact_pc = sigtramp;
+        if sigtramp {
+            // What was walked so far ran in a handler, maybe on another stack.
+            passed = false;
+        }
+        let module = modules.find(lookup_pc);
+        let (this_cfa, caller) = unwind_one(&regs, lookup_pc, module.as_deref(), mem);
+        match this_cfa {
+            Some(c) if c == cfa && !sigtramp => {
+                if module.as_deref().and_then(|m| function_entry(m, lookup_pc)) == Some(entry) {
+                    return Some(true);
+                }
+                passed = true;
+            }
+            Some(c) if c > cfa => passed = true,
+            _ => {}
+        }
+        let Some(caller) = caller else { break };
+        match (caller.get(7), regs.get(7), caller.get(16)) {
+            (Some(csp), Some(sp), Some(cpc)) if csp > sp && cpc != 0 => {}
+            _ => break,
+        }
+        regs = caller;
+    }
+    passed.then_some(false)
+}
+
 /// One step of unwinding: this frame's CFA and the caller's registers.
 fn unwind_one(
     regs: &FrameRegs,

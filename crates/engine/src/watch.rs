@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use symbols::{Binary, LoadBias, TypeRef};
+use tracer::Tid;
 
 /// Which accesses stop at a data breakpoint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,6 +119,45 @@ pub(crate) enum ValueKind {
 pub(crate) struct WatchLabel {
     pub name: String,
     pub kind: ValueKind,
+    /// The frame the expression was evaluated in, when it names a local, a parameter or
+    /// a register of it: a watch on it ends with that frame.
+    pub scope: Option<WatchScope>,
+}
+
+/// The frame a watch is tied to (gdb's `watchpoint_frame`): its expression names a
+/// local, a parameter or a register, so once the frame is gone the address means
+/// another variable, or none. A frame is its CFA and its function's entry, as gdb's
+/// frame ids are: another function's frame at the same depth reuses the slot but is
+/// another frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WatchScope {
+    /// The thread whose stack holds the frame.
+    pub tid: Tid,
+    /// That thread is the main thread (a replay's main thread has another id).
+    pub main_thread: bool,
+    /// The frame's canonical frame address: the caller's sp before the call.
+    pub cfa: u64,
+    /// The runtime entry of the frame's function.
+    pub function: u64,
+    /// Where the frame returns to in its caller: a hidden breakpoint there, checked
+    /// against the CFA (a deeper invocation returning to the same address goes on),
+    /// ends the watch.
+    pub ret: Option<u64>,
+}
+
+impl WatchScope {
+    /// Whether `tid`, a thread of the process `pid` shown now, is the frame's thread.
+    pub fn owned_by(&self, tid: Tid, pid: i32) -> bool {
+        tid == self.tid || (self.main_thread && tid.0 == pid)
+    }
+}
+
+/// What gdb says when it deletes a watchpoint whose frame is gone, word for word (its
+/// own output breaks the line after "in").
+pub fn scope_ended_message(id: impl std::fmt::Display) -> String {
+    format!(
+        "Watchpoint {id} deleted because the program has left the block in which its expression is valid."
+    )
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ pub fn list() -> Value {
                 "thread": thread, "wait_ms": wait}, "required": ["session"]})),
         tool("debug_reverse_continue", &format!("Go back in a recorded session to the last breakpoint hit before now whose condition held (or a write a data breakpoint watches), else to the recording's start.{state_note}"),
             json!({"type": "object", "properties": {"session": session, "wait_ms": wait}, "required": ["session"]})),
-        tool("debug_last_write", &format!("Go back in a recorded session to the last write before now to the variable or lvalue 'expression' names (g_count, p->next, a[3]; 1, 2, 4 or 8 bytes): the program is shown just before the instruction that wrote it, the description gives the value before and after. Answers where nothing wrote it since the recording's start.{state_note}"),
+        tool("debug_last_write", &format!("Go back in a recorded session to the last write before now to the variable or lvalue 'expression' names (g_count, p->next, a[3]; 1, 2, 4 or 8 bytes): the program is shown just before the instruction that wrote it, the description gives the value before and after. Answers where nothing wrote it since the recording's start (for a local, since its frame began: an earlier write to its stack slot was another variable's).{state_note}"),
             json!({"type": "object", "properties": {"session": session, "expression": {"type": "string"}, "frame": frame, "wait_ms": wait},
                 "required": ["session", "expression"]})),
         tool("debug_pause", "Interrupt a running program; returns the stop.",

@@ -385,6 +385,15 @@ impl<'scope, 'env> Run<'scope, 'env> {
                         ));
                     }
                 }
+                SessionEvent::WatchScopeEnded(id) => {
+                    let text = engine::watch::scope_ended_message(id);
+                    if out.json {
+                        out.json(&json!({"event": "breakpoint", "id": id.0, "removed": true,
+                            "reason": text}));
+                    } else {
+                        out.text(&format!("{}{text}\n", out.tag()));
+                    }
+                }
                 SessionEvent::ChildForked { pid, vfork } => self.follow(pid, vfork),
                 SessionEvent::Exited { code } => break code,
                 SessionEvent::Signaled { signo } => {

@@ -514,16 +514,7 @@ impl Debugger {
                 hit_condition: s.hit_condition.clone(),
             });
         }
-        let keys: Vec<BreakpointKey> = specs
-            .iter()
-            .map(|s| {
-                BreakpointKey::Data(format!(
-                    "{}:{}",
-                    s.data_id,
-                    s.access_type.as_deref().unwrap_or("write")
-                ))
-            })
-            .collect();
+        let keys: Vec<BreakpointKey> = specs.iter().map(data_key).collect();
         let Some(d) = self.debuggee.as_ref() else {
             return Ok(keys
                 .into_iter()
@@ -553,4 +544,31 @@ impl Debugger {
             })
             .collect())
     }
+}
+
+impl Debugger {
+    /// The engine deleted a data breakpoint whose frame is gone (a watched local's
+    /// function returned, or a `longjmp` left it): the client hears that it is removed,
+    /// with gdb's words on the console, and it is no longer set again with the others.
+    pub(super) fn on_watch_scope_ended(&mut self, id: engine::BreakpointId) {
+        let Some((dap_id, key)) = self.ids.of_engine(id).cloned() else {
+            return;
+        };
+        self.data_bps.retain(|s| data_key(s) != key);
+        self.ids.forget(&key);
+        self.out.event(
+            "breakpoint",
+            Some(json!({"reason": "removed", "breakpoint": {"id": dap_id.0, "verified": false}})),
+        );
+        self.console(engine::watch::scope_ended_message(dap_id.0));
+    }
+}
+
+/// What a data breakpoint is set as: its data id and access.
+fn data_key(s: &types::DataBreakpoint) -> BreakpointKey {
+    BreakpointKey::Data(format!(
+        "{}:{}",
+        s.data_id,
+        s.access_type.as_deref().unwrap_or("write")
+    ))
 }

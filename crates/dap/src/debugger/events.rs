@@ -82,6 +82,7 @@ impl Debugger {
                     );
                 }
             }
+            SessionEvent::WatchScopeEnded(id) => self.on_watch_scope_ended(id),
             SessionEvent::ThreadStarted(tid) => {
                 if let Some(d) = self.debuggee.as_mut() {
                     d.listed = None;
@@ -201,6 +202,16 @@ impl Debugger {
                     .collect();
                 body["hitBreakpointIds"] = json!(dap_ids);
                 ("data breakpoint", stop.description.clone())
+            }
+            // The data breakpoints are deleted (a `breakpoint` event said so): no ids
+            // to name, gdb's words with the ids the client knew them by.
+            StopCause::WatchScope(ids) => {
+                let words: Vec<String> = ids
+                    .iter()
+                    .filter_map(|id| self.ids.of_engine(*id))
+                    .map(|(d, _)| engine::watch::scope_ended_message(d.0))
+                    .collect();
+                ("data breakpoint", Some(words.join(" ")))
             }
             StopCause::Exception { kind, message } => {
                 let (text, what) = match kind {

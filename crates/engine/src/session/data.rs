@@ -18,8 +18,12 @@ use crate::mem::TracerMemory;
 use crate::values::{format_g, Renderer};
 use crate::watch::{
     range_problem, split_aligned, DataAccess, DataBreakpoint, DataBreakpointInfo, ValueKind,
-    WatchLabel,
+    WatchLabel, WatchScope,
 };
+
+/// Watches tied to a frame: their end with it.
+mod scope;
+pub(super) use scope::scope_alive;
 
 /// One data breakpoint as the tracer thread sees it.
 pub(super) struct DataBp {
@@ -38,6 +42,11 @@ pub(super) struct DataBp {
     scopes: HashMap<u64, Arc<HitSite>>,
     /// The value at the last hit (or when it was set), for "old → new".
     old: Option<Vec<u8>>,
+    /// The frame it is tied to (a local, a parameter or a register was watched): it is
+    /// deleted when the frame is gone (`scope.rs`).
+    pub(super) scope: Option<WatchScope>,
+    /// The hidden breakpoint at its frame's return address, when one was planted.
+    pub(super) planted: Option<u64>,
 }
 
 /// Every data breakpoint, and the names and types of ranges that
@@ -122,6 +131,18 @@ impl Core {
         let stepped = dr6 & DR6_SINGLE_STEP != 0;
         let hit: Vec<usize> = DebugRegisters::hit_slots(dr6).collect();
         let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+        // A write to the slot of a watched local whose frame is gone (a longjmp or an
+        // exception left it) is another frame's: the watch ends there instead, as gdb's
+        // check at a trigger ends it.
+        let gone: Vec<BreakpointId> = self
+            .data
+            .bps
+            .iter()
+            .filter(|b| b.slots.iter().any(|s| hit.contains(s)))
+            .filter_map(|b| Some((b.id, b.scope?)))
+            .filter(|(_, s)| scope_alive(t, &self.modules, s) == Some(false))
+            .map(|(id, _)| id)
+            .collect();
         let mut ids = Vec::new();
         let mut words = Vec::new();
         let Core {
@@ -134,7 +155,7 @@ impl Core {
         for bp in data
             .bps
             .iter_mut()
-            .filter(|b| b.slots.iter().any(|s| hit.contains(s)))
+            .filter(|b| b.slots.iter().any(|s| hit.contains(s)) && !gone.contains(&b.id))
         {
             let (addr, size, _) = bp.key;
             let new = read_value(t, addr, size);
@@ -176,6 +197,7 @@ impl Core {
             ids.push(bp.id);
             words.push(text);
         }
+        let ended = self.end_watches(t, &gone);
         if !ids.is_empty() {
             self.clear_step(t);
             self.continue_after_step = false;
@@ -187,6 +209,12 @@ impl Core {
                 None,
                 description,
             );
+            return;
+        }
+        if !ended.is_empty() {
+            self.clear_step(t);
+            self.continue_after_step = false;
+            self.stop_scope_ended(tid, ended, false);
             return;
         }
         if stepped {
@@ -206,6 +234,9 @@ impl Core {
             bp.slots.clear();
             bp.old = None;
             bp.scopes.clear();
+            // Its frame went with the old image, and the int3 at its return too.
+            bp.scope = None;
+            bp.planted = None;
             if was_set {
                 let _ = events.send(SessionEvent::BreakpointResolved(BreakpointStatus {
                     id: bp.id,
@@ -247,7 +278,11 @@ impl Session {
         };
         let enums = lock(&self.core).enums.clone();
         let quoted = name.clone();
-        let (address, size, type_name, kind) = self.handle.call(move |t: &mut Tracer| {
+        let frame_data = match &place {
+            EvalIn::Frame(data) => Some(data.clone()),
+            EvalIn::Globals(_) => None,
+        };
+        let found = self.handle.call(move |t: &mut Tracer| {
             with_env(t, &place, Some(&parsed), &enums, |env| {
                 let v = env.eval(&parsed)?;
                 let Loc::Mem(address) = v.loc else {
@@ -270,9 +305,20 @@ impl Session {
                         ValueKind::Int { signed: false }
                     }
                 };
-                Ok((address, size, env.type_name(&v.ty), kind))
+                let tied = names_frame(env, &parsed);
+                Ok((address, size, env.type_name(&v.ty), kind, tied))
             })
         })??;
+        let (address, size, type_name, kind, tied) = found;
+        // A local's watch is tied to its frame (docs/dap.md, "Data breakpoints").
+        let scope = match frame_data.filter(|_| tied) {
+            Some(data) => {
+                let core = self.core.clone();
+                self.handle
+                    .call(move |t: &mut Tracer| frame_scope(t, &lock(&core).modules, &data))?
+            }
+            None => None,
+        };
         let what = format!("{type_name}, {size} bytes at {address:#x}");
         if let Some(problem) = range_problem(address, size) {
             return Err(Error::Eval(format!("'{name}' ({what}): {problem}")));
@@ -282,6 +328,7 @@ impl Session {
             WatchLabel {
                 name: name.clone(),
                 kind,
+                scope,
             },
         );
         Ok(DataBreakpointInfo {
@@ -361,6 +408,9 @@ impl Session {
             let mut c = lock(&core);
             let mut old: HashMap<(u64, u64, DataAccess), DataBp> =
                 c.data.bps.drain(..).map(|b| (b.key, b)).collect();
+            // The hidden breakpoints at the return of the old watches' frames go once the
+            // new ones are in (a watch kept keeps its int3 without a gap).
+            let old_returns: Vec<u64> = old.values().filter_map(|b| b.planted).collect();
             let mut regs = DebugRegisters::default();
             let mut next = 0usize;
             let mut out = Vec::new();
@@ -374,8 +424,18 @@ impl Session {
                     }
                 };
                 let mut slots = Vec::new();
+                let label = c.data.labels.get(&(w.key.0, w.key.1));
+                let scope = label.and_then(|l| l.scope);
+                let gone = scope.is_some_and(|s| scope_alive(t, &c.modules, &s) == Some(false));
                 let message = if let Some(p) = w.problem {
                     Some(p)
+                } else if gone {
+                    // Its address is no longer that variable's: a watch there would stop
+                    // at writes of whatever frame uses the slot now.
+                    Some(format!(
+                        "the frame of '{}' has returned: its variable no longer exists",
+                        label.map_or("the variable", |l| l.name.as_str())
+                    ))
                 } else if next + w.pieces.len() > regs.slots.len() {
                     Some("no free hardware debug register".to_string())
                 } else {
@@ -401,6 +461,22 @@ impl Session {
                 let value = (!slots.is_empty())
                     .then(|| read_value(t, address, size))
                     .flatten();
+                let mut planted = None;
+                if let Some(ret) = scope.and_then(|s| s.ret).filter(|_| !slots.is_empty()) {
+                    // While recording, an int3 in a library breaks going back: a replay
+                    // from the first snapshot (taken before the libraries were mapped)
+                    // fails to take it. A frame returning into one (main's, into libc)
+                    // is then found gone by the next write or stop instead.
+                    let main = c.modules.find(ret).is_some_and(|m| m.main);
+                    if !t.is_recording() || main {
+                        match t.insert_breakpoint(RuntimeAddr(ret)) {
+                            Ok(()) => planted = Some(ret),
+                            Err(e) => {
+                                tracing::warn!("the return of a watched frame at {ret:#x}: {e}")
+                            }
+                        }
+                    }
+                }
                 out.push(BreakpointStatus {
                     id,
                     verified: !slots.is_empty(),
@@ -420,7 +496,12 @@ impl Session {
                     hits,
                     scopes: HashMap::new(),
                     old: value,
+                    scope,
+                    planted,
                 });
+            }
+            for ret in old_returns {
+                let _ = t.remove_breakpoint(RuntimeAddr(ret));
             }
             // The final set, which also clears the slots of removed breakpoints.
             if let Err(e) = t.set_watchpoints(&regs) {
@@ -457,13 +538,15 @@ impl Core {
     /// The data breakpoints that would have stopped at a watchpoint trigger met in the
     /// past, decided without side effects (conditions evaluated there, after the
     /// access; hit conditions against `counts`, hits since the scan's start), each
-    /// with the value it has there.
+    /// with the value it has there. Without `counts` (a step back, which does not
+    /// count hits from the recording's start) a breakpoint with a hit condition never
+    /// stops: a stop it would not make live is worse than one missed.
     pub(super) fn past_write(
         &mut self,
         t: &mut Tracer,
         tid: Tid,
         dr6: u64,
-        counts: &mut HashMap<BreakpointId, u64>,
+        mut counts: Option<&mut HashMap<BreakpointId, u64>>,
     ) -> Vec<WriteSeen> {
         let hit: Vec<usize> = DebugRegisters::hit_slots(dr6).collect();
         let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
@@ -488,10 +571,15 @@ impl Core {
                     continue;
                 }
             }
-            let n = counts.entry(bp.id).or_default();
-            *n += 1;
-            if bp.hit_condition.is_some_and(|hc| !hc.allows(*n)) {
-                continue;
+            if let Some(hc) = bp.hit_condition {
+                let Some(counts) = counts.as_deref_mut() else {
+                    continue;
+                };
+                let n = counts.entry(bp.id).or_default();
+                *n += 1;
+                if !hc.allows(*n) {
+                    continue;
+                }
             }
             let (addr, size, _) = bp.key;
             out.push((bp.id, read_value(t, addr, size)));
@@ -551,6 +639,54 @@ impl Core {
             )
         }
     }
+}
+
+/// Whether an expression reads its frame: it names a local or a parameter (gdb's
+/// innermost block of the expression) or a register. A global, a function's `static`, or
+/// a heap address reached through a global does not.
+fn names_frame(env: &expr::Env<'_>, e: &Expr) -> bool {
+    match e {
+        Expr::Ident(name) => env
+            .find_variable(name)
+            .is_some_and(|v| v.kind != symbols::VariableKind::Global),
+        Expr::Register(_) => true,
+        Expr::Member(b, _)
+        | Expr::Arrow(b, _)
+        | Expr::Unary(_, b)
+        | Expr::Cast(_, b)
+        | Expr::MethodCall(b, _) => names_frame(env, b),
+        Expr::Index(a, b) | Expr::Binary(_, a, b) => names_frame(env, a) || names_frame(env, b),
+        Expr::Cond(c, a, b) => names_frame(env, c) || names_frame(env, a) || names_frame(env, b),
+        // `sizeof e` reads nothing.
+        Expr::SizeofExpr(_)
+        | Expr::Int(..)
+        | Expr::Char(_)
+        | Expr::Float(_)
+        | Expr::SizeofType(_)
+        | Expr::Str(_) => false,
+    }
+}
+
+/// The frame a watch evaluated in `data` is tied to: its physical frame (an inlined
+/// call's locals live in it), known by its CFA and function, and where it returns to.
+/// `None` when the frame cannot be told apart (no CFA): the watch is then not tied.
+fn frame_scope(
+    t: &Tracer,
+    modules: &crate::modules::Modules,
+    data: &crate::unwind::FrameData,
+) -> Option<WatchScope> {
+    let tid = data.tid?;
+    let cfa = data.frame.cfa?;
+    let function = crate::unwind::function_entry(data.module.as_deref()?, data.lookup_pc)?;
+    let mem = TracerMemory(t);
+    let ret = crate::unwind::return_address(&data.regs, data.lookup_pc, modules, &mem);
+    Some(WatchScope {
+        tid,
+        main_thread: tid.0 == t.pid().0,
+        cfa,
+        function,
+        ret,
+    })
 }
 
 /// The debug registers that watch writes to `size` bytes at `addr` and nothing else.

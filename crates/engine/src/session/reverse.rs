@@ -160,11 +160,21 @@ impl Session {
             }
             then();
             let res = match kind {
-                StepKind::Instruction => previous_instruction(t, &now),
-                _ => previous_line(&core, t, tid, &now),
-            }
-            .and_then(|target| t.goto(&target).map_err(reverse_error))
-            .map(|()| (StopCause::Step, None));
+                StepKind::Instruction => previous_instruction(t, &now)
+                    .and_then(|target| t.goto(&target).map_err(reverse_error))
+                    .map(|()| (StopCause::Step, None)),
+                _ => previous_line(&core, t, tid, &now).and_then(|back| match back {
+                    Back::Line(target) => {
+                        t.goto(&target).map_err(reverse_error)?;
+                        Ok((StopCause::Step, None))
+                    }
+                    Back::Write { found, seen } => go_to_write(&core, t, &now, found, seen),
+                    Back::Entry(target, ids) => {
+                        t.goto(&target).map_err(reverse_error)?;
+                        Ok(scope_stop(ids))
+                    }
+                }),
+            };
             finish(&core, t, &now, res)
         })?
     }
@@ -192,18 +202,99 @@ pub(super) fn finish(
     let tid = t.shown_thread();
     match res {
         Ok((cause, description)) => {
+            if let StopCause::WatchScope(ids) = &cause {
+                // Back where the watched frame began: the watch ends before the stop.
+                c.end_watches(t, ids);
+            }
             let at_bp = matches!(cause, StopCause::Breakpoint(_));
             c.stopped_with(tid, cause, at_bp, None, description);
-            c.prepare_stop(t);
-            Ok(())
         }
         Err(e) => {
             c.send(SessionEvent::Output(format!("{e}\n")));
             c.stopped_with(tid, StopCause::Pause, false, None, Some(e.to_string()));
-            c.prepare_stop(t);
-            Ok(())
         }
     }
+    // A point before a watched frame began (a step back or a restart out of it, a hit
+    // in an earlier call): its watch ends.
+    c.end_gone_watches(t);
+    c.prepare_stop(t);
+    Ok(())
+}
+
+/// Where a watched frame began, for going back (docs/reverse.md): the call in its
+/// caller, where the sp is the frame's CFA — gdb's reverse watchpoint ends there — or,
+/// when no call precedes its return address (a frame entered by a jump), its function's
+/// first instruction, where the sp is the CFA less the return address.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ScopeEntry {
+    pub(super) addr: u64,
+    pub(super) sp: u64,
+    pub(super) id: BreakpointId,
+}
+
+/// The entries of the frames the enabled data breakpoints are tied to.
+pub(super) fn scope_entries(c: &Core, t: &Tracer) -> Vec<ScopeEntry> {
+    c.data_scopes()
+        .into_iter()
+        .map(|(id, s)| scope_entry(t, id, &s))
+        .collect()
+}
+
+pub(super) fn scope_entry(
+    t: &Tracer,
+    id: BreakpointId,
+    s: &crate::watch::WatchScope,
+) -> ScopeEntry {
+    match s.ret.and_then(|ret| call_before(t, ret)) {
+        Some(addr) => ScopeEntry {
+            addr,
+            sp: s.cfa,
+            id,
+        },
+        None => ScopeEntry {
+            addr: s.function,
+            sp: s.cfa.wrapping_sub(8),
+            id,
+        },
+    }
+}
+
+/// The stop where the frames of the data breakpoints `ids` began, in gdb's words.
+pub(super) fn scope_stop(ids: Vec<BreakpointId>) -> (StopCause, Option<String>) {
+    let words: Vec<String> = ids.iter().map(crate::watch::scope_ended_message).collect();
+    (StopCause::WatchScope(ids), Some(words.join(" ")))
+}
+
+/// The data breakpoints whose frame begins at this arrival of `tid` at `addr`.
+fn entered(entries: &[ScopeEntry], t: &mut Tracer, tid: Tid, addr: u64) -> Vec<BreakpointId> {
+    if !entries.iter().any(|e| e.addr == addr) {
+        return Vec::new();
+    }
+    let sp = t.regs(tid).map(|r| r.sp()).unwrap_or(0);
+    entries
+        .iter()
+        .filter(|e| e.addr == addr && e.sp == sp)
+        .map(|e| e.id)
+        .collect()
+}
+
+/// Goes to the write found going back (the `nth` watchpoint trigger after system call
+/// `event`, the pc after it `pc`): just before the instruction that made it, else just
+/// after it; the stop's cause and the values before and after.
+fn go_to_write(
+    core: &Mutex<Core>,
+    t: &mut Tracer,
+    now: &Position,
+    found: (u64, u64, u64),
+    seen: Vec<WriteSeen>,
+) -> Result<(StopCause, Option<String>)> {
+    let (event, nth, pc) = found;
+    let writer = disasm::instruction_ending_at(&*t, lock(core).modules.all(), pc);
+    let (pos, before) = locate_write(t, now, event, nth, pc, writer)?;
+    t.goto(&pos).map_err(reverse_error)?;
+    let ids = seen.iter().map(|(id, _)| *id).collect();
+    let description = lock(core).describe_past_write(t, &seen, before);
+    Ok((StopCause::DataBreakpoint(ids), Some(description)))
 }
 
 /// The last stop found in the past by reverse-continue.
@@ -218,6 +309,9 @@ enum Last {
         pc: u64,
         seen: Vec<WriteSeen>,
     },
+    /// The frames of these data breakpoints began here: writes before are another
+    /// frame's, and the watches end here (gdb's reverse watchpoint on a local).
+    Entry(Position, Vec<BreakpointId>),
 }
 
 fn reverse_continue_on_tracer(
@@ -228,6 +322,8 @@ fn reverse_continue_on_tracer(
     let mut c = lock(core);
     c.clear_step(t);
     let watching = c.has_data_breakpoints();
+    let entries = scope_entries(&c, t);
+    let plant: Vec<RuntimeAddr> = entries.iter().map(|e| RuntimeAddr(e.addr)).collect();
     // Hit conditions count from the recording's start: then it is searched whole.
     let whole = c.hit_conditions() || c.data_hit_conditions();
     let stretches = if whole {
@@ -243,13 +339,18 @@ fn reverse_continue_on_tracer(
         // Watchpoint triggers are counted per interval between system calls: the n-th
         // trigger after a call is a point a second replay can find again.
         let mut interval = (u64::MAX, 0u64);
-        t.scan_stops(Some(from), &to, &[], &mut |t, tid, stop| {
+        t.scan_stops(Some(from), &to, &plant, &mut |t, tid, stop| {
             match stop {
                 ScanStop::Breakpoint(addr) => {
                     let ids = c.past_hit(t, tid, addr.0, &mut counts);
-                    if !ids.is_empty() {
-                        if let Some(pos) = t.position() {
+                    let began = entered(&entries, t, tid, addr.0);
+                    if let Some(pos) = t.position() {
+                        // A hit where a watched frame began stops as the hit; the
+                        // watch ends there all the same (see `finish`).
+                        if !ids.is_empty() {
                             last = Some(Last::Hit(pos, ids));
+                        } else if !began.is_empty() {
+                            last = Some(Last::Entry(pos, began));
                         }
                     }
                 }
@@ -262,7 +363,7 @@ fn reverse_continue_on_tracer(
                     }
                     interval.1 += 1;
                     if watching {
-                        let seen = c.past_write(t, tid, dr6, &mut counts);
+                        let seen = c.past_write(t, tid, dr6, Some(&mut counts));
                         if !seen.is_empty() {
                             let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
                             last = Some(Last::Write {
@@ -295,13 +396,13 @@ fn reverse_continue_on_tracer(
             pc,
             seen,
         }) => {
-            let writer = disasm::instruction_ending_at(&*t, c.modules.all(), pc);
             drop(c);
-            let (pos, before) = locate_write(t, now, event, nth, pc, writer)?;
+            go_to_write(core, t, now, (event, nth, pc), seen)
+        }
+        Some(Last::Entry(pos, ids)) => {
+            drop(c);
             t.goto(&pos).map_err(reverse_error)?;
-            let ids = seen.iter().map(|(id, _)| *id).collect();
-            let description = lock(core).describe_past_write(t, &seen, before);
-            Ok((StopCause::DataBreakpoint(ids), Some(description)))
+            Ok(scope_stop(ids))
         }
         None => {
             drop(c);
@@ -560,10 +661,41 @@ struct Arrival {
     cfa: Option<u64>,
 }
 
+/// Where a step back by line goes.
+enum Back {
+    /// The start of the line before.
+    Line(Position),
+    /// A watched write on the way (the `nth` watchpoint trigger after a system call,
+    /// the pc after it), where gdb's `reverse-next` stops.
+    Write {
+        found: (u64, u64, u64),
+        seen: Vec<WriteSeen>,
+    },
+    /// The point where the frame of watched locals began (the call in its caller): the
+    /// watches end there, and gdb's `reverse-next` stops.
+    Entry(Position, Vec<BreakpointId>),
+}
+
+/// What a step back met on the way that data breakpoints stop at, after the arrival
+/// it follows (`after` arrivals were met before it).
+struct WatchSeen {
+    after: usize,
+    what: WatchWhat,
+}
+
+enum WatchWhat {
+    Write {
+        found: (u64, u64, u64),
+        seen: Vec<WriteSeen>,
+    },
+    Entry(Position, Vec<BreakpointId>),
+}
+
 /// The start of the line executed before `now`'s in its frame (calls stepped over), or
 /// at the function's first line the start of the caller's line of the call — as gdb's
-/// `reverse-next`.
-fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -> Result<Position> {
+/// `reverse-next`; and, as it, the last watched write or the beginning of a watched
+/// frame met on the way there, when one is.
+fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -> Result<Back> {
     let mut c = lock(core);
     let regs = t.regs(tid)?;
     let pc = regs.pc();
@@ -599,6 +731,9 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
     let mut extra: Vec<RuntimeAddr> = rows.iter().map(|r| RuntimeAddr(r.0)).collect();
     extra.extend(caller_rows.iter().map(|r| RuntimeAddr(r.0)));
     extra.extend(call.map(RuntimeAddr));
+    let watching = c.has_data_breakpoints();
+    let entries = scope_entries(&c, t);
+    extra.extend(entries.iter().map(|e| RuntimeAddr(e.addr)));
     extra.sort();
     extra.dedup();
     let frame = LineFrame {
@@ -615,16 +750,48 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
     let stretches = windows(t, now);
     let n = stretches.len();
     let mut arrivals: Vec<Arrival> = Vec::new();
+    let mut watched: Vec<WatchSeen> = Vec::new();
     let mut decided = None;
     for (k, (from, to)) in stretches.into_iter().enumerate() {
         let mut found: Vec<Arrival> = Vec::new();
+        let mut met: Vec<WatchSeen> = Vec::new();
+        let mut interval = (u64::MAX, 0u64);
         t.scan_stops(Some(from), &to, &extra, &mut |t, tid, stop| {
-            let ScanStop::Breakpoint(addr) = stop else {
-                return ControlFlow::Continue(());
+            let addr = match stop {
+                ScanStop::Breakpoint(addr) => addr,
+                ScanStop::Watchpoint { dr6 } => {
+                    // Counted per interval between system calls, every trigger, as
+                    // `locate_write` finds the n-th again.
+                    let Some(pos) = t.position() else {
+                        return ControlFlow::Continue(());
+                    };
+                    if interval.0 != pos.event {
+                        interval = (pos.event, 0);
+                    }
+                    interval.1 += 1;
+                    let seen = if watching {
+                        c.past_write(t, tid, dr6, None)
+                    } else {
+                        Vec::new()
+                    };
+                    if !seen.is_empty() {
+                        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                        met.push(WatchSeen {
+                            after: found.len(),
+                            what: WatchWhat::Write {
+                                found: (pos.event, interval.1, pc),
+                                seen,
+                            },
+                        });
+                    }
+                    return ControlFlow::Continue(());
+                }
+                ScanStop::Fault { .. } => return ControlFlow::Continue(()),
             };
             if extra.binary_search(&addr).is_err() {
                 return ControlFlow::Continue(());
             }
+            let began = entered(&entries, t, tid, addr.0);
             let Ok(regs) = t.regs(tid) else {
                 return ControlFlow::Continue(());
             };
@@ -632,14 +799,28 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
             let f = unwind::frames(FrameRegs::from_registers(&regs), &c.modules, &mem, 1, 0);
             if let Some(pos) = t.position() {
                 found.push(Arrival {
-                    pos,
+                    pos: pos.clone(),
                     addr: addr.0,
                     cfa: f.first().and_then(|f| f.frame.cfa),
                 });
+                if !began.is_empty() {
+                    // After the arrival at the same point: a step back to it stops
+                    // for the watch's end.
+                    met.push(WatchSeen {
+                        after: found.len(),
+                        what: WatchWhat::Entry(pos, began),
+                    });
+                }
             }
             ControlFlow::Continue(())
         })
         .map_err(reverse_error)?;
+        // This stretch comes before what was found so far.
+        for w in &mut watched {
+            w.after += found.len();
+        }
+        met.append(&mut watched);
+        watched = met;
         found.append(&mut arrivals);
         arrivals = found;
         if let Some(d) = frame.decide(&arrivals, k + 1 == n) {
@@ -649,10 +830,23 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
     }
     c.clear_step(t);
     drop(c);
-    decided.unwrap_or_else(|| {
+    let target = decided.unwrap_or_else(|| {
         Err(Error::Reverse(
             "the line before this one is before the start of the recording".into(),
         ))
+    })?;
+    // gdb's `reverse-next` stops at the last watched write, or the beginning of a
+    // watched frame, between the line it goes to and where it started.
+    Ok(match watched.pop().filter(|w| w.after > target) {
+        Some(WatchSeen {
+            what: WatchWhat::Write { found, seen },
+            ..
+        }) => Back::Write { found, seen },
+        Some(WatchSeen {
+            what: WatchWhat::Entry(pos, ids),
+            ..
+        }) => Back::Entry(pos, ids),
+        None => Back::Line(arrivals[target].pos.clone()),
     })
 }
 
@@ -672,7 +866,7 @@ impl LineFrame<'_> {
     /// The point to step back to among `arrivals` (from some snapshot to now), or
     /// `None` when they do not decide it and an earlier stretch must be searched too
     /// (`whole`: they start at the recording's start, so they decide).
-    fn decide(&self, arrivals: &[Arrival], whole: bool) -> Option<Result<Position>> {
+    fn decide(&self, arrivals: &[Arrival], whole: bool) -> Option<Result<usize>> {
         let line_of = |rows: &[(u64, u32)], a: u64| rows.iter().find(|r| r.0 == a).map(|r| r.1);
         // This invocation of the frame began after the last arrival at the call into it.
         let entry = arrivals.iter().rposition(|a| {
@@ -703,7 +897,7 @@ impl LineFrame<'_> {
             if k == 1 && open {
                 return None;
             }
-            return Some(Ok(arrivals[in_frame[k - 1].0].pos.clone()));
+            return Some(Ok(in_frame[k - 1].0));
         }
         // Out of the function into its caller, at the start of the line of the call.
         let Some(entry) = entry else {
@@ -743,7 +937,7 @@ impl LineFrame<'_> {
         if !ended && !whole {
             return None;
         }
-        Some(Ok(arrivals[start].pos.clone()))
+        Some(Ok(start))
     }
 }
 
@@ -769,6 +963,9 @@ impl Session {
         self.check_records()?;
         let info = self.data_breakpoint_info(frame, expression)?;
         let (addr, size) = (info.address, info.size);
+        // A local's writes are its frame's only: those before it began were another
+        // variable's, in the same stack slot.
+        let scope = self.watch_scope_of(addr, size);
         let regs = data::write_watch(addr, size)?;
         self.clear_tables();
         let core = self.core.clone();
@@ -778,7 +975,7 @@ impl Session {
             let saved = *t.watchpoints();
             t.set_watchpoints(&regs)?;
             then();
-            let res = last_write_on_tracer(&core, t, &now, addr, size, &what);
+            let res = last_write_on_tracer(&core, t, &now, (addr, size, scope), &what);
             if let Err(e) = t.set_watchpoints(&saved) {
                 tracing::warn!("restoring the debug registers: {e}");
             }
@@ -795,28 +992,55 @@ impl Session {
     }
 }
 
+/// What `debug_last_write` met last going back.
+enum LastSeen {
+    /// A write: the `nth` watchpoint trigger after a system call and the pc after it,
+    /// and the value written.
+    Write {
+        found: (u64, u64, u64),
+        after: Option<Vec<u8>>,
+    },
+    /// The beginning of the frame of the local watched: writes before it were another
+    /// variable's.
+    Began,
+}
+
 fn last_write_on_tracer(
     core: &Mutex<Core>,
     t: &mut Tracer,
     now: &Position,
-    addr: u64,
-    size: u64,
+    (addr, size, scope): (u64, u64, Option<crate::watch::WatchScope>),
     what: &str,
 ) -> Result<(StopCause, Option<String>)> {
     lock(core).clear_step(t);
-    let mut last: Option<(u64, u64, u64, Option<Vec<u8>>)> = None;
+    let entries: Vec<ScopeEntry> = scope
+        .iter()
+        .map(|s| scope_entry(t, BreakpointId(0), s))
+        .collect();
+    let plant: Vec<RuntimeAddr> = entries.iter().map(|e| RuntimeAddr(e.addr)).collect();
+    let mut last: Option<LastSeen> = None;
     for (from, to) in windows(t, now) {
         let mut interval = (u64::MAX, 0u64);
-        t.scan_stops(Some(from), &to, &[], &mut |t, tid, stop| {
-            if let ScanStop::Watchpoint { .. } = stop {
-                if let Some(pos) = t.position() {
-                    if interval.0 != pos.event {
-                        interval = (pos.event, 0);
+        t.scan_stops(Some(from), &to, &plant, &mut |t, tid, stop| {
+            match stop {
+                ScanStop::Watchpoint { .. } => {
+                    if let Some(pos) = t.position() {
+                        if interval.0 != pos.event {
+                            interval = (pos.event, 0);
+                        }
+                        interval.1 += 1;
+                        let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
+                        let after = data::value_at(t, addr, size);
+                        last = Some(LastSeen::Write {
+                            found: (pos.event, interval.1, pc),
+                            after,
+                        });
                     }
-                    interval.1 += 1;
-                    let pc = t.regs(tid).map(|r| r.pc()).unwrap_or(0);
-                    last = Some((pos.event, interval.1, pc, data::value_at(t, addr, size)));
                 }
+                ScanStop::Breakpoint(at) if !entered(&entries, t, tid, at.0).is_empty() => {
+                    last = Some(LastSeen::Began);
+                }
+                ScanStop::Breakpoint(_) | ScanStop::Fault { .. } => {}
             }
             ControlFlow::Continue(())
         })
@@ -825,10 +1049,18 @@ fn last_write_on_tracer(
             break;
         }
     }
-    let Some((event, nth, pc, after)) = last else {
-        return Err(Error::Reverse(format!(
-            "{what} was not written since the start of the recording"
-        )));
+    let ((event, nth, pc), after) = match last {
+        Some(LastSeen::Write { found, after }) => (found, after),
+        Some(LastSeen::Began) => {
+            return Err(Error::Reverse(format!(
+            "{what} was not written since its frame began (a write before was another variable's)"
+        )))
+        }
+        None => {
+            return Err(Error::Reverse(format!(
+                "{what} was not written since the start of the recording"
+            )))
+        }
     };
     let writer = disasm::instruction_ending_at(&*t, lock(core).modules.all(), pc);
     let (pos, before) = locate_write(t, now, event, nth, pc, writer)?;

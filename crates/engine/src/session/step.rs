@@ -65,6 +65,9 @@ impl Core {
             return;
         }
         match self.step.as_ref().map(|p| (p.tid, p.kind)) {
+            // Back from a frame whose local is watched: the watch ends (and a line step
+            // with it, as gdb's does).
+            Some((ptid, _)) if ptid == tid && self.step_met_scope_end(t, tid) => {}
             Some((ptid, StepKind::Instruction)) if ptid == tid => {
                 self.step = None;
                 let at_bp = self.report_breakpoint_at_pc(t, tid);
@@ -90,7 +93,7 @@ impl Core {
 
     /// The registers holding a return value and, when the function at `function_pc` has
     /// a known return type, the value they hold.
-    fn return_value(
+    pub(super) fn return_value(
         &self,
         t: &mut Tracer,
         tid: Tid,

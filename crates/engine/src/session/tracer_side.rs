@@ -361,7 +361,11 @@ impl Core {
         if Some(addr) == self.dl_hook {
             self.library_event(t);
         }
+        // The return of a frame whose local is watched (the hidden breakpoint of the
+        // watch's scope; recursion is told apart by the sp).
+        let ended = self.scopes_returning_at(t, tid, addr);
         let stop_ids = self.user_hits(t, tid, addr);
+        let ended = self.end_watches(t, &ended);
         if !stop_ids.is_empty() {
             self.clear_step(t);
             // Only function breakpoints hide inlined frames: gdb gives a source line's
@@ -376,6 +380,10 @@ impl Core {
                 .collect();
             self.stopped(tid, StopCause::Breakpoint(stop_ids), true, None);
             self.stop_at_user_bp = names;
+            return;
+        }
+        if !ended.is_empty() {
+            self.watch_scope_returned(t, tid, addr, ended);
             return;
         }
         if let Some(kind) = self.exceptions.at(addr) {

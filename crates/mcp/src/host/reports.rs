@@ -214,6 +214,7 @@ fn report_stop(session: &DebugSession, stop: &engine::Stop) -> StopReport {
         StopCause::Restart => ("restart", stop.description.clone()),
         StopCause::Signal(_) => ("signal", stop.description.clone()),
         StopCause::DataBreakpoint(_) => ("data breakpoint", stop.description.clone()),
+        StopCause::WatchScope(_) => ("data breakpoint", stop.description.clone()),
         StopCause::Exception { message, .. } => (
             "exception",
             stop.description.clone().or_else(|| message.clone()),
