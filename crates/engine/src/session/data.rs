@@ -647,7 +647,7 @@ impl Core {
 fn names_frame(env: &expr::Env<'_>, e: &Expr) -> bool {
     match e {
         Expr::Ident(name) => env
-            .find_variable(name)
+            .find_local(name)
             .is_some_and(|v| v.kind != symbols::VariableKind::Global),
         Expr::Register(_) => true,
         Expr::Member(b, _)
