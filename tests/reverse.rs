@@ -6,6 +6,12 @@
 //! forward again reaches the same values and then the live program; the program's
 //! output happens once; nothing is left behind. Without the attribute nothing is
 //! advertised and the reverse requests say why they cannot run.
+//!
+//! gdb runs through `support::gdb_record` (tests/support/gdb_record.rs): on a CPU with
+//! AMX gdb 13 cannot write an SSE register back (the kernel refuses its fixed-size
+//! `NT_X86_XSTATE` write with EFAULT: "Couldn't write extended state status: Bad
+//! address."), so it is run with that register set hidden and writes the FXSAVE area
+//! instead, on every CPU.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -14,8 +20,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use support::dap::{
-    alive, build, children_of, gdb_batch, line_of, sample_path, scratch_dir, wait_until, DapClient,
+    alive, build, children_of, line_of, sample_path, scratch_dir, wait_until, DapClient,
 };
+use support::gdb_record::gdb_record_batch;
 
 const SAMPLE: &str = "c/rev_io.c";
 
@@ -100,7 +107,7 @@ fn gdb_oracle(program: &Path, input: &Path, output: &Path) -> (Vec<i64>, u64) {
         "output (long)$pc".into(),
         "echo \n".into(),
     ];
-    let (stdout, stderr) = gdb_batch(program, &cmds);
+    let (stdout, stderr) = gdb_record_batch(program, &cmds);
     let lines: Vec<i64> = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("Line "))

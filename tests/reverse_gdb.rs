@@ -16,6 +16,15 @@
 //! 59 → 58 → 58 → 57). tandem's `stepBack` goes to the start of the line, as a reverse
 //! of `next` must (and as docs/reverse.md says); so gdb's consecutive stops on one line
 //! of one frame are taken as one, the last (the line's start, with its values there).
+//!
+//! gdb runs through `support::gdb_record` (tests/support/gdb_record.rs): on a CPU with
+//! AMX gdb 13 cannot write an SSE register back (the kernel refuses its fixed-size
+//! `NT_X86_XSTATE` write with EFAULT: "Couldn't write extended state status: Bad
+//! address."), which `record full` does going back over `-O2` code moving 16 bytes
+//! through %xmm0 (to `g_hist[4]` and `g_hist[5]`) or over glibc's SSE2 string routines
+//! (in the signal case, the dynamic linker's `strcmp` binding a function at its first
+//! call). So it is run with that register set hidden and writes the FXSAVE area
+//! instead, on every CPU.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -23,7 +32,8 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
-use support::dap::{build, gdb_batch, line_of, sample_path, DapClient};
+use support::dap::{build, line_of, sample_path, DapClient};
+use support::gdb_record::gdb_record_batch;
 
 const SHAPES: &str = "c/rev_shapes.c";
 const SIGNAL: &str = "c/rev_signal.c";
@@ -97,7 +107,7 @@ fn gdb_stops(
         cmds.push((*m).to_string());
         cmds.push(show.clone());
     }
-    let (stdout, stderr) = gdb_batch(program, &cmds);
+    let (stdout, stderr) = gdb_record_batch(program, &cmds);
     let stops: Vec<(Stop, usize)> = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("STOP|"))

@@ -3,12 +3,19 @@
 //! with gdb's `reverse-next` under `record full` (the line and the values of `i`, `acc`
 //! and `g_sum`); then forward again to the point it was at (the same hit, the same
 //! values) and on, live, to the next hit and the end.
+//!
+//! gdb runs through `support::gdb_record` (tests/support/gdb_record.rs): on a CPU with
+//! AMX gdb 13 cannot write an SSE register back (the kernel refuses its fixed-size
+//! `NT_X86_XSTATE` write with EFAULT: "Couldn't write extended state status: Bad
+//! address."), so it is run with that register set hidden and writes the FXSAVE area
+//! instead, on every CPU.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
 
 use serde_json::json;
-use support::dap::{build, gdb_batch, line_of, sample_path, DapClient};
+use support::dap::{build, line_of, sample_path, DapClient};
+use support::gdb_record::gdb_record_batch;
 
 const SAMPLE: &str = "c/rev_loop.c";
 const HITS: usize = 6;
@@ -53,7 +60,7 @@ fn gdb_steps(program: &std::path::Path) -> Vec<(i64, String)> {
         cmds.push("info line *$pc".into());
         cmds.extend(show.iter().cloned());
     }
-    let (stdout, stderr) = gdb_batch(program, &cmds);
+    let (stdout, stderr) = gdb_record_batch(program, &cmds);
     let mut lines = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("Line "))

@@ -24,6 +24,12 @@
 //! full` does not record the memory a `shll` on memory writes (checked: going back over
 //! `acc = acc * 2` compiled to `shll -0x4(%rbp)` it reported the value before it as the
 //! value before the previous write), which would make gdb a wrong oracle there.
+//!
+//! gdb runs through `support::gdb_record` (tests/support/gdb_record.rs): on a CPU with
+//! AMX gdb 13 cannot write an SSE register back (the kernel refuses its fixed-size
+//! `NT_X86_XSTATE` write with EFAULT: "Couldn't write extended state status: Bad
+//! address."), so it is run with that register set hidden and writes the FXSAVE area
+//! instead, on every CPU.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -34,7 +40,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::dap::{build, gdb_batch, line_of, sample_path, DapClient};
+use support::dap::{build, line_of, sample_path, DapClient};
+use support::gdb_record::gdb_record_batch;
 use support::PATIENCE;
 
 const SAMPLE: &str = "c/watch_scope.c";
@@ -111,7 +118,7 @@ fn gdb_moves(program: &Path, setup: &[String], moves: &[&str]) -> (Vec<At>, Stri
         cmds.push((*m).to_string());
         cmds.push("python tandem_where()".into());
     }
-    let (stdout, stderr) = gdb_batch(program, &cmds);
+    let (stdout, stderr) = gdb_record_batch(program, &cmds);
     let chunks: Vec<&str> = stdout.split("<<MOVE>>\n").skip(1).collect();
     assert_eq!(chunks.len(), moves.len(), "gdb:\n{stdout}\n{stderr}");
     let ats = chunks

@@ -5,6 +5,7 @@
 
 pub mod bridged;
 pub mod dap;
+pub mod gdb_record;
 pub mod lsp_types_check;
 pub mod lsp_workspace;
 pub mod schema;
