@@ -705,6 +705,120 @@ fn step_back_stops_at_a_watched_write_on_the_way() {
     t.c.finish();
 }
 
+/// The address of the instruction after the one at `at` (`function+offset`, as `At`
+/// has it), and that instruction's text.
+fn instruction_at(t: &mut Tandem) -> (String, u64) {
+    let pc = t.top()["instructionPointerReference"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dis = t.c.ok(
+        "disassemble",
+        json!({"memoryReference": pc, "instructionCount": 2, "resolveSymbols": true}),
+    );
+    let next = dis["instructions"][1]["address"].as_str().unwrap();
+    (
+        dis["instructions"][0]["instruction"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        u64::from_str_radix(next.trim_start_matches("0x"), 16).unwrap(),
+    )
+}
+
+#[test]
+fn a_watch_on_a_local_of_main_ends_at_the_return_into_libc_while_recording_too() {
+    let program = sample();
+    let done = line("done line");
+    // gdb (live): the watch ends right at main's return into libc.
+    let (gdb, text) = gdb_moves(
+        &program,
+        &s(&[&format!("break watch_scope.c:{done}"), "run", "watch s"]),
+        &["continue", "continue"],
+    );
+    assert!(
+        matches!(&gdb[0], At::Stop { kind: Kind::Ended, function, .. }
+            if function == "__libc_start_call_main"),
+        "{text}"
+    );
+    assert_eq!(gdb[1], At::Exited, "{text}");
+    // Recording, the int3 at that return is in libc. Going back replays from the
+    // recording's first snapshot, made before libc was mapped, with it in the table:
+    // to the write of `s`, then forward over it to the present, then on, live, to the
+    // end of the watch where gdb ends it.
+    let mut t = Tandem::launch(true, &["done line"], &[]);
+    let id = t.watch("s");
+    let (at, st) = t.move_("reverseContinue");
+    assert!(
+        matches!(&at, At::Stop { kind: Kind::Write, function, line: l, .. }
+            if function == "main" && *l == line("stepped call line")),
+        "{at:?} {st}"
+    );
+    // Forward: right after that write, then the present.
+    let (at, st) = t.move_("continue");
+    assert!(
+        matches!(
+            &at,
+            At::Stop {
+                kind: Kind::Write,
+                ..
+            }
+        ),
+        "{at:?} {st}"
+    );
+    let (at, st) = t.move_("continue");
+    assert!(
+        matches!(&at, At::Stop { kind: Kind::Other, line: l, .. } if *l == done),
+        "the present: {at:?} {st}"
+    );
+    let ours = t.moves(&["continue", "continue"]);
+    assert_eq!(ours, gdb, "the end of the watch vs gdb's");
+    assert_eq!(t.removed, [id]);
+    t.c.finish();
+
+    // A watch on a local of main written at its start: going back, its write, then
+    // where main's frame began — the call in libc (an int3 the search plants there, in
+    // a replay that had the one at main's return in libc too), the instruction before
+    // gdb's return point.
+    let At::Stop { pc: returned, .. } = &gdb[0] else {
+        unreachable!()
+    };
+    let mut t = Tandem::launch(true, &["done line"], &[]);
+    let id = t.watch("p");
+    let (at, st) = t.move_("reverseContinue");
+    assert!(
+        matches!(&at, At::Stop { kind: Kind::Write, function, line: l, .. }
+            if function == "main" && *l == line("prime call line")),
+        "{at:?} {st}"
+    );
+    let (at, st) = t.move_("reverseContinue");
+    let At::Stop {
+        kind: Kind::Ended,
+        function,
+        pc,
+        ..
+    } = &at
+    else {
+        panic!("not the watch's end: {at:?} {st}");
+    };
+    assert_eq!(function, "__libc_start_call_main", "{st}");
+    let (instruction, next) = instruction_at(&mut t);
+    assert!(instruction.starts_with("call"), "{instruction} at {pc}");
+    let offset = |s: &str| -> u64 { s.rsplit('+').next().unwrap().parse().unwrap() };
+    let at_pc = {
+        let f = t.top();
+        let text = f["instructionPointerReference"].as_str().unwrap();
+        u64::from_str_radix(text.trim_start_matches("0x"), 16).unwrap()
+    };
+    assert_eq!(
+        offset(pc) + (next - at_pc),
+        offset(returned),
+        "the call {pc} returns to gdb's {returned}"
+    );
+    assert_eq!(t.removed, [id]);
+    t.c.finish();
+}
+
 #[test]
 fn restart_frame_of_the_caller_ends_the_watch_of_the_frame_itself_keeps_it() {
     let restart = |t: &mut Tandem, index: usize| {
