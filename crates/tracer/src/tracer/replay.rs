@@ -777,6 +777,19 @@ impl Tracer {
         }
     }
 
+    /// The shown replay stopped at `pc` without trapping there: if that is the
+    /// address of the follow's current trap move, leaving it is that arrival.
+    fn follow_landed(&mut self, pc: u64) {
+        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
+            return;
+        };
+        let at = matches!(r.follow.map(|f| r.live_pos.path.get(f.idx)),
+            Some(Some(Move::Trap { addr, .. })) if addr.0 == pc);
+        if let Some(f) = r.follow.as_mut().filter(|_| at) {
+            f.landed = true;
+        }
+    }
+
     /// A step of the shown replay is about to start at `pc`: leaving the address of the
     /// current trap move after landing there counts as that arrival.
     pub(super) fn replay_before_step(&mut self, pc: u64) {
@@ -804,6 +817,17 @@ impl Tracer {
             StopReason::Step => {
                 let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
                 self.follow_advance(None, pc);
+            }
+            // A watchpoint trigger (after the instruction before) or a pause with the pc
+            // on the current trap move's address has arrived there without trapping. A
+            // resume runs into the int3 and traps (the arrival counted then), but the
+            // engine, resuming from a stop it did not make at a breakpoint, steps off
+            // the int3 first (as gdb does): that step counts it (`replay_before_step`).
+            StopReason::Watchpoint { .. } | StopReason::Paused => {
+                let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
+                if let Some(pc) = pc {
+                    self.follow_landed(pc);
+                }
             }
             _ => {}
         }
