@@ -11,7 +11,8 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::dap::{build, gdb_batch, line_of, sample_path, DapClient};
+use support::dap::{build, line_of, sample_path, DapClient};
+use support::gdb_record::gdb_record_batch;
 
 const SAMPLE: &str = "c/rev_libcall.c";
 const ROUNDS: usize = 5;
@@ -55,7 +56,7 @@ fn gdb_hits(program: &std::path::Path) -> (Vec<Hit>, Vec<Hit>) {
         cmds.push("reverse-continue".into());
         cmds.push(show.clone());
     }
-    let (stdout, stderr) = gdb_batch(program, &cmds);
+    let (stdout, stderr) = gdb_record_batch(program, &cmds);
     let stops: Vec<(String, Hit)> = stdout
         .lines()
         .filter_map(|l| l.strip_prefix("STOP|"))

@@ -705,8 +705,7 @@ fn step_back_stops_at_a_watched_write_on_the_way() {
     t.c.finish();
 }
 
-/// The address of the instruction after the one at `at` (`function+offset`, as `At`
-/// has it), and that instruction's text.
+/// The instruction at the top frame's pc (its text) and the address of the next one.
 fn instruction_at(t: &mut Tandem) -> (String, u64) {
     let pc = t.top()["instructionPointerReference"]
         .as_str()
@@ -730,67 +729,59 @@ fn instruction_at(t: &mut Tandem) -> (String, u64) {
 fn a_watch_on_a_local_of_main_ends_at_the_return_into_libc_while_recording_too() {
     let program = sample();
     let done = line("done line");
-    // gdb (live): the watch ends right at main's return into libc.
+    // gdb under `record full` from main: back to the write of `s`, forward over it to
+    // the end of its history (the done line), on to main's return into libc, where the
+    // watch ends.
+    let mut setup = gdb_record_prologue();
+    setup.extend(s(&[
+        &format!("break watch_scope.c:{done}"),
+        "continue",
+        "set can-use-hw-watchpoints 0",
+        "watch s",
+    ]));
     let (gdb, text) = gdb_moves(
         &program,
-        &s(&[&format!("break watch_scope.c:{done}"), "run", "watch s"]),
-        &["continue", "continue"],
+        &setup,
+        &["reverse-continue", "continue", "continue", "continue"],
     );
     assert!(
-        matches!(&gdb[0], At::Stop { kind: Kind::Ended, function, .. }
+        matches!(&gdb[3], At::Stop { kind: Kind::Ended, function, .. }
             if function == "__libc_start_call_main"),
         "{text}"
     );
-    assert_eq!(gdb[1], At::Exited, "{text}");
-    // Recording, the int3 at that return is in libc. Going back replays from the
-    // recording's first snapshot, made before libc was mapped, with it in the table:
-    // to the write of `s`, then forward over it to the present, then on, live, to the
-    // end of the watch where gdb ends it.
+    // tandem, recording: the int3 at that return is in libc, in the breakpoint table
+    // when going back replays from the recording's first snapshot (made before libc
+    // was mapped).
     let mut t = Tandem::launch(true, &["done line"], &[]);
     let id = t.watch("s");
-    let (at, st) = t.move_("reverseContinue");
-    assert!(
-        matches!(&at, At::Stop { kind: Kind::Write, function, line: l, .. }
-            if function == "main" && *l == line("stepped call line")),
-        "{at:?} {st}"
-    );
-    // Forward: right after that write, then the present.
-    let (at, st) = t.move_("continue");
-    assert!(
-        matches!(
-            &at,
-            At::Stop {
-                kind: Kind::Write,
-                ..
-            }
-        ),
-        "{at:?} {st}"
-    );
-    let (at, st) = t.move_("continue");
-    assert!(
-        matches!(&at, At::Stop { kind: Kind::Other, line: l, .. } if *l == done),
-        "the present: {at:?} {st}"
-    );
-    let ours = t.moves(&["continue", "continue"]);
-    assert_eq!(ours, gdb, "the end of the watch vs gdb's");
+    let ours = t.moves(&["reverseContinue", "continue", "continue", "continue"]);
+    assert_eq!(ours, gdb, "vs gdb's record full");
     assert_eq!(t.removed, [id]);
+    assert_eq!(t.move_("continue").0, At::Exited);
     t.c.finish();
 
-    // A watch on a local of main written at its start: going back, its write, then
-    // where main's frame began — the call in libc (an int3 the search plants there, in
-    // a replay that had the one at main's return in libc too), the instruction before
-    // gdb's return point.
-    let At::Stop { pc: returned, .. } = &gdb[0] else {
+    // A watch on a local of main written at its start: going back, its write (as gdb
+    // finds it), then where main's frame began — the call in libc (gdb's history starts
+    // in main: it has no answer there), the instruction before the return point where
+    // gdb ended the watch above.
+    let At::Stop { pc: returned, .. } = &gdb[3] else {
         unreachable!()
     };
+    let mut setup = gdb_record_prologue();
+    setup.extend(s(&[
+        &format!("break watch_scope.c:{done}"),
+        "continue",
+        "set can-use-hw-watchpoints 0",
+        "watch p",
+    ]));
+    let (gdb, text) = gdb_moves(&program, &setup, &["reverse-continue"]);
+    assert!(
+        matches!(&gdb[0], At::Stop { kind: Kind::Write, function, .. } if function == "main"),
+        "{text}"
+    );
     let mut t = Tandem::launch(true, &["done line"], &[]);
     let id = t.watch("p");
-    let (at, st) = t.move_("reverseContinue");
-    assert!(
-        matches!(&at, At::Stop { kind: Kind::Write, function, line: l, .. }
-            if function == "main" && *l == line("prime call line")),
-        "{at:?} {st}"
-    );
+    assert_eq!(t.moves(&["reverseContinue"]), gdb, "vs gdb's record full");
     let (at, st) = t.move_("reverseContinue");
     let At::Stop {
         kind: Kind::Ended,
