@@ -6,7 +6,8 @@
 //! written by the instruction right before the loop line's: going forward in a replay
 //! its stop lands on the breakpoint the live program is stopped at, and resuming from
 //! it (stepping off that int3) still reaches the present, where the live program takes
-//! over.
+//! over. And a hit condition going forward to the present counts the present's hit
+//! once: the stops are the live program's.
 //!
 //! gdb runs through `support::gdb_record` (tests/support/gdb_record.rs): on a CPU with
 //! AMX gdb 13 cannot write an SSE register back (the kernel refuses its fixed-size
@@ -335,5 +336,59 @@ fn a_watch_stop_on_the_presents_breakpoint_going_forward_reaches_the_present() {
         ("data breakpoint", live_tid, loop_line),
         "the next round's write, live"
     );
+    c.finish();
+}
+
+/// The loop's `i` at each of `n` stops, `command` sent before each: with the thread.
+fn loop_stops(c: &mut DapClient, tid: &mut i64, command: &str, n: usize) -> Vec<(String, i64)> {
+    (0..n)
+        .map(|_| {
+            c.ok(command, json!({"threadId": *tid}));
+            let st = c.event("stopped");
+            *tid = st["body"]["threadId"].as_i64().unwrap();
+            let fid = c.frames(*tid)[0]["id"].as_i64().unwrap();
+            let i = c.evaluate(fid, "i")["result"].as_str().unwrap().to_string();
+            (i, *tid)
+        })
+        .collect()
+}
+
+/// The hit where a replay going forward reaches the present is the live program's own,
+/// counted when it happened: a hit condition sees it with that count (before, it was
+/// counted again there, so `% 2` passed over the present and then stopped at the hits
+/// the live program passes over, and never at the ones it stops at).
+#[test]
+fn the_presents_hit_is_counted_once_going_forward_to_it() {
+    let program = build(SAMPLE, "gcc", &["-g", "-O0"]);
+    let source = sample_path(SAMPLE);
+    let mut c = DapClient::new();
+    c.initialize();
+    c.ok(
+        "launch",
+        json!({"program": program, "reverseDebugging": true, "stdio": "pipes",
+               "console": "internalConsole"}),
+    );
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": source}, "breakpoints": [
+            {"line": line_of(&source, "loop line"), "hitCondition": "% 2"}]}),
+    );
+    c.ok("configurationDone", json!({}));
+    let mut tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    let live_tid = tid;
+    // Live: every second hit, the rounds with an odd `i`.
+    let live = loop_stops(&mut c, &mut tid, "continue", 3);
+    let odd = |from: i64| -> Vec<(String, i64)> {
+        (0..3)
+            .map(|k| ((from + 2 * k).to_string(), live_tid))
+            .collect()
+    };
+    assert_eq!(live, odd(3));
+    // Back a line, then forward: the present (i = 7, the live program again), then
+    // the live program's next stops.
+    c.ok("stepBack", json!({"threadId": tid}));
+    tid = c.event("stopped")["body"]["threadId"].as_i64().unwrap();
+    assert_ne!(tid, live_tid, "a replay");
+    assert_eq!(loop_stops(&mut c, &mut tid, "continue", 3), odd(7));
     c.finish();
 }

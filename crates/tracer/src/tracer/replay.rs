@@ -206,6 +206,13 @@ impl Tracer {
         self.rec.as_ref().is_some_and(|r| r.replay.is_some())
     }
 
+    /// Whether the stop being reported is where a replay going forward reached the
+    /// present: the live process shows again, stopped where it was, and a breakpoint
+    /// hit there is the one it made (counted then), not a new one.
+    pub fn arrived_at_present(&self) -> bool {
+        self.rec.as_ref().is_some_and(|r| r.at_present)
+    }
+
     /// Goes to `target`, an earlier point of the recording (or the present): a fork of
     /// the last snapshot before it runs there with every system call emulated. The
     /// process shown is then that replay, stopped; nothing is reported.
@@ -840,6 +847,7 @@ impl Tracer {
             self.leave_replay();
             if let Some(rec) = self.rec.as_mut() {
                 rec.arrived = true;
+                rec.at_present = true;
             }
         }
     }
