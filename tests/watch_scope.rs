@@ -705,6 +705,111 @@ fn step_back_stops_at_a_watched_write_on_the_way() {
     t.c.finish();
 }
 
+/// The instruction at the top frame's pc (its text) and the address of the next one.
+fn instruction_at(t: &mut Tandem) -> (String, u64) {
+    let pc = t.top()["instructionPointerReference"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dis = t.c.ok(
+        "disassemble",
+        json!({"memoryReference": pc, "instructionCount": 2, "resolveSymbols": true}),
+    );
+    let next = dis["instructions"][1]["address"].as_str().unwrap();
+    (
+        dis["instructions"][0]["instruction"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        u64::from_str_radix(next.trim_start_matches("0x"), 16).unwrap(),
+    )
+}
+
+#[test]
+fn a_watch_on_a_local_of_main_ends_at_the_return_into_libc_while_recording_too() {
+    let program = sample();
+    let done = line("done line");
+    // gdb under `record full` from main: back to the write of `s`, forward over it to
+    // the end of its history (the done line), on to main's return into libc, where the
+    // watch ends.
+    let mut setup = gdb_record_prologue();
+    setup.extend(s(&[
+        &format!("break watch_scope.c:{done}"),
+        "continue",
+        "set can-use-hw-watchpoints 0",
+        "watch s",
+    ]));
+    let (gdb, text) = gdb_moves(
+        &program,
+        &setup,
+        &["reverse-continue", "continue", "continue", "continue"],
+    );
+    assert!(
+        matches!(&gdb[3], At::Stop { kind: Kind::Ended, function, .. }
+            if function == "__libc_start_call_main"),
+        "{text}"
+    );
+    // tandem, recording: the int3 at that return is in libc, in the breakpoint table
+    // when going back replays from the recording's first snapshot (made before libc
+    // was mapped).
+    let mut t = Tandem::launch(true, &["done line"], &[]);
+    let id = t.watch("s");
+    let ours = t.moves(&["reverseContinue", "continue", "continue", "continue"]);
+    assert_eq!(ours, gdb, "vs gdb's record full");
+    assert_eq!(t.removed, [id]);
+    assert_eq!(t.move_("continue").0, At::Exited);
+    t.c.finish();
+
+    // A watch on a local of main written at its start: going back, its write (as gdb
+    // finds it), then where main's frame began — the call in libc (gdb's history starts
+    // in main: it has no answer there), the instruction before the return point where
+    // gdb ended the watch above.
+    let At::Stop { pc: returned, .. } = &gdb[3] else {
+        unreachable!()
+    };
+    let mut setup = gdb_record_prologue();
+    setup.extend(s(&[
+        &format!("break watch_scope.c:{done}"),
+        "continue",
+        "set can-use-hw-watchpoints 0",
+        "watch p",
+    ]));
+    let (gdb, text) = gdb_moves(&program, &setup, &["reverse-continue"]);
+    assert!(
+        matches!(&gdb[0], At::Stop { kind: Kind::Write, function, .. } if function == "main"),
+        "{text}"
+    );
+    let mut t = Tandem::launch(true, &["done line"], &[]);
+    let id = t.watch("p");
+    assert_eq!(t.moves(&["reverseContinue"]), gdb, "vs gdb's record full");
+    let (at, st) = t.move_("reverseContinue");
+    let At::Stop {
+        kind: Kind::Ended,
+        function,
+        pc,
+        ..
+    } = &at
+    else {
+        panic!("not the watch's end: {at:?} {st}");
+    };
+    assert_eq!(function, "__libc_start_call_main", "{st}");
+    let (instruction, next) = instruction_at(&mut t);
+    assert!(instruction.starts_with("call"), "{instruction} at {pc}");
+    let offset = |s: &str| -> u64 { s.rsplit('+').next().unwrap().parse().unwrap() };
+    let at_pc = {
+        let f = t.top();
+        let text = f["instructionPointerReference"].as_str().unwrap();
+        u64::from_str_radix(text.trim_start_matches("0x"), 16).unwrap()
+    };
+    assert_eq!(
+        offset(pc) + (next - at_pc),
+        offset(returned),
+        "the call {pc} returns to gdb's {returned}"
+    );
+    assert_eq!(t.removed, [id]);
+    t.c.finish();
+}
+
 #[test]
 fn restart_frame_of_the_caller_ends_the_watch_of_the_frame_itself_keeps_it() {
     let restart = |t: &mut Tandem, index: usize| {

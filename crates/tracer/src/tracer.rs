@@ -9,12 +9,13 @@ use crate::sys::{self, Status, WaitResult};
 use crate::types::{Pid, RuntimeAddr, Tid};
 use nix::errno::Errno;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fs::File;
 use std::marker::PhantomData;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
+mod absent;
 mod breakpoints;
 mod edit;
 mod end;
@@ -425,6 +426,10 @@ pub struct Tracer {
     info: ProcessInfo,
     threads: HashMap<Tid, Thread>,
     breakpoints: BTreeMap<u64, Breakpoint>,
+    /// Addresses of `breakpoints` whose int3 the shown process does not have: a fork of
+    /// a snapshot has none, and a replay gets one only where its code is mapped
+    /// (`absent.rs`; a library's int3s when the replay maps the library).
+    absent: BTreeSet<u64>,
     mem: Option<File>,
     phase: Phase,
     queue: VecDeque<Event>,
@@ -635,6 +640,7 @@ impl Tracer {
             },
             threads: HashMap::new(),
             breakpoints: BTreeMap::new(),
+            absent: BTreeSet::new(),
             mem: None,
             phase: Phase::Stopped,
             queue: VecDeque::new(),

@@ -463,17 +463,12 @@ impl Session {
                     .flatten();
                 let mut planted = None;
                 if let Some(ret) = scope.and_then(|s| s.ret).filter(|_| !slots.is_empty()) {
-                    // While recording, an int3 in a library breaks going back: a replay
-                    // from the first snapshot (taken before the libraries were mapped)
-                    // fails to take it. A frame returning into one (main's, into libc)
-                    // is then found gone by the next write or stop instead.
-                    let main = c.modules.find(ret).is_some_and(|m| m.main);
-                    if !t.is_recording() || main {
-                        match t.insert_breakpoint(RuntimeAddr(ret)) {
-                            Ok(()) => planted = Some(ret),
-                            Err(e) => {
-                                tracing::warn!("the return of a watched frame at {ret:#x}: {e}")
-                            }
+                    // Also in a library (main's return into libc) while recording: a
+                    // replay plants it when it maps the library.
+                    match t.insert_breakpoint(RuntimeAddr(ret)) {
+                        Ok(()) => planted = Some(ret),
+                        Err(e) => {
+                            tracing::warn!("the return of a watched frame at {ret:#x}: {e}")
                         }
                     }
                 }

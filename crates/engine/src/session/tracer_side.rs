@@ -499,8 +499,9 @@ impl Core {
                 }
             }
             // Going forward in a replay, the hits happened already: they are not
-            // counted again and logpoints do not log again (docs/reverse.md).
-            let replaying = t.is_replaying();
+            // counted again and logpoints do not log again (docs/reverse.md) — nor is
+            // the hit where the replay reaches the present, the live process's own.
+            let replaying = t.is_replaying() || t.arrived_at_present();
             if !replaying {
                 bp.hits += 1;
             }

@@ -26,6 +26,9 @@ impl Tracer {
             bp.refs += 1;
             return Ok(());
         }
+        if self.is_replaying() {
+            return self.insert_in_replay(addr.0);
+        }
         let mut b = [0u8; 1];
         self.read_raw(addr.0, &mut b)?;
         self.write_raw(addr.0, &[INT3])?;
@@ -36,6 +39,25 @@ impl Tracer {
                 refs: 1,
             },
         );
+        Ok(())
+    }
+
+    /// A new breakpoint while a replay is shown. Its original byte is the live
+    /// process's (which gets the int3 when it shows again), else the replay's; the
+    /// replay gets the int3 where it has the code mapped, else when it maps it
+    /// (`absent.rs`: a library before the replay of its mapping).
+    fn insert_in_replay(&mut self, addr: u64) -> Result<()> {
+        let mut b = [0u8; 1];
+        let saved = match self.live_byte(addr) {
+            Some(byte) => byte,
+            None => {
+                self.read_raw(addr, &mut b)?;
+                b[0]
+            }
+        };
+        self.breakpoints.insert(addr, Breakpoint { saved, refs: 1 });
+        self.absent.insert(addr);
+        self.plant_absent(true);
         Ok(())
     }
 
@@ -81,7 +103,10 @@ impl Tracer {
             }
         }
         self.breakpoints.remove(&addr.0);
-        self.write_raw(addr.0, &[saved])?;
+        // An int3 the shown process never got (`absent.rs`) leaves nothing to restore.
+        if !self.absent.remove(&addr.0) {
+            self.write_raw(addr.0, &[saved])?;
+        }
         if let Some(site) = self.patch_covering(addr.0) {
             self.activate_patch(site);
         }

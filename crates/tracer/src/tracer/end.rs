@@ -74,6 +74,7 @@ impl Tracer {
         self.release_handed_over();
         self.threads.clear();
         self.breakpoints.clear();
+        self.absent.clear();
         self.patches.clear();
         self.regions.clear();
         self.moribund.clear();
@@ -109,6 +110,7 @@ impl Tracer {
         let removed: Vec<(u64, u8)> = self
             .breakpoints
             .iter()
+            .filter(|(a, _)| !self.absent.contains(a))
             .map(|(a, b)| (*a, b.saved))
             .collect();
         for (a, b) in &removed {

@@ -12,7 +12,9 @@ impl Tracer {
         let n = self.read_raw(addr.0, buf)?;
         let end = addr.0.saturating_add(n as u64);
         for (a, bp) in self.breakpoints.range(addr.0..end) {
-            buf[(a - addr.0) as usize] = bp.saved;
+            if !self.absent.contains(a) {
+                buf[(a - addr.0) as usize] = bp.saved;
+            }
         }
         self.overlay_patches(addr.0, &mut buf[..n]);
         Ok(n)
@@ -71,7 +73,9 @@ impl Tracer {
         for (a, bp) in self.breakpoints.range_mut(addr.0..end) {
             let i = (a - addr.0) as usize;
             bp.saved = data[i];
-            data[i] = INT3;
+            if !self.absent.contains(a) {
+                data[i] = INT3;
+            }
         }
         self.write_raw(addr.0, &data)
     }

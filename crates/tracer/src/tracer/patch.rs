@@ -596,11 +596,13 @@ impl Tracer {
             .collect()
     }
 
-    /// What every breakpoint and active patch covers, as the original bytes.
+    /// What every breakpoint the shown process has and every active patch covers, as
+    /// the original bytes.
     pub(super) fn original_bytes(&self) -> Vec<(u64, Vec<u8>)> {
         let mut out: Vec<(u64, Vec<u8>)> = self
             .breakpoints
             .iter()
+            .filter(|(a, _)| !self.absent.contains(a))
             .map(|(a, b)| (*a, vec![b.saved]))
             .collect();
         out.extend(

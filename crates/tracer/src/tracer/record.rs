@@ -181,6 +181,9 @@ pub(super) struct Recorder {
     /// The live process came back while a replay ran forward: the event being
     /// reported is about it.
     pub arrived: bool,
+    /// The stop being reported is a replay's arrival at the present: a breakpoint hit
+    /// there is the live process's, counted when it happened.
+    pub at_present: bool,
     /// The step being reported ended at a system call's exit: its position is that
     /// call's boundary, no move after it.
     pub syscall_stepped: bool,
@@ -244,6 +247,7 @@ impl Tracer {
             last_snapshot: Instant::now(),
             replay: None,
             arrived: false,
+            at_present: false,
             syscall_stepped: false,
             sched: Sched::new(tid),
             timer: None,
@@ -341,6 +345,7 @@ impl Tracer {
         let Some(rec) = self.rec.as_mut() else {
             return;
         };
+        rec.at_present = false;
         if rec.replay.is_none() && !rec.arrived {
             rec.present_stop = None;
         }

@@ -123,8 +123,23 @@ impl Tracer {
             int3s: self
                 .breakpoints
                 .iter()
+                .filter(|(a, _)| !self.absent.contains(a))
                 .map(|(a, b)| (*a, b.saved))
                 .collect(),
+        }
+    }
+
+    /// The original byte at `addr` in the parked live process, while a replay is shown
+    /// (under an int3 it still has, the byte kept for it).
+    pub(super) fn live_byte(&self, addr: u64) -> Option<u8> {
+        let live = self.rec.as_ref()?.replay.as_ref()?.live.as_ref()?;
+        if let Some(saved) = live.int3s.get(&addr) {
+            return Some(*saved);
+        }
+        let mut b = [0u8; 1];
+        match live.mem.as_ref()?.read_at(&mut b, addr) {
+            Ok(1) => Some(b[0]),
+            _ => None,
         }
     }
 
@@ -135,7 +150,8 @@ impl Tracer {
         self.mem = p.mem;
         self.leader_stat = p.leader_stat;
         self.phase = p.phase;
-        self.sync_int3s(&p.int3s);
+        self.absent.clear();
+        self.sync_int3s(&p.int3s, false);
     }
 
     /// Shows `pid` (a stopped, clean fork of the debuggee traced by this thread).
@@ -153,11 +169,14 @@ impl Tracer {
         self.mem = open_mem(pid);
         self.leader_stat = File::open(format!("/proc/{}/task/{}/stat", pid.0, pid.0)).ok();
         self.phase = Phase::Stopped;
+        self.all_absent();
     }
 
     /// Makes the shown process's int3s those of the breakpoint table, given the ones
-    /// it has (with the bytes under them); its debug registers get the watchpoints.
-    fn sync_int3s(&mut self, has: &BTreeMap<u64, u8>) {
+    /// it has (with the bytes under them); its debug registers get the watchpoints. A
+    /// replay (`replay`) gets those whose code it has mapped; the others are planted
+    /// when it maps them (`absent.rs`).
+    fn sync_int3s(&mut self, has: &BTreeMap<u64, u8>, replay: bool) {
         let gone: Vec<(u64, u8)> = has
             .iter()
             .filter(|(a, _)| !self.breakpoints.contains_key(a))
@@ -172,9 +191,8 @@ impl Tracer {
             .filter(|a| !has.contains_key(a))
             .copied()
             .collect();
-        for a in new {
-            let _ = self.write_raw(a, &[INT3]);
-        }
+        self.absent.extend(new);
+        self.plant_absent(replay);
         if self.debugregs_used {
             let watch = self.watch;
             for tid in self.threads() {
@@ -186,6 +204,13 @@ impl Tracer {
     /// Whether the shown process is a replay.
     pub fn is_replaying(&self) -> bool {
         self.rec.as_ref().is_some_and(|r| r.replay.is_some())
+    }
+
+    /// Whether the stop being reported is where a replay going forward reached the
+    /// present: the live process shows again, stopped where it was, and a breakpoint
+    /// hit there is the one it made (counted then), not a new one.
+    pub fn arrived_at_present(&self) -> bool {
+        self.rec.as_ref().is_some_and(|r| r.at_present)
     }
 
     /// Goes to `target`, an earlier point of the recording (or the present): a fork of
@@ -273,7 +298,7 @@ impl Tracer {
             }
         };
         // After the threads are back: each gets the watchpoints too.
-        self.sync_int3s(&BTreeMap::new());
+        self.sync_int3s(&BTreeMap::new(), true);
         self.start_replay(live, present, snap.event, threads)?;
         // The snapshot's next event may be a preemption (of another thread than the
         // one its fork copied).
@@ -759,6 +784,19 @@ impl Tracer {
         }
     }
 
+    /// The shown replay stopped at `pc` without trapping there: if that is the
+    /// address of the follow's current trap move, leaving it is that arrival.
+    fn follow_landed(&mut self, pc: u64) {
+        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
+            return;
+        };
+        let at = matches!(r.follow.map(|f| r.live_pos.path.get(f.idx)),
+            Some(Some(Move::Trap { addr, .. })) if addr.0 == pc);
+        if let Some(f) = r.follow.as_mut().filter(|_| at) {
+            f.landed = true;
+        }
+    }
+
     /// A step of the shown replay is about to start at `pc`: leaving the address of the
     /// current trap move after landing there counts as that arrival.
     pub(super) fn replay_before_step(&mut self, pc: u64) {
@@ -787,6 +825,17 @@ impl Tracer {
                 let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
                 self.follow_advance(None, pc);
             }
+            // A watchpoint trigger (after the instruction before) or a pause with the pc
+            // on the current trap move's address has arrived there without trapping. A
+            // resume runs into the int3 and traps (the arrival counted then), but the
+            // engine, resuming from a stop it did not make at a breakpoint, steps off
+            // the int3 first (as gdb does): that step counts it (`replay_before_step`).
+            StopReason::Watchpoint { .. } | StopReason::Paused => {
+                let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
+                if let Some(pc) = pc {
+                    self.follow_landed(pc);
+                }
+            }
             _ => {}
         }
         let seeking = self
@@ -798,6 +847,7 @@ impl Tracer {
             self.leave_replay();
             if let Some(rec) = self.rec.as_mut() {
                 rec.arrived = true;
+                rec.at_present = true;
             }
         }
     }
@@ -964,6 +1014,7 @@ impl Tracer {
         } else {
             Vec::new()
         };
+        let shaped = (!r.emulated).then_some((ev.nr, ev.args, ev.result));
         if let Some(why) = why {
             tracing::warn!("{why}");
             r.diverged = Some(why);
@@ -977,6 +1028,9 @@ impl Tracer {
         sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
         if let Some(t) = self.threads.get_mut(&tid) {
             t.regs = Some(regs);
+        }
+        if let Some((nr, args, result)) = shaped {
+            self.replay_remapped(nr, args, result);
         }
         self.maybe_waypoint(tid, next, stop);
         self.replay_advance(tid)
