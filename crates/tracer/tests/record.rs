@@ -680,18 +680,30 @@ fn a_divergence_is_said_and_the_present_shown() {
 /// never harmed (its result is the plain run's) and the recording goes on.
 #[test]
 fn pauses_during_system_calls_harm_nothing() {
+    pauses_harm_nothing(true, "3000");
+}
+
+/// The same with the calls buffered inside the program (docs/reverse.md): pauses land
+/// in the handler and its thunks too, and are shown outside them.
+#[test]
+fn pauses_during_buffered_system_calls_harm_nothing() {
+    pauses_harm_nothing(false, "1000000");
+}
+
+fn pauses_harm_nothing(trace_every_syscall: bool, rounds: &str) {
     let sample = common::compile("rev_bench", &["-g", "-O1"]);
     let plain = std::process::Command::new(&sample.path)
-        .args(["syscalls", "3000"])
+        .args(["syscalls", rounds])
         .status()
         .expect("plain run")
         .code();
     let config = LaunchConfig {
         program: sample.path.clone(),
-        args: vec!["syscalls".into(), "3000".into()],
+        args: vec!["syscalls".into(), rounds.into()],
         stop_at: StopAt::Entry,
         stdio: tracer::StdioMode::Null,
         record: true,
+        trace_every_syscall,
         ..LaunchConfig::default()
     };
     let (tx, rx) = crossbeam_channel::unbounded();
@@ -724,7 +736,18 @@ fn pauses_during_system_calls_harm_nothing() {
                 ..
             } => {
                 pauses += 1;
-                let info = h.call(|t: &mut Tracer| t.recording()).expect("call");
+                let (info, pc, code) = h
+                    .call(|t: &mut Tracer| {
+                        let pc = t.regs(t.threads()[0]).map(|r| r.0.rip).unwrap_or(0);
+                        (t.recording(), pc, t.placed_code_regions())
+                    })
+                    .expect("call");
+                let maps = std::fs::read_to_string(format!("/proc/{}/maps", h.pid().0))
+                    .unwrap_or_default();
+                assert!(
+                    pc_in_named_mapping(&maps, pc),
+                    "a pause is shown in the program's code, not tandem's: {pc:#x} ({code:?})"
+                );
                 assert!(info.expect("recording").ended.is_none(), "still recording");
                 h.resume().expect("resume");
             }
@@ -768,17 +791,47 @@ fn a_pause_at_a_system_call_stop_is_not_lost() {
     assert!(t.recording().expect("recording").ended.is_none());
 }
 
+/// Whether `pc` is in a mapping of a file or of the vDSO (not anonymous memory).
+fn pc_in_named_mapping(maps: &str, pc: u64) -> bool {
+    maps.lines().any(|l| {
+        let mut f = l.split_whitespace();
+        let range = f.next().unwrap_or("");
+        let named = f.nth(4).is_some_and(|p| p.starts_with('/') || p == "[vdso]");
+        let (lo, hi) = range.split_once('-').unwrap_or(("0", "0"));
+        let (lo, hi) = (
+            u64::from_str_radix(lo, 16).unwrap_or(0),
+            u64::from_str_radix(hi, 16).unwrap_or(0),
+        );
+        named && lo <= pc && pc < hi
+    })
+}
+
 /// A long recording has many snapshots; going back starts from the last one before the
 /// point, and every point shows what it showed live.
 #[test]
 fn replays_start_from_later_snapshots() {
+    replays_show_what_was_live(true, "6000", 1);
+}
+
+/// The same with the calls buffered inside the program: a replay gives each call its
+/// recorded result (the pids the program adds up are the live process's, not the
+/// replay's), and snapshots are made at the calls that are still traced.
+#[test]
+fn replays_of_buffered_calls_show_what_was_live() {
+    // Hits 10,000 rounds apart: the 20,000 calls between two fill the buffer, so the
+    // intervals end at its flushes too.
+    replays_show_what_was_live(false, "600000", 10);
+}
+
+fn replays_show_what_was_live(trace_every_syscall: bool, rounds: &str, stride: usize) {
     let sample = common::compile("rev_bench", &["-g", "-O1"]);
     let config = LaunchConfig {
         program: sample.path.clone(),
-        args: vec!["syscalls".into(), "6000".into()],
+        args: vec!["syscalls".into(), rounds.into()],
         stop_at: StopAt::Entry,
         stdio: tracer::StdioMode::Null,
         record: true,
+        trace_every_syscall,
         ..LaunchConfig::default()
     };
     let (mut t, _io) = Tracer::launch(&config).expect("launch");
@@ -788,17 +841,27 @@ fn replays_start_from_later_snapshots() {
     t.insert_breakpoint(tick).expect("insert");
     let mut hits = Vec::new();
     for _ in 0..6 {
-        next_hit(&mut t, tick);
+        for _ in 0..stride {
+            next_hit(&mut t, tick);
+        }
         let regs = t.regs(t.threads()[0]).expect("regs").0;
         hits.push((t.position().expect("position"), regs.rdi, regs.rsi));
     }
     let info = t.recording().expect("recording");
-    assert!(
-        info.snapshots.len() >= 4,
-        "snapshots at {:?}",
-        info.snapshots
-    );
-    assert!(info.snapshots.iter().any(|s| *s > hits[2].0.event));
+    if trace_every_syscall {
+        assert!(
+            info.snapshots.len() >= 4,
+            "snapshots at {:?}",
+            info.snapshots
+        );
+        assert!(info.snapshots.iter().any(|s| *s > hits[2].0.event));
+    } else {
+        assert!(
+            info.events < 2000,
+            "most calls were buffered: {} events",
+            info.events
+        );
+    }
     for (pos, i, acc) in hits.iter().take(5).rev() {
         t.goto(pos).expect("goto");
         let regs = t.regs(t.threads()[0]).expect("regs").0;
@@ -806,7 +869,9 @@ fn replays_start_from_later_snapshots() {
     }
     // Forward from the first hit through the later snapshots' intervals to the present.
     for (_, i, acc) in &hits[1..] {
-        next_hit(&mut t, tick);
+        for _ in 0..stride {
+            next_hit(&mut t, tick);
+        }
         let regs = t.regs(t.threads()[0]).expect("regs").0;
         assert_eq!((regs.rdi, regs.rsi), (*i, *acc));
     }

@@ -147,6 +147,9 @@ pub(super) struct SysRecord {
     pub writes: Vec<(u64, Vec<u8>)>,
     /// A preemption: the registers the thread had where it was interrupted.
     pub regs: Option<Box<sched::RegsKey>>,
+    /// The calls buffered inside the program since the event before, and the code the
+    /// buffer wrote meanwhile (sysbuf.rs); a replay installs them entering the interval.
+    pub interval: Option<Box<sysbuf::Interval>>,
 }
 
 /// A copy-on-write fork of the debuggee, stopped, made after `event` system calls. The
@@ -209,6 +212,14 @@ pub(super) struct Recorder {
     /// The live process stopped at a fault (its instruction and the stop), until it
     /// is resumed: its position is found then ([`Tracer::settle_live_fault`]).
     pub live_fault: Option<(RuntimeAddr, StopReason)>,
+    /// The present's interval (after the last event) as the live process had it when
+    /// a replay began: what a replay installs when it gets there.
+    pub tail: sysbuf::Interval,
+}
+
+/// An interval worth keeping (most events of a program that buffers nothing have none).
+pub(super) fn boxed(i: sysbuf::Interval) -> Option<Box<sysbuf::Interval>> {
+    (!i.is_empty()).then(|| Box::new(i))
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -257,6 +268,7 @@ impl Tracer {
             memory_warned: false,
             fault_sites: Vec::new(),
             live_fault: None,
+            tail: sysbuf::Interval::default(),
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -320,6 +332,7 @@ impl Tracer {
             // Only a live process may end a recording: a replay never goes past it.
             tracing::warn!("the recording ended during a replay");
         }
+        self.sysbuf_stop();
         let rec = self.rec.take();
         for t in self.threads.values_mut() {
             t.sysgood = false;
@@ -418,6 +431,7 @@ impl Tracer {
                     rec.sched.entered_at = None;
                 }
                 recorded = self.record_exit(tid, regs)?;
+                self.sysbuf_after_exit(tid);
                 None
             };
         }
@@ -443,6 +457,9 @@ impl Tracer {
             return Ok(Outcome::Report(tid, StopReason::Paused));
         }
         if step {
+            if !collecting && self.sysbuf_step_on(tid) {
+                return Ok(Outcome::Absorbed);
+            }
             let o = self.step_done(tid);
             if matches!(o, Outcome::Report(_, StopReason::Step)) {
                 if let Some(rec) = self.rec.as_mut() {
@@ -504,6 +521,9 @@ impl Tracer {
                     self.end_recording(format!("recording stopped: {e}"));
                     return Ok(false);
                 }
+                if let Err(e) = self.sysbuf_start() {
+                    tracing::warn!("system calls are not buffered: {e}");
+                }
                 self.take_snapshot()?;
             }
             return Ok(false);
@@ -533,6 +553,8 @@ impl Tracer {
                 Err(e) => tracing::debug!(nr, addr, "bytes a system call wrote: {e}"),
             }
         }
+        let interval = self.sysbuf_take();
+        self.sysbuf_note_fds(nr, &args, result);
         let Some(rec) = self.rec.as_mut() else {
             return Ok(false);
         };
@@ -543,6 +565,7 @@ impl Tracer {
             result,
             writes,
             regs: None,
+            interval: boxed(interval),
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,
@@ -563,6 +586,7 @@ impl Tracer {
     /// `exit` (the current thread) that is an event of the log, and the next thread
     /// runs; threads killed by an `exit_group` are just gone.
     pub(super) fn record_thread_exit(&mut self, tid: Tid, collecting: bool) -> Option<Outcome> {
+        let interval = self.sysbuf_take();
         let rec = self.rec.as_mut()?;
         let current = rec.sched.current_tid() == Some(tid);
         let (nr, args) = match rec.entry {
@@ -580,6 +604,7 @@ impl Tracer {
             result: 0,
             writes: Vec::new(),
             regs: None,
+            interval: boxed(interval),
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,

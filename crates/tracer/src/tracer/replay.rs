@@ -262,6 +262,13 @@ impl Tracer {
         if let Some(r) = self.replay_mut() {
             r.follow = None;
         }
+        if !self.is_replaying() {
+            // The present's buffered calls, for a replay that gets back to it.
+            let tail = self.sysbuf_peek();
+            if let Some(rec) = self.rec.as_mut() {
+                rec.tail = tail;
+            }
+        }
         let shown = self.park();
         self.adopt(snap.pid);
         let copy = self.fork_copy();
@@ -360,7 +367,23 @@ impl Tracer {
             event: snap_event,
             path: Vec::new(),
         });
-        Ok(())
+        self.install_interval(snap_event)
+    }
+
+    /// Gives the shown replay the interval before event `cursor` (the present's after
+    /// the last one): the code the buffer wrote in it and the calls it buffered.
+    fn install_interval(&mut self, cursor: u64) -> Result<()> {
+        if self.sysbuf.is_none() {
+            return Ok(());
+        }
+        let Some(rec) = self.rec.as_ref() else {
+            return Ok(());
+        };
+        let interval = match rec.events.get(cursor as usize) {
+            Some(ev) => ev.interval.as_deref().cloned().unwrap_or_default(),
+            None => rec.tail.clone(),
+        };
+        self.sysbuf_install(&interval)
     }
 
     /// Replays the recording from its start to `to` (at most the present) with the
@@ -912,7 +935,16 @@ impl Tracer {
         };
         let nr = regs.orig_rax;
         let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
-        let why = if r.in_moves {
+        let unconsumed = if r.in_moves { None } else { self.sysbuf_unconsumed() };
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
+        let why = if let Some(why) = unconsumed {
+            Some(why)
+        } else if r.in_moves {
             Some(format!(
                 "the recording diverged here: system call {nr} where the recording has none"
             ))
@@ -1063,6 +1095,16 @@ impl Tracer {
         };
         r.cursor += 1;
         let cursor = r.cursor;
+        if let Err(e) = self.install_interval(cursor) {
+            self.replay_diverged(&format!("the recording diverged here: {e}"));
+            return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
+        }
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
         // The thread of the next event is the one that runs until it.
         r.sched.current = rec
             .events

@@ -45,6 +45,11 @@ impl Tracer {
             _ => return Ok(None),
         };
         let cursor = self.replay_cursor();
+        let interval = if self.is_replaying() {
+            sysbuf::Interval::default()
+        } else {
+            self.sysbuf_take()
+        };
         let Some(rec) = self.rec.as_mut() else {
             return Ok(None);
         };
@@ -69,6 +74,7 @@ impl Tracer {
                     result: value,
                     writes: Vec::new(),
                     regs: None,
+                    interval: record::boxed(interval),
                 });
                 rec.pos = Some(Position {
                     event: rec.events.len() as u64,

@@ -30,6 +30,10 @@ impl Tracer {
             return Ok(ev);
         }
         if let Some(Event::Stopped { tid, reason }) = ev {
+            if reason == StopReason::Paused {
+                // A pause is never shown inside the buffer's code.
+                self.sysbuf_leave(tid);
+            }
             self.note_stop(tid, &reason);
             let arrived = self.rec.as_mut().and_then(|rec| {
                 std::mem::take(&mut rec.arrived).then(|| rec.present_stop.unwrap_or(reason))
@@ -330,6 +334,10 @@ impl Tracer {
                                 stopped: self.fork_policy == ForkPolicy::Follow,
                             }));
                         }
+                        if new.0 > 0 && self.rec.is_some() && !self.is_replaying() {
+                            // Only a program with one thread buffers its calls.
+                            self.sysbuf_stop();
+                        }
                         if new.0 > 0 && self.rec.is_some() {
                             // Recorded: the new thread waits in its first stop until
                             // the schedule gives it the processor (sched.rs).
@@ -419,6 +427,7 @@ impl Tracer {
                         self.shares_parent_memory = false;
                         self.patches.clear();
                         self.regions.clear();
+                        self.sysbuf = None;
                         self.moribund.clear();
                         self.retired.clear();
                         self.watch = DebugRegisters::default();
@@ -511,6 +520,20 @@ impl Tracer {
                 return Ok(o);
             }
         }
+        if sig == libc::SIGSYS {
+            if let Some(o) = self.sysbuf_sigsys(tid, collecting)? {
+                return Ok(o);
+            }
+        }
+        if sig == libc::SIGILL
+            && self.is_replaying()
+            && sys::get_regs(tid).is_ok_and(|r| self.sysbuf_diverged_at(r.rip))
+        {
+            self.replay_diverged(
+                "the recording diverged here: a system call made inside the program differs from the recorded one",
+            );
+            return Ok(Outcome::Report(tid, StopReason::Replayed));
+        }
         if sig == libc::SIGTRAP {
             let code = match sys::siginfo(tid) {
                 Ok(info) => info.si_code,
@@ -528,13 +551,20 @@ impl Tracer {
                     let dr6 = sys::peek_debugreg(tid, 6).unwrap_or(0);
                     if dr6 & 0xf != 0 {
                         let _ = sys::poke_debugreg(tid, 6, 0);
-                        return Ok(self.watch_stop(tid, dr6 | DR6_SINGLE_STEP));
+                        let in_buffer = self.sysbuf.is_some()
+                            && sys::get_regs(tid).is_ok_and(|r| self.sysbuf_in_code(r.rip));
+                        if !in_buffer {
+                            return Ok(self.watch_stop(tid, dr6 | DR6_SINGLE_STEP));
+                        }
                     }
                 }
                 if !stepping && code == libc::TRAP_TRACE {
                     if let Some(outcome) = self.stale_step_trap(tid, collecting) {
                         return Ok(outcome);
                     }
+                }
+                if stepping && !collecting && self.sysbuf_step_on(tid) {
+                    return Ok(Outcome::Absorbed);
                 }
                 return Ok(self.step_done(tid));
             }
@@ -621,6 +651,16 @@ impl Tracer {
             if code == TRAP_HWBKPT {
                 let dr6 = sys::peek_debugreg(tid, 6).unwrap_or(0);
                 let _ = sys::poke_debugreg(tid, 6, 0);
+                if self.sysbuf.is_some()
+                    && sys::get_regs(tid).is_ok_and(|r| self.sysbuf_in_code(r.rip))
+                {
+                    // The buffer's handler copied a call's bytes: the kernel's writes
+                    // trigger no watchpoint either.
+                    if !collecting {
+                        self.resume_thread(tid);
+                    }
+                    return Ok(Outcome::Absorbed);
+                }
                 return Ok(self.watch_stop(tid, dr6 & !DR6_SINGLE_STEP));
             }
             return Ok(self.policy_stop(tid, sig, code, None, collecting));
