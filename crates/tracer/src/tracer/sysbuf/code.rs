@@ -15,6 +15,13 @@ use iced_x86::{BlockEncoderOptions, Decoder, DecoderOptions, FlowControl, Instru
 pub(super) const MODE: u64 = 0;
 pub(super) const POS: u64 = 8;
 pub(super) const END: u64 = 16;
+/// Recording: at most `LIMIT` calls are buffered between two events of the log (the
+/// next call is traced), counted in `COUNT`. A position is the moves since the last
+/// event, so an interval must stay short for going back to stay cheap.
+pub(super) const LIMIT: u64 = 24;
+pub(super) const COUNT: u64 = 32;
+/// The calls buffered between two events at most.
+pub(super) const CALLS_PER_INTERVAL: u64 = 256;
 /// One byte per file descriptor below [`FD_LIMIT`]: non-zero when reading or writing it
 /// never waits on another process or thread (a regular file, /dev/null, ...).
 pub(super) const FD_TABLE: u64 = 0x100;
@@ -225,6 +232,9 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.test(rsi, rsi)?;
     a.jnz(untrusted)?;
     a.set_label(&mut space)?;
+    a.mov(rbx, qword_ptr(r11 + COUNT))?;
+    a.cmp(rbx, qword_ptr(r11 + LIMIT))?;
+    a.jae(untrusted)?;
     a.cmp(rcx, CAPACITY as i32)?;
     a.ja(untrusted)?;
     a.mov(rbx, qword_ptr(r11 + POS))?;
@@ -301,6 +311,7 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.and(rcx, -8)?;
     a.mov(r11, buf)?;
     a.add(qword_ptr(r11 + POS), rcx)?;
+    a.add(qword_ptr(r11 + COUNT), 1)?;
     restore(&mut a)?;
     a.ret()?;
 

@@ -31,9 +31,10 @@ mod code;
 
 use super::*;
 use code::{
-    BUF_LEN, CODE_LEN, DATA, FD_LIMIT, FD_TABLE, HANDLER, MODE, MODE_OFF, MODE_RECORD,
-    MODE_REPLAY, POS, RECORD_HEADER, THUNKS,
+    BUF_LEN, CALLS_PER_INTERVAL, CODE_LEN, COUNT, DATA, FD_LIMIT, LIMIT, FD_TABLE, HANDLER, MODE, MODE_OFF, MODE_RECORD,
+    MODE_REPLAY, POS, THUNKS,
 };
+use code::END;
 
 const SYS_MMAP: u64 = 9;
 const SYS_MUNMAP: u64 = 11;
@@ -53,8 +54,9 @@ pub(super) struct SysBuf {
     untrusted: u64,
     diverge: u64,
     next_thunk: u64,
-    /// Each site tried: its original bytes when patched, `None` when refused.
-    sites: BTreeMap<u64, Option<Vec<u8>>>,
+    /// Each site tried: its original bytes and its jump when patched, `None` when
+    /// refused.
+    sites: BTreeMap<u64, Option<(Vec<u8>, Vec<u8>)>>,
     /// Each thunk's return address from the handler, and the site it stands for.
     returns: BTreeMap<u64, u64>,
     /// Code written since the last event (thunks, then their sites).
@@ -75,25 +77,16 @@ impl Interval {
     pub(super) fn is_empty(&self) -> bool {
         self.calls.is_empty() && self.code.is_empty()
     }
-
-    /// How many calls it buffered.
-    pub(super) fn count(&self) -> usize {
-        let mut n = 0;
-        let mut at = 0usize;
-        while at + RECORD_HEADER as usize <= self.calls.len() {
-            let len = u32::from_le_bytes(self.calls[at + 4..at + 8].try_into().unwrap_or([0; 4]));
-            at += (RECORD_HEADER as usize + len as usize + 7) & !7;
-            n += 1;
-        }
-        n
-    }
 }
 
-fn header(mode: u32, pos: u64, end: u64) -> [u8; 24] {
-    let mut h = [0u8; 24];
+/// The buffer's header: mode, position, end of the records given (replay), the most
+/// calls an interval buffers and how many it has.
+fn header(mode: u32, pos: u64, end: u64) -> [u8; 40] {
+    let mut h = [0u8; 40];
     h[..4].copy_from_slice(&mode.to_le_bytes());
-    h[8..16].copy_from_slice(&pos.to_le_bytes());
-    h[16..24].copy_from_slice(&end.to_le_bytes());
+    h[POS as usize..POS as usize + 8].copy_from_slice(&pos.to_le_bytes());
+    h[END as usize..END as usize + 8].copy_from_slice(&end.to_le_bytes());
+    h[LIMIT as usize..LIMIT as usize + 8].copy_from_slice(&CALLS_PER_INTERVAL.to_le_bytes());
     h
 }
 
@@ -355,13 +348,33 @@ impl Tracer {
         let Some(sb) = self.sysbuf.as_mut() else {
             return false;
         };
-        sb.sites.insert(site, Some(bytes[..len].to_vec()));
+        sb.sites.insert(site, Some((bytes[..len].to_vec(), jump.clone())));
         sb.returns.insert(ret, site);
         sb.pending.push((at, thunk.clone()));
         sb.pending.push((site, jump));
         sb.next_thunk = (at + thunk.len() as u64 + 15) & !15;
         tracing::debug!(site, thunk = at, "system call site buffered");
         true
+    }
+
+    /// The byte an int3 at `addr` covers when `addr` is inside a patched site: the
+    /// jump's in a process the patch is in, the original one in a replay from before
+    /// the patch (the site's other bytes tell which). `None` outside every site.
+    pub(super) fn sysbuf_byte_under(&self, addr: u64) -> Option<u8> {
+        let sb = self.sysbuf.as_ref()?;
+        let (site, patched) = sb.sites.range(..=addr).next_back()?;
+        let (orig, jump) = patched.as_ref()?;
+        let i = usize::try_from(addr - site).ok().filter(|i| *i < orig.len())?;
+        let mut now = vec![0u8; orig.len()];
+        self.read_raw(*site, &mut now).ok()?;
+        let same = |b: &[u8]| (0..b.len()).all(|k| k == i || now[k] == b[k]);
+        if same(jump) {
+            Some(jump[i])
+        } else if same(orig) {
+            Some(orig[i])
+        } else {
+            None
+        }
     }
 
     /// After a traced call's exit stop: dispatch goes back on for the thread.
@@ -391,6 +404,7 @@ impl Tracer {
         let calls = self.sysbuf_read_calls(buf).unwrap_or_default();
         if !calls.is_empty() {
             let _ = self.write_raw(buf + POS, &0u64.to_le_bytes());
+            let _ = self.write_raw(buf + COUNT, &0u64.to_le_bytes());
         }
         Interval { calls, code }
     }
@@ -529,8 +543,8 @@ impl Tracer {
         let Some(sb) = self.sysbuf.take() else {
             return;
         };
-        for (site, orig) in &sb.sites {
-            if let Some(orig) = orig {
+        for (site, patched) in &sb.sites {
+            if let Some((orig, _)) = patched {
                 if let Err(e) = self.write_raw(*site, orig) {
                     tracing::warn!(site, "restoring a buffered system call site: {e}");
                 }
