@@ -28,8 +28,8 @@ mod replay;
 mod run;
 mod sched;
 mod signals;
-mod syscalls;
 mod sysbuf;
+mod syscalls;
 mod tsc;
 mod vdso;
 mod wait;
@@ -574,7 +574,6 @@ fn resume_one(tid: Tid, t: &mut Thread) {
     let res = if t.stepping && t.sysgood && (in_syscall_step || at_syscall_insn(tid, t)) {
         t.syscall_step = true;
         sys::syscall(tid, sig)
-
     } else if t.stepping {
         sys::singlestep(tid, sig)
     } else if t.group_stop {

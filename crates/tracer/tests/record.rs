@@ -104,6 +104,9 @@ fn back_to_an_earlier_hit_and_forward_to_the_present() {
     );
     let info = t.recording().expect("recording");
     assert!(info.events > 20, "system calls recorded: {}", info.events);
+    // The file read, the time, the pid, getrandom and the writes to the output file
+    // were recorded inside the program (docs/reverse.md, "Buffered system calls").
+    assert!(info.buffered >= 5, "calls buffered: {}", info.buffered);
     assert!(!info.snapshots.is_empty());
     assert_eq!(info.ended, None, "still recording");
     let live_regs = t.regs(t.threads()[0]).expect("regs").0;
@@ -250,6 +253,64 @@ fn steps_are_positions_too() {
             _ => {}
         }
     }
+}
+
+/// Single-stepping across a system call the buffer patched is one step, live and in a
+/// replay, and never stops inside tandem's handler: 400 steps from a hit in rev_bench
+/// (each round calls getppid and getpid), then the same steps again from a replay of
+/// that hit, each landing where the live ones did, with the same registers.
+#[test]
+fn steps_across_buffered_calls_are_the_same_live_and_replayed() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "3000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let tick = RuntimeAddr(common::symbol(&sample.path, "tick") + bias);
+    t.insert_breakpoint(tick).expect("insert");
+    next_hit(&mut t, tick);
+    let start = t.position().expect("position");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", t.pid().0)).expect("maps");
+    let mut trail = Vec::new();
+    for _ in 0..400 {
+        let tid = t.threads()[0];
+        t.step(tid).expect("step");
+        assert!(matches!(
+            t.wait().expect("step"),
+            Event::Stopped {
+                reason: StopReason::Step,
+                ..
+            }
+        ));
+        let r = t.regs(tid).expect("regs").0;
+        assert!(
+            pc_in_named_mapping(&maps, r.rip),
+            "a step stops in the program, not in tandem's code: {:#x}",
+            r.rip
+        );
+        trail.push((r.rip, r.rsp, r.rax, r.rdi));
+    }
+    let info = t.recording().expect("recording");
+    assert!(info.buffered > 100, "calls buffered: {}", info.buffered);
+    t.goto(&start).expect("back to the hit");
+    assert!(t.is_replaying());
+    for (k, want) in trail.iter().enumerate() {
+        let tid = t.threads()[0];
+        t.step(tid).expect("step");
+        t.wait().expect("step");
+        // The last step reaches the present: the live process's thread.
+        let tid = t.threads()[0];
+        let r = t.regs(tid).expect("regs").0;
+        assert_eq!((r.rip, r.rsp, r.rax, r.rdi), *want, "step {k} replayed");
+    }
+    assert!(!t.is_replaying(), "the last step is the present");
 }
 
 /// A multi-threaded program is recorded one thread at a time (docs/reverse.md,
@@ -796,7 +857,9 @@ fn pc_in_named_mapping(maps: &str, pc: u64) -> bool {
     maps.lines().any(|l| {
         let mut f = l.split_whitespace();
         let range = f.next().unwrap_or("");
-        let named = f.nth(4).is_some_and(|p| p.starts_with('/') || p == "[vdso]");
+        let named = f
+            .nth(4)
+            .is_some_and(|p| p.starts_with('/') || p == "[vdso]");
         let (lo, hi) = range.split_once('-').unwrap_or(("0", "0"));
         let (lo, hi) = (
             u64::from_str_radix(lo, 16).unwrap_or(0),

@@ -119,8 +119,10 @@ impl Position {
 /// What the recording holds, for the engine and the user.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordingInfo {
-    /// System calls recorded.
+    /// System calls recorded with a stop each (the log's events; rdtsc's too).
     pub events: u64,
+    /// System calls recorded inside the program, without a stop (docs/reverse.md).
+    pub buffered: u64,
     /// Snapshots kept, and the event count each was taken at.
     pub snapshots: Vec<u64>,
     /// Where the shown process is.
@@ -215,11 +217,21 @@ pub(super) struct Recorder {
     /// The present's interval (after the last event) as the live process had it when
     /// a replay began: what a replay installs when it gets there.
     pub tail: sysbuf::Interval,
+    /// Calls buffered in the program so far (the intervals' calls).
+    pub buffered: u64,
 }
 
 /// An interval worth keeping (most events of a program that buffers nothing have none).
 pub(super) fn boxed(i: sysbuf::Interval) -> Option<Box<sysbuf::Interval>> {
     (!i.is_empty()).then(|| Box::new(i))
+}
+
+impl Recorder {
+    /// Counts an interval's buffered calls and keeps it for the event that ends it.
+    pub(super) fn interval(&mut self, i: sysbuf::Interval) -> Option<Box<sysbuf::Interval>> {
+        self.buffered += i.count();
+        boxed(i)
+    }
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -269,6 +281,7 @@ impl Tracer {
             fault_sites: Vec::new(),
             live_fault: None,
             tail: sysbuf::Interval::default(),
+            buffered: 0,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -301,6 +314,7 @@ impl Tracer {
         };
         Some(RecordingInfo {
             events: rec.events.len() as u64,
+            buffered: rec.buffered,
             snapshots: rec.snapshots.iter().map(|s| s.event).collect(),
             position: rec.pos.clone(),
             present,
@@ -558,6 +572,7 @@ impl Tracer {
         let Some(rec) = self.rec.as_mut() else {
             return Ok(false);
         };
+        let interval = rec.interval(interval);
         rec.events.push(SysRecord {
             thread: rec.sched.current,
             nr,
@@ -565,7 +580,7 @@ impl Tracer {
             result,
             writes,
             regs: None,
-            interval: boxed(interval),
+            interval,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,
@@ -597,6 +612,7 @@ impl Tracer {
             }
         };
         rec.entry = None;
+        let interval = rec.interval(interval);
         rec.events.push(SysRecord {
             thread: rec.sched.current,
             nr,
@@ -604,7 +620,7 @@ impl Tracer {
             result: 0,
             writes: Vec::new(),
             regs: None,
-            interval: boxed(interval),
+            interval,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,

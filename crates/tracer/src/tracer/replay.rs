@@ -935,7 +935,11 @@ impl Tracer {
         };
         let nr = regs.orig_rax;
         let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
-        let unconsumed = if r.in_moves { None } else { self.sysbuf_unconsumed() };
+        let unconsumed = if r.in_moves {
+            None
+        } else {
+            self.sysbuf_unconsumed()
+        };
         let Some(rec) = self.rec.as_mut() else {
             return Ok(None);
         };

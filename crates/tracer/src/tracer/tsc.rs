@@ -67,6 +67,7 @@ impl Tracer {
                 let mut aux = 0u32;
                 // SAFETY: rdtscp reads the counter and IA32_TSC_AUX; no memory but `aux`.
                 let value = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
+                let interval = rec.interval(interval);
                 rec.events.push(SysRecord {
                     thread: rec.sched.current,
                     nr: TSC_EVENT,
@@ -74,7 +75,7 @@ impl Tracer {
                     result: value,
                     writes: Vec::new(),
                     regs: None,
-                    interval: record::boxed(interval),
+                    interval,
                 });
                 rec.pos = Some(Position {
                     event: rec.events.len() as u64,

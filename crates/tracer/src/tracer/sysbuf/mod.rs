@@ -30,11 +30,11 @@
 mod code;
 
 use super::*;
-use code::{
-    BUF_LEN, CALLS_PER_INTERVAL, CODE_LEN, COUNT, DATA, FD_LIMIT, LIMIT, FD_TABLE, HANDLER, MODE, MODE_OFF, MODE_RECORD,
-    MODE_REPLAY, POS, THUNKS,
-};
 use code::END;
+use code::{
+    BUF_LEN, CALLS_PER_INTERVAL, CODE_LEN, COUNT, DATA, FD_LIMIT, FD_TABLE, HANDLER, LIMIT, MODE,
+    MODE_OFF, MODE_RECORD, MODE_REPLAY, POS, RECORD_HEADER, THUNKS,
+};
 
 const SYS_MMAP: u64 = 9;
 const SYS_MUNMAP: u64 = 11;
@@ -56,7 +56,7 @@ pub(super) struct SysBuf {
     next_thunk: u64,
     /// Each site tried: its original bytes and its jump when patched, `None` when
     /// refused.
-    sites: BTreeMap<u64, Option<(Vec<u8>, Vec<u8>)>>,
+    sites: BTreeMap<u64, Option<Patched>>,
     /// Each thunk's return address from the handler, and the site it stands for.
     returns: BTreeMap<u64, u64>,
     /// Code written since the last event (thunks, then their sites).
@@ -64,6 +64,9 @@ pub(super) struct SysBuf {
     /// The handler runs in record mode in the live process.
     pub(super) recording: bool,
 }
+
+/// A patched site: its original bytes and the jump written over them.
+type Patched = (Vec<u8>, Vec<u8>);
 
 /// What one interval between two events holds: the calls buffered in it (the buffer's
 /// bytes) and the code written in it.
@@ -76,6 +79,18 @@ pub(super) struct Interval {
 impl Interval {
     pub(super) fn is_empty(&self) -> bool {
         self.calls.is_empty() && self.code.is_empty()
+    }
+
+    /// How many calls it buffered.
+    pub(super) fn count(&self) -> u64 {
+        let (mut n, mut at) = (0, 0usize);
+        let h = RECORD_HEADER as usize;
+        while let Some(len) = self.calls.get(at + 4..at + 8) {
+            let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+            at += (h + len + 7) & !7;
+            n += 1;
+        }
+        n
     }
 }
 
@@ -140,12 +155,18 @@ impl Tracer {
         let flags = (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64;
         let buf = self.inject_syscall(at, SYS_MMAP, [0, BUF_LEN, prot_rw, flags, u64::MAX, 0])?;
         if (buf as i64) < 0 {
-            return Err(Error::Placement(format!("mapping the system-call buffer failed ({})", buf as i64)));
+            return Err(Error::Placement(format!(
+                "mapping the system-call buffer failed ({})",
+                buf as i64
+            )));
         }
         let code = self.inject_syscall(at, SYS_MMAP, [0, CODE_LEN, prot_rx, flags, u64::MAX, 0])?;
         if (code as i64) < 0 {
             let _ = self.inject_syscall(at, SYS_MUNMAP, [buf, BUF_LEN, 0, 0, 0, 0]);
-            return Err(Error::Placement(format!("mapping the system-call handler failed ({})", code as i64)));
+            return Err(Error::Placement(format!(
+                "mapping the system-call handler failed ({})",
+                code as i64
+            )));
         }
         let h = code::handler(code, buf).map_err(Error::Placement)?;
         self.write_raw(code, &code::table())?;
@@ -240,7 +261,11 @@ impl Tracer {
             return false;
         };
         if !self.sysbuf_in_code(regs.rip) {
-            if self.threads.get_mut(&tid).is_some_and(|t| std::mem::take(&mut t.stub_stepped)) {
+            if self
+                .threads
+                .get_mut(&tid)
+                .is_some_and(|t| std::mem::take(&mut t.stub_stepped))
+            {
                 self.clear_trap_flag(tid);
             }
             return false;
@@ -348,7 +373,8 @@ impl Tracer {
         let Some(sb) = self.sysbuf.as_mut() else {
             return false;
         };
-        sb.sites.insert(site, Some((bytes[..len].to_vec(), jump.clone())));
+        sb.sites
+            .insert(site, Some((bytes[..len].to_vec(), jump.clone())));
         sb.returns.insert(ret, site);
         sb.pending.push((at, thunk.clone()));
         sb.pending.push((site, jump));
@@ -364,7 +390,9 @@ impl Tracer {
         let sb = self.sysbuf.as_ref()?;
         let (site, patched) = sb.sites.range(..=addr).next_back()?;
         let (orig, jump) = patched.as_ref()?;
-        let i = usize::try_from(addr - site).ok().filter(|i| *i < orig.len())?;
+        let i = usize::try_from(addr - site)
+            .ok()
+            .filter(|i| *i < orig.len())?;
         let mut now = vec![0u8; orig.len()];
         self.read_raw(*site, &mut now).ok()?;
         let same = |b: &[u8]| (0..b.len()).all(|k| k == i || now[k] == b[k]);
@@ -465,7 +493,9 @@ impl Tracer {
     /// Whether `pc` is the handler's divergence trap (a replay's call differs from its
     /// record).
     pub(super) fn sysbuf_diverged_at(&self, pc: u64) -> bool {
-        self.sysbuf.as_ref().is_some_and(|s| pc == s.diverge || pc == s.diverge + 2)
+        self.sysbuf
+            .as_ref()
+            .is_some_and(|s| pc == s.diverge || pc == s.diverge + 2)
     }
 
     /// After a traced call changed the file table: the descriptors it made or closed
@@ -555,7 +585,10 @@ impl Tracer {
             .values()
             .filter_map(|t| t.regs.map(|r| r.rip))
             .any(|pc| sb.code <= pc && pc < sb.code + CODE_LEN);
-        let Some(at) = self.injection_thread().and_then(|t| self.threads.get(&t)?.regs.map(|r| r.rip)) else {
+        let Some(at) = self
+            .injection_thread()
+            .and_then(|t| self.threads.get(&t)?.regs.map(|r| r.rip))
+        else {
             return;
         };
         if !in_use {
@@ -656,7 +689,9 @@ impl Tracer {
         }
         if let Some(t) = self.threads.get_mut(&tid) {
             t.regs = Some(regs);
-            if std::mem::take(&mut t.sud_resume) && sys::set_syscall_dispatch(tid, Some((trusted, 3))).is_ok() {
+            if std::mem::take(&mut t.sud_resume)
+                && sys::set_syscall_dispatch(tid, Some((trusted, 3))).is_ok()
+            {
                 t.sud = true;
             }
         }
