@@ -313,6 +313,87 @@ fn steps_across_buffered_calls_are_the_same_live_and_replayed() {
     assert!(!t.is_replaying(), "the last step is the present");
 }
 
+/// A buffered call that waits for another process (a read of stdin, a pipe the test
+/// writes): a pause while it waits is shown at the program's call, the call goes on
+/// when resumed, and going back gives the read's bytes back.
+#[test]
+fn a_buffered_read_that_waits_is_paused_and_gone_back_over() {
+    use std::io::Write;
+    let sample = common::compile("rev_stdin", &["-g", "-O0"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, io) = Tracer::launch(&config).expect("launch");
+    let mut stdin = io.stdio.stdin.expect("stdin");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    let total = RuntimeAddr(common::symbol(&sample.path, "g_total") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", t.pid().0)).expect("maps");
+    let mut hits = Vec::new();
+    for value in [5u64, 7, 30] {
+        t.resume().expect("resume");
+        // Waiting in read(0): the pause is shown in the program.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(t.interrupt().expect("pause"));
+        match t.wait().expect("pause") {
+            Event::Stopped {
+                reason: StopReason::Paused,
+                tid,
+            } => {
+                let pc = t.regs(tid).expect("regs").0.rip;
+                assert!(pc_in_named_mapping(&maps, pc), "paused at {pc:#x}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        writeln!(stdin, "{value}").expect("write stdin");
+        next_hit(&mut t, note);
+        let tid = t.threads()[0];
+        assert_eq!(
+            t.regs(tid).expect("regs").0.rdi,
+            value,
+            "read what was written"
+        );
+        hits.push(t.position().expect("a hit's position"));
+    }
+    let info = t.recording().expect("recording");
+    assert!(info.ended.is_none(), "still recording: {:?}", info.ended);
+    assert!(info.buffered >= 3, "reads buffered: {}", info.buffered);
+    // Back to the first hit: the replay's read gives "5" again, nothing waits.
+    t.goto(&hits[0]).expect("back");
+    let tid = t.threads()[0];
+    assert_eq!(t.regs(tid).expect("regs").0.rdi, 5);
+    let mut b = [0u8; 8];
+    t.read_memory(total, &mut b).expect("g_total");
+    assert_eq!(u64::from_le_bytes(b), 0, "before the first note");
+    next_hit(&mut t, note);
+    let tid = t.threads()[0];
+    assert_eq!(t.regs(tid).expect("regs").0.rdi, 7);
+    // The third hit is the present: the live process again.
+    next_hit(&mut t, note);
+    assert!(!t.is_replaying());
+    let tid = t.threads()[0];
+    assert_eq!(t.regs(tid).expect("regs").0.rdi, 30);
+    drop(stdin);
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!(
+                "unexpected stop {reason:?} (note at {note:?}): {:?}",
+                t.recording()
+            ),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 42);
+}
+
 /// A multi-threaded program is recorded one thread at a time (docs/reverse.md,
 /// "Threads"): eight threads, each calling `proc_thread_hit(index)` three times. A
 /// replay re-creates the threads and shows each earlier hit in the thread that made it
@@ -741,7 +822,7 @@ fn a_divergence_is_said_and_the_present_shown() {
 /// never harmed (its result is the plain run's) and the recording goes on.
 #[test]
 fn pauses_during_system_calls_harm_nothing() {
-    pauses_harm_nothing(true, "3000");
+    pauses_harm_nothing(true, "30000");
 }
 
 /// The same with the calls buffered inside the program (docs/reverse.md): pauses land
@@ -816,7 +897,14 @@ fn pauses_harm_nothing(trace_every_syscall: bool, rounds: &str) {
             other => panic!("unexpected {other:?}"),
         }
     };
-    assert!(pauses > 0, "the program was paused");
+    let ended = h
+        .call(|t: &mut Tracer| t.recording_ended().map(str::to_string))
+        .ok()
+        .flatten();
+    assert!(
+        pauses > 0,
+        "the program was paused (recording ended: {ended:?})"
+    );
     assert_eq!(
         code, plain,
         "the recorded program computed what the plain one did"

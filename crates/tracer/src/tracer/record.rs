@@ -405,11 +405,16 @@ impl Tracer {
                 None
             }
         };
+        let lost = rec.pos.is_none() && rec.replay.is_none();
         if let (Some(m), Some(pos)) = (m, rec.pos.as_mut()) {
             pos.push(m);
         }
         if rec.replay.is_some() {
             self.replay_noted(tid, reason);
+        }
+        if lost {
+            // Found again at the next event: the next call is a traced one.
+            self.sysbuf_force();
         }
     }
 
@@ -568,7 +573,6 @@ impl Tracer {
             }
         }
         let interval = self.sysbuf_take();
-        self.sysbuf_note_fds(nr, &args, result);
         let Some(rec) = self.rec.as_mut() else {
             return Ok(false);
         };

@@ -20,12 +20,11 @@ pub(super) const END: u64 = 16;
 /// event, so an interval must stay short for going back to stay cheap.
 pub(super) const LIMIT: u64 = 24;
 pub(super) const COUNT: u64 = 32;
+/// Recording: non-zero when the next call must be traced (the tracer lost the exact
+/// position, after a pause, and finds it again at the next event).
+pub(super) const FORCE: u64 = 40;
 /// The calls buffered between two events at most.
 pub(super) const CALLS_PER_INTERVAL: u64 = 256;
-/// One byte per file descriptor below [`FD_LIMIT`]: non-zero when reading or writing it
-/// never waits on another process or thread (a regular file, /dev/null, ...).
-pub(super) const FD_TABLE: u64 = 0x100;
-pub(super) const FD_LIMIT: u64 = 1024;
 /// Where the records start, and how many bytes they may take.
 pub(super) const DATA: u64 = 0x1000;
 pub(super) const BUF_LEN: u64 = 1 << 20;
@@ -48,8 +47,6 @@ pub(super) const THUNKS: u64 = 0x1000;
 /// How a buffered call's written bytes are found (low 4 bits of a table entry; the
 /// rest is a fixed size).
 const K_PLAIN: u16 = 1;
-const K_FD_WRITE: u16 = 2;
-const K_FD_READ: u16 = 3;
 const K_RES_RSI: u16 = 4;
 const K_RES_RDI: u16 = 5;
 const K_FIX_RSI: u16 = 6;
@@ -60,9 +57,10 @@ const K_FIX_R8: u16 = 9;
 const K_GTOD: u16 = 10;
 
 /// The calls the handler buffers, each with how its written bytes are found. Every one
-/// is emulated on replay (`syscalls::class` says `Emulate`), writes exactly what
-/// `syscalls::written` reads after it, and cannot wait on another thread of the
-/// program (reads and writes only on descriptors the tracer marked in the table).
+/// is emulated on replay (`syscalls::class` says `Emulate`) and writes exactly what
+/// `syscalls::written` reads after it. Only a single-threaded program buffers, so a call
+/// that waits (a read of a pipe) waits for another process, never for a thread of the
+/// program that the recorder would have to run meanwhile.
 const BUFFERED: &[(u16, u16, u16)] = &[
     // getpid, getppid, gettid, getuid, getgid, geteuid, getegid, lseek, access,
     // faccessat, faccessat2, fsync, fdatasync
@@ -79,12 +77,12 @@ const BUFFERED: &[(u16, u16, u16)] = &[
     (439, K_PLAIN, 0),
     (74, K_PLAIN, 0),
     (75, K_PLAIN, 0),
-    // write, pwrite64; read, pread64
-    (1, K_FD_WRITE, 0),
-    (18, K_FD_WRITE, 0),
-    (0, K_FD_READ, 0),
-    (17, K_FD_READ, 0),
-    // readlink, getdents64: the result's length at the second argument
+    // write, pwrite64
+    (1, K_PLAIN, 0),
+    (18, K_PLAIN, 0),
+    // read, pread64, readlink, getdents64: the result's length at the second argument
+    (0, K_RES_RSI, 0),
+    (17, K_RES_RSI, 0),
     (89, K_RES_RSI, 0),
     (217, K_RES_RSI, 0),
     // getrandom, getcwd: at the first
@@ -151,9 +149,6 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     let mut replay = a.create_label();
     let mut trusted = a.create_label();
     let mut untrusted_call = a.create_label();
-    let mut fdcheck = a.create_label();
-    let mut maxlen = a.create_label();
-    let mut l1 = a.create_label();
     let mut l2 = a.create_label();
     let mut l3 = a.create_label();
     let mut space = a.create_label();
@@ -203,22 +198,8 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.mov(r12d, ebx)?;
     a.and(r12d, 0xf)?;
     a.shr(ebx, 4)?;
-    a.cmp(r12d, K_FD_READ as i32)?;
-    a.je(fdcheck)?;
-    a.cmp(r12d, K_FD_WRITE as i32)?;
-    a.jne(maxlen)?;
-    a.set_label(&mut fdcheck)?;
-    a.cmp(rdi, FD_LIMIT as i32)?;
-    a.jae(untrusted)?;
-    a.cmp(byte_ptr(r11 + rdi + FD_TABLE), 0)?;
-    a.je(untrusted)?;
     // rcx: the most bytes the call may write.
-    a.set_label(&mut maxlen)?;
     a.mov(ecx, ebx)?;
-    a.cmp(r12d, K_FD_READ as i32)?;
-    a.jne(l1)?;
-    a.mov(rcx, rdx)?;
-    a.set_label(&mut l1)?;
     a.cmp(r12d, K_RES_RSI as i32)?;
     a.jne(l2)?;
     a.mov(rcx, rdx)?;
@@ -232,6 +213,8 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.test(rsi, rsi)?;
     a.jnz(untrusted)?;
     a.set_label(&mut space)?;
+    a.cmp(qword_ptr(r11 + FORCE), 0)?;
+    a.jne(untrusted)?;
     a.mov(rbx, qword_ptr(r11 + COUNT))?;
     a.cmp(rbx, qword_ptr(r11 + LIMIT))?;
     a.jae(untrusted)?;
@@ -251,8 +234,6 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.xor(ecx, ecx)?;
     a.cmp(rax, -4095)?;
     a.jae(commit)?;
-    a.cmp(r12d, K_FD_READ as i32)?;
-    a.je(res_rsi)?;
     a.cmp(r12d, K_RES_RSI as i32)?;
     a.je(res_rsi)?;
     a.cmp(r12d, K_RES_RDI as i32)?;

@@ -32,8 +32,8 @@ mod code;
 use super::*;
 use code::END;
 use code::{
-    BUF_LEN, CALLS_PER_INTERVAL, CODE_LEN, COUNT, DATA, FD_LIMIT, FD_TABLE, HANDLER, LIMIT, MODE,
-    MODE_OFF, MODE_RECORD, MODE_REPLAY, POS, RECORD_HEADER, THUNKS,
+    BUF_LEN, CALLS_PER_INTERVAL, CODE_LEN, DATA, FORCE, HANDLER, LIMIT, MODE, MODE_OFF,
+    MODE_RECORD, MODE_REPLAY, POS, RECORD_HEADER, THUNKS,
 };
 
 const SYS_MMAP: u64 = 9;
@@ -63,6 +63,8 @@ pub(super) struct SysBuf {
     pending: Vec<(u64, Vec<u8>)>,
     /// The handler runs in record mode in the live process.
     pub(super) recording: bool,
+    /// The next call is to be traced ([`Tracer::sysbuf_force`]).
+    forced: bool,
 }
 
 /// A patched site: its original bytes and the jump written over them.
@@ -95,34 +97,14 @@ impl Interval {
 }
 
 /// The buffer's header: mode, position, end of the records given (replay), the most
-/// calls an interval buffers and how many it has.
-fn header(mode: u32, pos: u64, end: u64) -> [u8; 40] {
-    let mut h = [0u8; 40];
+/// calls an interval buffers, how many it has, and whether the next is traced.
+fn header(mode: u32, pos: u64, end: u64) -> [u8; 48] {
+    let mut h = [0u8; 48];
     h[..4].copy_from_slice(&mode.to_le_bytes());
     h[POS as usize..POS as usize + 8].copy_from_slice(&pos.to_le_bytes());
     h[END as usize..END as usize + 8].copy_from_slice(&end.to_le_bytes());
     h[LIMIT as usize..LIMIT as usize + 8].copy_from_slice(&CALLS_PER_INTERVAL.to_le_bytes());
     h
-}
-
-/// Whether reading or writing `fd` of `pid` can never wait for another process or
-/// thread: a regular file, or /dev/null, /dev/zero, /dev/full, /dev/random,
-/// /dev/urandom.
-fn fd_never_waits(pid: Pid, fd: u64) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let Ok(m) = std::fs::metadata(format!("/proc/{}/fd/{fd}", pid.0)) else {
-        return false;
-    };
-    let ft = m.file_type();
-    if ft.is_file() {
-        return true;
-    }
-    if ft.is_char_device() {
-        let rdev = m.rdev();
-        let (major, minor) = (libc::major(rdev), libc::minor(rdev));
-        return major == 1 && matches!(minor, 3 | 5 | 7 | 8 | 9);
-    }
-    false
 }
 
 impl Tracer {
@@ -172,17 +154,6 @@ impl Tracer {
         self.write_raw(code, &code::table())?;
         self.write_raw(code + HANDLER, &h.code)?;
         self.write_raw(buf, &header(MODE_RECORD, 0, 0))?;
-        let mut fds = vec![0u8; FD_LIMIT as usize];
-        if let Ok(dir) = std::fs::read_dir(format!("/proc/{}/fd", self.pid.0)) {
-            for e in dir.flatten() {
-                if let Some(fd) = e.file_name().to_str().and_then(|s| s.parse::<u64>().ok()) {
-                    if fd < FD_LIMIT && fd_never_waits(self.pid, fd) {
-                        fds[fd as usize] = 1;
-                    }
-                }
-            }
-        }
-        self.write_raw(buf + FD_TABLE, &fds)?;
         let mut sb = SysBuf {
             code,
             buf,
@@ -195,6 +166,7 @@ impl Tracer {
             returns: BTreeMap::new(),
             pending: Vec::new(),
             recording: true,
+            forced: false,
         };
         let vdso = self.sysbuf_vdso(&mut sb);
         sb.pending.clear();
@@ -428,13 +400,28 @@ impl Tracer {
             return Interval::default();
         };
         let code = std::mem::take(&mut sb.pending);
+        let forced = std::mem::take(&mut sb.forced);
         let buf = sb.buf;
         let calls = self.sysbuf_read_calls(buf).unwrap_or_default();
-        if !calls.is_empty() {
-            let _ = self.write_raw(buf + POS, &0u64.to_le_bytes());
-            let _ = self.write_raw(buf + COUNT, &0u64.to_le_bytes());
+        if !calls.is_empty() || forced {
+            // POS, END, LIMIT, COUNT and FORCE: 8 bytes each from POS.
+            let mut h = [0u8; 40];
+            h[LIMIT as usize - POS as usize..][..8]
+                .copy_from_slice(&CALLS_PER_INTERVAL.to_le_bytes());
+            let _ = self.write_raw(buf + POS, &h);
         }
         Interval { calls, code }
+    }
+
+    /// The live process's exact position is lost (a pause): its next call is traced,
+    /// so the position is found again there, as without the buffer.
+    pub(super) fn sysbuf_force(&mut self) {
+        let Some(sb) = self.sysbuf.as_mut().filter(|s| s.recording) else {
+            return;
+        };
+        sb.forced = true;
+        let at = sb.buf + FORCE;
+        let _ = self.write_raw(at, &1u64.to_le_bytes());
     }
 
     /// The live process's interval so far, left in place (the present's, for a
@@ -496,41 +483,6 @@ impl Tracer {
         self.sysbuf
             .as_ref()
             .is_some_and(|s| pc == s.diverge || pc == s.diverge + 2)
-    }
-
-    /// After a traced call changed the file table: the descriptors it made or closed
-    /// are marked as ones the handler may read and write, or not.
-    pub(super) fn sysbuf_note_fds(&mut self, nr: u64, args: &[u64; 6], result: u64) {
-        let Some(sb) = self.sysbuf.as_ref().filter(|s| s.recording) else {
-            return;
-        };
-        let buf = sb.buf;
-        let ok = (result as i64) >= 0;
-        let set = |fd: u64, tracer: &Tracer| {
-            if fd < FD_LIMIT {
-                let v = u8::from(fd_never_waits(tracer.pid, fd));
-                let _ = tracer.write_raw(buf + FD_TABLE + fd, &[v]);
-            }
-        };
-        match nr {
-            // open, creat, openat, openat2, dup, fcntl (F_DUPFD, F_DUPFD_CLOEXEC)
-            2 | 85 | 257 | 437 | 32 if ok => set(result, self),
-            72 if ok && (args[1] == 0 || args[1] == 1030) => set(result, self),
-            // dup2, dup3: the new descriptor
-            33 | 292 if ok => set(args[1], self),
-            // close
-            3 => set(args[0], self),
-            // close_range
-            436 => {
-                let hi = args[1].min(FD_LIMIT - 1);
-                let mut fd = args[0];
-                while fd <= hi {
-                    set(fd, self);
-                    fd += 1;
-                }
-            }
-            _ => {}
-        }
     }
 
     /// The live process stops buffering (its recording ended, or it has more than one
@@ -599,24 +551,47 @@ impl Tracer {
 
     /// Moves a stopped thread out of the buffer's code, for a stop shown to the user:
     /// single-stepped on until it is back in the program (its call completes as it
-    /// would have), or, when it is at the handler's untrusted `syscall` that has not
-    /// run yet (or is to be restarted: a step could block), put back before its site
+    /// would have), or, when it is at one of the handler's `syscall`s before the call
+    /// ran (or with it to be restarted: a step could block), put back before its site
     /// with the handler's frame popped, to make the call again when resumed. Returns
     /// whether it moved.
     pub(super) fn sysbuf_leave(&mut self, tid: Tid) -> bool {
         let Some(sb) = self.sysbuf.as_ref() else {
             return false;
         };
-        let (code, untrusted) = (sb.code, sb.untrusted);
+        let (code, untrusted, trusted) = (sb.code, sb.untrusted, sb.trusted);
         let inside = |pc: u64| code <= pc && pc < code + CODE_LEN;
-        let Ok(regs) = sys::get_regs(tid) else {
+        let Ok(mut regs) = sys::get_regs(tid) else {
             return false;
         };
         if !inside(regs.rip) {
             return false;
         }
         let restarting = (512..=516).contains(&(regs.rax as i64).wrapping_neg());
-        if regs.rip == untrusted || (regs.rip == untrusted + 2 && restarting) {
+        let at = |s: u64| regs.rip == s || (regs.rip == s + 2 && restarting);
+        if at(untrusted) {
+            return self.sysbuf_unwind(tid, regs);
+        }
+        if at(trusted) {
+            // A buffered call that waits (a read of a pipe): the handler's saved
+            // registers come back first (pushed in this order below the flags).
+            let mut saved = [0u64; 6];
+            for (k, w) in saved.iter_mut().enumerate() {
+                match sys::peek_word(tid, regs.rsp + 8 * k as u64) {
+                    Ok(v) => *w = v,
+                    Err(_) => return false,
+                }
+            }
+            [
+                regs.r12,
+                regs.rbx,
+                regs.rdx,
+                regs.rsi,
+                regs.rdi,
+                regs.eflags,
+            ] = saved;
+            regs.eflags &= !patch::TRAP_FLAG;
+            regs.rsp += 8 * saved.len() as u64;
             return self.sysbuf_unwind(tid, regs);
         }
         let mut moved = false;
@@ -667,8 +642,8 @@ impl Tracer {
         moved
     }
 
-    /// [`Tracer::sysbuf_leave`] at the untrusted `syscall`: the handler has restored
-    /// every register, the thunk's return address is on the stack 128 bytes below the
+    /// [`Tracer::sysbuf_leave`] at a `syscall` of the handler, `regs` as the handler
+    /// found them: the thunk's return address is on the stack, 128 bytes below the
     /// program's; the thread goes back to its site, dispatch on (no call is under way).
     fn sysbuf_unwind(&mut self, tid: Tid, mut regs: libc::user_regs_struct) -> bool {
         let Some(sb) = self.sysbuf.as_ref() else {
