@@ -497,6 +497,8 @@ pub struct Tracer {
     sysbuf: Option<sysbuf::SysBuf>,
     /// The launch asked for no buffer ([`LaunchConfig::trace_every_syscall`]).
     sysbuf_refused: bool,
+    /// The count of wake signals last seen (`handle::WAKES`).
+    wakes_seen: u64,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -690,6 +692,7 @@ impl Tracer {
             rec_diverged: None,
             sysbuf: None,
             sysbuf_refused: false,
+            wakes_seen: 0,
             _not_send: PhantomData,
         }
     }

@@ -601,6 +601,39 @@ impl Tracer {
         Ok(true)
     }
 
+    /// The handler's flush trap while recording: the buffered calls since the last event
+    /// are an event of their own (an exact position; maybe a snapshot).
+    pub(super) fn record_flush(&mut self, tid: Tid) -> Result<()> {
+        let interval = self.sysbuf_take();
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(());
+        };
+        let interval = rec.interval(interval);
+        rec.events.push(SysRecord {
+            thread: rec.sched.current,
+            nr: sysbuf::FLUSH_EVENT,
+            args: [0; 6],
+            result: 0,
+            writes: Vec::new(),
+            regs: None,
+            interval,
+        });
+        rec.pos = Some(Position {
+            event: rec.events.len() as u64,
+            path: Vec::new(),
+        });
+        rec.since_snapshot += 1;
+        if rec.since_snapshot >= SNAPSHOT_EVERY_CALLS
+            || rec.last_snapshot.elapsed() >= SNAPSHOT_EVERY
+        {
+            if let Err(e) = self.take_snapshot() {
+                tracing::warn!("a snapshot failed: {e}");
+            }
+        }
+        let _ = tid;
+        Ok(())
+    }
+
     /// A thread other than the main one died while recording. When it ended by its own
     /// `exit` (the current thread) that is an event of the log, and the next thread
     /// runs; threads killed by an `exit_group` are just gone.

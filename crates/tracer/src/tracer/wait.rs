@@ -96,6 +96,9 @@ impl Tracer {
             }
             let collecting = self.phase == Phase::Stopped;
             match self.handle_status(w, collecting)? {
+                // A command waits (the wake signal came while this thread was busy):
+                // it is answered before the next stop.
+                Outcome::Absorbed if interruptible && self.woken() => return Ok(None),
                 Outcome::Absorbed => {}
                 Outcome::StepOverAgain(tid) if !collecting => {
                     if self.stop_all()? {
@@ -568,6 +571,11 @@ impl Tracer {
                 }
                 return Ok(self.step_done(tid));
             }
+            if code == libc::SI_KERNEL && self.sysbuf.is_some() {
+                if let Some(o) = self.sysbuf_flush_trap(tid, collecting)? {
+                    return Ok(o);
+                }
+            }
             if code == libc::SI_KERNEL {
                 let regs =
                     sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
@@ -961,4 +969,14 @@ pub(super) fn is_fault(sig: i32, code: i32) -> bool {
         sig,
         libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
     ) && code > 0
+}
+
+impl Tracer {
+    /// Whether a wake signal came since this was last asked (a command waits).
+    pub(super) fn woken(&mut self) -> bool {
+        let now = crate::handle::WAKES.load(std::sync::atomic::Ordering::Relaxed);
+        let woken = now != self.wakes_seen;
+        self.wakes_seen = now;
+        woken
+    }
 }

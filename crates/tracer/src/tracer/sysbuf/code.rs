@@ -16,12 +16,13 @@ pub(super) const MODE: u64 = 0;
 pub(super) const POS: u64 = 8;
 pub(super) const END: u64 = 16;
 /// Recording: at most `LIMIT` calls are buffered between two events of the log (the
-/// next call is traced), counted in `COUNT`. A position is the moves since the last
-/// event, so an interval must stay short for going back to stay cheap.
+/// handler then traps for the tracer to drain the buffer), counted in `COUNT`. A
+/// position is the moves since the last event, so an interval must stay short for
+/// going back to stay cheap.
 pub(super) const LIMIT: u64 = 24;
 pub(super) const COUNT: u64 = 32;
-/// Recording: non-zero when the next call must be traced (the tracer lost the exact
-/// position, after a pause, and finds it again at the next event).
+/// Recording: non-zero when the handler must trap at its next call (the tracer lost the
+/// exact position, after a pause, and finds it again at that event).
 pub(super) const FORCE: u64 = 40;
 /// The calls buffered between two events at most.
 pub(super) const CALLS_PER_INTERVAL: u64 = 256;
@@ -130,6 +131,12 @@ pub(super) struct Handler {
     pub untrusted: u64,
     /// The `ud2` a replay reaches when a call differs from its record.
     pub diverge: u64,
+    /// The `int3` where the buffer is full (recording: the tracer drains it, an event
+    /// of the log) or its records are all given (replay: the next interval's come, or
+    /// the call is made as a traced one); the handler starts over after it.
+    pub flush: u64,
+    /// Where the handler makes a call as a traced one (its saved registers popped first).
+    pub traced_path: u64,
 }
 
 fn asm_err(e: IcedError) -> String {
@@ -164,6 +171,8 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     let mut done = a.create_label();
     let mut no_bytes = a.create_label();
     let mut diverge = a.create_label();
+    let mut dispatch = a.create_label();
+    let mut flush = a.create_label();
 
     // Entered by `call` from a thunk, 128 bytes below the program's stack pointer (its
     // red zone is left alone). rax is the call's number, the arguments are in place.
@@ -174,6 +183,7 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.push(rdx)?;
     a.push(rbx)?;
     a.push(r12)?;
+    a.set_label(&mut dispatch)?;
     a.mov(r11, buf)?;
     a.mov(ecx, dword_ptr(r11 + MODE))?;
     a.cmp(ecx, MODE_RECORD as i32)?;
@@ -186,6 +196,12 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.set_label(&mut untrusted_call)?;
     a.syscall()?;
     a.ret()?;
+
+    // The buffer is full, or a replay's records are all given: the tracer takes over
+    // at the trap, then the handler starts over.
+    a.set_label(&mut flush)?;
+    a.int3()?;
+    a.jmp(dispatch)?;
 
     // Recording.
     a.set_label(&mut record)?;
@@ -213,18 +229,18 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.test(rsi, rsi)?;
     a.jnz(untrusted)?;
     a.set_label(&mut space)?;
-    a.cmp(qword_ptr(r11 + FORCE), 0)?;
-    a.jne(untrusted)?;
-    a.mov(rbx, qword_ptr(r11 + COUNT))?;
-    a.cmp(rbx, qword_ptr(r11 + LIMIT))?;
-    a.jae(untrusted)?;
     a.cmp(rcx, CAPACITY as i32)?;
     a.ja(untrusted)?;
+    a.cmp(qword_ptr(r11 + FORCE), 0)?;
+    a.jne(flush)?;
+    a.mov(rbx, qword_ptr(r11 + COUNT))?;
+    a.cmp(rbx, qword_ptr(r11 + LIMIT))?;
+    a.jae(flush)?;
     a.mov(rbx, qword_ptr(r11 + POS))?;
     a.add(rcx, rbx)?;
     a.add(rcx, (RECORD_HEADER + 7) as i32)?;
     a.cmp(rcx, CAPACITY as i32)?;
-    a.ja(untrusted)?;
+    a.ja(flush)?;
     a.lea(rbx, qword_ptr(r11 + rbx + DATA))?;
     a.mov(dword_ptr(rbx), eax)?;
     a.mov(qword_ptr(rbx + 16), rdi)?;
@@ -300,7 +316,7 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
     a.set_label(&mut replay)?;
     a.mov(rbx, qword_ptr(r11 + POS))?;
     a.cmp(rbx, qword_ptr(r11 + END))?;
-    a.jae(untrusted)?;
+    a.jae(flush)?;
     a.lea(rbx, qword_ptr(r11 + rbx + DATA))?;
     a.cmp(eax, dword_ptr(rbx))?;
     a.jne(diverge)?;
@@ -330,6 +346,8 @@ fn build_handler(code: u64, buf: u64) -> Result<Handler, IcedError> {
         trusted: res.label_ip(&trusted)?,
         untrusted: res.label_ip(&untrusted_call)?,
         diverge: res.label_ip(&diverge)?,
+        flush: res.label_ip(&flush)?,
+        traced_path: res.label_ip(&untrusted)?,
     })
 }
 

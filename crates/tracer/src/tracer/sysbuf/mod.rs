@@ -36,6 +36,8 @@ use code::{
     MODE_RECORD, MODE_REPLAY, POS, RECORD_HEADER, THUNKS,
 };
 
+/// The event of a flush of the buffer (no system call: the handler's trap).
+pub(super) const FLUSH_EVENT: u64 = 1 << 34;
 const SYS_MMAP: u64 = 9;
 const SYS_MUNMAP: u64 = 11;
 /// `si_code` of a SIGSYS raised by syscall user dispatch.
@@ -53,6 +55,8 @@ pub(super) struct SysBuf {
     trusted: u64,
     untrusted: u64,
     diverge: u64,
+    flush: u64,
+    traced_path: u64,
     next_thunk: u64,
     /// Each site tried: its original bytes and its jump when patched, `None` when
     /// refused.
@@ -161,6 +165,8 @@ impl Tracer {
             trusted: h.trusted,
             untrusted: h.untrusted,
             diverge: h.diverge,
+            flush: h.flush,
+            traced_path: h.traced_path,
             next_thunk: code + THUNKS,
             sites: BTreeMap::new(),
             returns: BTreeMap::new(),
@@ -413,8 +419,8 @@ impl Tracer {
         Interval { calls, code }
     }
 
-    /// The live process's exact position is lost (a pause): its next call is traced,
-    /// so the position is found again there, as without the buffer.
+    /// The live process's exact position is lost (a pause): the handler traps at its
+    /// next call, an event where the position is exact again.
     pub(super) fn sysbuf_force(&mut self) {
         let Some(sb) = self.sysbuf.as_mut().filter(|s| s.recording) else {
             return;
@@ -475,6 +481,50 @@ impl Tracer {
         (pos < end).then(|| {
             "the recording diverged here: a system call the recording has inside the program was not made".to_string()
         })
+    }
+
+    /// An int3 trap: the handler's flush (see `code::Handler::flush`), handled here.
+    /// Returns `None` when the trap is not the handler's.
+    pub(super) fn sysbuf_flush_trap(
+        &mut self,
+        tid: Tid,
+        collecting: bool,
+    ) -> Result<Option<Outcome>> {
+        let Some(flush) = self.sysbuf.as_ref().map(|s| s.flush) else {
+            return Ok(None);
+        };
+        let mut regs = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+        if regs.rip != flush + 1 || self.rec.is_none() {
+            return Ok(None);
+        }
+        if self.is_replaying() {
+            let cursor = self.replay_cursor();
+            let flushed = self
+                .rec
+                .as_ref()
+                .and_then(|r| r.events.get(cursor as usize))
+                .is_some_and(|e| e.nr == FLUSH_EVENT);
+            if flushed {
+                // The next interval's records come, and the handler starts over.
+                self.maybe_waypoint(tid, cursor + 1, false);
+                if let Some(o) = self.replay_advance(tid)? {
+                    return Ok(Some(o));
+                }
+            } else {
+                // The recording made this call as a traced one.
+                regs.rip = self.sysbuf.as_ref().map_or(regs.rip, |s| s.traced_path);
+                sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
+            }
+        } else {
+            self.record_flush(tid)?;
+        }
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.regs = Some(regs);
+        }
+        if !collecting {
+            self.resume_thread(tid);
+        }
+        Ok(Some(Outcome::Absorbed))
     }
 
     /// Whether `pc` is the handler's divergence trap (a replay's call differs from its
@@ -559,7 +609,7 @@ impl Tracer {
         let Some(sb) = self.sysbuf.as_ref() else {
             return false;
         };
-        let (code, untrusted, trusted) = (sb.code, sb.untrusted, sb.trusted);
+        let (code, untrusted, trusted, flush) = (sb.code, sb.untrusted, sb.trusted, sb.flush);
         let inside = |pc: u64| code <= pc && pc < code + CODE_LEN;
         let Ok(mut regs) = sys::get_regs(tid) else {
             return false;
@@ -627,6 +677,12 @@ impl Tracer {
             }
             moved = true;
             match sys::get_regs(tid) {
+                // The handler's flush on the way: drained as at any other time.
+                Ok(r) if r.rip == flush + 1 && !self.is_replaying() => {
+                    if let Err(e) = self.record_flush(tid) {
+                        tracing::warn!("a flush of the system-call buffer: {e}");
+                    }
+                }
                 Ok(r) if !inside(r.rip) => {
                     if let Some(t) = self.threads.get_mut(&tid) {
                         t.regs = Some(r);
