@@ -405,15 +405,19 @@ impl Tracer {
                 None
             }
         };
-        let lost = rec.pos.is_none() && rec.replay.is_none();
+        let live = rec.replay.is_none();
         if let (Some(m), Some(pos)) = (m, rec.pos.as_mut()) {
             pos.push(m);
         }
         if rec.replay.is_some() {
             self.replay_noted(tid, reason);
         }
-        if lost {
-            // Found again at the next event: the next call is a traced one.
+        if live {
+            // The handler traps at the next call, an event: a position lost here (a
+            // pause) is exact again there, and the moves since the last event stay
+            // those made since the last stop, as when every call was an event (a
+            // replay that reaches a point of the present's interval by other moves
+            // cannot tell how far along the live moves it is).
             self.sysbuf_force();
         }
     }
