@@ -192,7 +192,11 @@ impl Peer {
             cmd.current_dir(dir);
         }
         cmd.arg(sub).args(extra_args);
-        cmd.env("TANDEM_LOG", "debug");
+        // TANDEM_TEST_LOG raises it (e.g. `trace`) when a failing test needs more.
+        cmd.env(
+            "TANDEM_LOG",
+            std::env::var("TANDEM_TEST_LOG").unwrap_or_else(|_| "debug".into()),
+        );
         // A private runtime directory: a `tandem dap` under test never finds the workspace
         // socket of a language server started by another test or by an editor.
         cmd.env("XDG_RUNTIME_DIR", private_runtime_dir());

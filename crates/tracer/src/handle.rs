@@ -38,7 +38,15 @@ pub fn wake_signal() -> i32 {
     libc::SIGRTMIN() + 7
 }
 
-extern "C" fn on_wake(_: libc::c_int) {}
+/// Wakes counted by the signal's handler: a tracer thread busy with stops it absorbs (a
+/// recorded program's system calls, one after the other) rarely sits in `waitpid` when
+/// the signal lands, so it also looks at this count between stops and goes back to its
+/// commands when it moved (`Tracer::woken`).
+pub(crate) static WAKES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+extern "C" fn on_wake(_: libc::c_int) {
+    WAKES.fetch_add(1, Ordering::Relaxed);
+}
 
 pub(crate) fn install_wake_handler() {
     static ONCE: Once = Once::new();

@@ -92,6 +92,10 @@ pub struct LaunchConfig {
     /// Record from the first instruction, for going back in time
     /// ([`crate::Tracer::goto`]).
     pub record: bool,
+    /// While recording, stop at every system call instead of buffering the calls that
+    /// can be buffered inside the program (docs/reverse.md): slower, for comparisons.
+    /// `TANDEM_SYSCALL_BUFFER=0` in the environment does the same.
+    pub trace_every_syscall: bool,
 }
 
 /// The parent's ends of the debuggee's standard streams.

@@ -380,3 +380,37 @@ pub(crate) fn set_sigmask(tid: Tid, mask: u64) -> SysResult<()> {
         &mask as *const u64 as usize,
     )
 }
+
+/// `PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG` (Linux 6.4): the tracer turns syscall user
+/// dispatch on or off for a stopped tracee.
+const PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG: libc::c_uint = 0x4210;
+
+#[repr(C)]
+struct SudConfig {
+    mode: u64,
+    selector: u64,
+    offset: u64,
+    len: u64,
+}
+
+/// Turns syscall user dispatch on for `tid`: every system call made from outside
+/// `[offset, offset + len)` (the address after its `syscall` instruction) raises SIGSYS
+/// instead of running (`Some`), or off (`None`). Not inherited by forks or new threads.
+pub(crate) fn set_syscall_dispatch(tid: Tid, allowed: Option<(u64, u64)>) -> SysResult<()> {
+    let (mode, offset, len) = match allowed {
+        Some((offset, len)) => (1, offset, len),
+        None => (0, 0, 0),
+    };
+    let cfg = SudConfig {
+        mode,
+        selector: 0,
+        offset,
+        len,
+    };
+    ptrace(
+        PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG,
+        tid,
+        std::mem::size_of::<SudConfig>(),
+        &cfg as *const SudConfig as usize,
+    )
+}

@@ -28,6 +28,7 @@ mod replay;
 mod run;
 mod sched;
 mod signals;
+mod sysbuf;
 mod syscalls;
 mod tsc;
 mod vdso;
@@ -345,6 +346,18 @@ struct Thread {
     /// Recording: a single-step over a `syscall` instruction, run as PTRACE_SYSCALL
     /// (a single-step would hide the call); its exit stop ends the step.
     syscall_step: bool,
+    /// Recording with the system-call buffer (sysbuf.rs): syscall user dispatch is on,
+    /// so the thread is resumed with PTRACE_CONT and a call outside the handler raises
+    /// SIGSYS instead of an entry stop.
+    sud: bool,
+    /// Dispatch was turned off for one traced call: on again at its exit stop.
+    sud_resume: bool,
+    /// The handler's `syscall` that dispatch lets through (a step over it is a plain
+    /// step: the call is the buffer's, not an event of the log).
+    sud_trusted: u64,
+    /// A step went on through the buffer's code: its `pushfq`/`popfq` leave the trap
+    /// flag set, cleared when the step is out.
+    stub_stepped: bool,
 }
 
 /// Where a thread will trap again on a hit it already reported: its step over the
@@ -479,6 +492,13 @@ pub struct Tracer {
     rec_ended: Option<String>,
     /// A replay that ended by itself (diverged): said by the next `goto`'s caller.
     rec_diverged: Option<String>,
+    /// The system-call buffer's code and patched sites (sysbuf.rs), kept after the
+    /// recording ends until the process is let go of.
+    sysbuf: Option<sysbuf::SysBuf>,
+    /// The launch asked for no buffer ([`LaunchConfig::trace_every_syscall`]).
+    sysbuf_refused: bool,
+    /// The count of wake signals last seen (`handle::WAKES`).
+    wakes_seen: u64,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -567,7 +587,7 @@ fn resume_one(tid: Tid, t: &mut Thread) {
             t.group_stop = false;
             sys::cont(tid, sig)
         })
-    } else if t.sysgood {
+    } else if t.sysgood && !t.sud {
         sys::syscall(tid, sig)
     } else {
         sys::cont(tid, sig)
@@ -581,7 +601,8 @@ fn resume_one(tid: Tid, t: &mut Thread) {
     t.at_bp = None;
 }
 
-/// Whether a stopped thread's next instruction is `syscall` (0f 05).
+/// Whether a stopped thread's next instruction is `syscall` (0f 05), the buffer's own
+/// (which records nothing in the log) excepted.
 fn at_syscall_insn(tid: Tid, t: &Thread) -> bool {
     let Some(pc) = t
         .regs
@@ -590,6 +611,9 @@ fn at_syscall_insn(tid: Tid, t: &Thread) -> bool {
     else {
         return false;
     };
+    if t.sud && pc == t.sud_trusted {
+        return false;
+    }
     sys::peek_word(tid, pc).is_ok_and(|w| w & 0xffff == 0x050f)
 }
 
@@ -666,6 +690,9 @@ impl Tracer {
             rec: None,
             rec_ended: None,
             rec_diverged: None,
+            sysbuf: None,
+            sysbuf_refused: false,
+            wakes_seen: 0,
             _not_send: PhantomData,
         }
     }
@@ -681,6 +708,7 @@ impl Tracer {
         t.threads.insert(Tid(spawned.pid.0), Thread::default());
         t.refresh_image();
         if config.record {
+            t.sysbuf_refused = config.trace_every_syscall;
             t.start_recording()?;
         }
         let info = LaunchInfo {

@@ -104,6 +104,9 @@ fn back_to_an_earlier_hit_and_forward_to_the_present() {
     );
     let info = t.recording().expect("recording");
     assert!(info.events > 20, "system calls recorded: {}", info.events);
+    // The file read, the time, the pid, getrandom and the writes to the output file
+    // were recorded inside the program (docs/reverse.md, "Buffered system calls").
+    assert!(info.buffered >= 5, "calls buffered: {}", info.buffered);
     assert!(!info.snapshots.is_empty());
     assert_eq!(info.ended, None, "still recording");
     let live_regs = t.regs(t.threads()[0]).expect("regs").0;
@@ -250,6 +253,145 @@ fn steps_are_positions_too() {
             _ => {}
         }
     }
+}
+
+/// Single-stepping across a system call the buffer patched is one step, live and in a
+/// replay, and never stops inside tandem's handler: 400 steps from a hit in rev_bench
+/// (each round calls getppid and getpid), then the same steps again from a replay of
+/// that hit, each landing where the live ones did, with the same registers.
+#[test]
+fn steps_across_buffered_calls_are_the_same_live_and_replayed() {
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "3000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let tick = RuntimeAddr(common::symbol(&sample.path, "tick") + bias);
+    t.insert_breakpoint(tick).expect("insert");
+    next_hit(&mut t, tick);
+    let start = t.position().expect("position");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", t.pid().0)).expect("maps");
+    let mut trail = Vec::new();
+    for _ in 0..400 {
+        let tid = t.threads()[0];
+        t.step(tid).expect("step");
+        assert!(matches!(
+            t.wait().expect("step"),
+            Event::Stopped {
+                reason: StopReason::Step,
+                ..
+            }
+        ));
+        let r = t.regs(tid).expect("regs").0;
+        assert!(
+            pc_in_named_mapping(&maps, r.rip),
+            "a step stops in the program, not in tandem's code: {:#x}",
+            r.rip
+        );
+        trail.push((r.rip, r.rsp, r.rax, r.rdi));
+    }
+    let info = t.recording().expect("recording");
+    assert!(info.buffered > 100, "calls buffered: {}", info.buffered);
+    t.goto(&start).expect("back to the hit");
+    assert!(t.is_replaying());
+    for (k, want) in trail.iter().enumerate() {
+        let tid = t.threads()[0];
+        t.step(tid).expect("step");
+        t.wait().expect("step");
+        // The last step reaches the present: the live process's thread.
+        let tid = t.threads()[0];
+        let r = t.regs(tid).expect("regs").0;
+        assert_eq!((r.rip, r.rsp, r.rax, r.rdi), *want, "step {k} replayed");
+    }
+    assert!(!t.is_replaying(), "the last step is the present");
+}
+
+/// A buffered call that waits for another process (a read of stdin, a pipe the test
+/// writes): a pause while it waits is shown at the program's call, the call goes on
+/// when resumed, and going back gives the read's bytes back.
+#[test]
+fn a_buffered_read_that_waits_is_paused_and_gone_back_over() {
+    use std::io::Write;
+    let sample = common::compile("rev_stdin", &["-g", "-O0"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, io) = Tracer::launch(&config).expect("launch");
+    let mut stdin = io.stdio.stdin.expect("stdin");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let note = RuntimeAddr(common::symbol(&sample.path, "note") + bias);
+    let total = RuntimeAddr(common::symbol(&sample.path, "g_total") + bias);
+    t.insert_breakpoint(note).expect("insert");
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", t.pid().0)).expect("maps");
+    let mut hits = Vec::new();
+    for value in [5u64, 7, 30] {
+        t.resume().expect("resume");
+        // Waiting in read(0): the pause is shown in the program.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(t.interrupt().expect("pause"));
+        match t.wait().expect("pause") {
+            Event::Stopped {
+                reason: StopReason::Paused,
+                tid,
+            } => {
+                let pc = t.regs(tid).expect("regs").0.rip;
+                assert!(pc_in_named_mapping(&maps, pc), "paused at {pc:#x}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        writeln!(stdin, "{value}").expect("write stdin");
+        next_hit(&mut t, note);
+        let tid = t.threads()[0];
+        assert_eq!(
+            t.regs(tid).expect("regs").0.rdi,
+            value,
+            "read what was written"
+        );
+        hits.push(t.position().expect("a hit's position"));
+    }
+    let info = t.recording().expect("recording");
+    assert!(info.ended.is_none(), "still recording: {:?}", info.ended);
+    assert!(info.buffered >= 3, "reads buffered: {}", info.buffered);
+    // Back to the first hit: the replay's read gives "5" again, nothing waits.
+    t.goto(&hits[0]).expect("back");
+    let tid = t.threads()[0];
+    assert_eq!(t.regs(tid).expect("regs").0.rdi, 5);
+    let mut b = [0u8; 8];
+    t.read_memory(total, &mut b).expect("g_total");
+    assert_eq!(u64::from_le_bytes(b), 0, "before the first note");
+    next_hit(&mut t, note);
+    let tid = t.threads()[0];
+    assert_eq!(t.regs(tid).expect("regs").0.rdi, 7);
+    // The third hit is the present: the live process again.
+    next_hit(&mut t, note);
+    assert!(!t.is_replaying());
+    let tid = t.threads()[0];
+    assert_eq!(t.regs(tid).expect("regs").0.rdi, 30);
+    drop(stdin);
+    t.remove_breakpoint(note).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!(
+                "unexpected stop {reason:?} (note at {note:?}): {:?}",
+                t.recording()
+            ),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 42);
 }
 
 /// A multi-threaded program is recorded one thread at a time (docs/reverse.md,
@@ -680,18 +822,30 @@ fn a_divergence_is_said_and_the_present_shown() {
 /// never harmed (its result is the plain run's) and the recording goes on.
 #[test]
 fn pauses_during_system_calls_harm_nothing() {
+    pauses_harm_nothing(true, "30000");
+}
+
+/// The same with the calls buffered inside the program (docs/reverse.md): pauses land
+/// in the handler and its thunks too, and are shown outside them.
+#[test]
+fn pauses_during_buffered_system_calls_harm_nothing() {
+    pauses_harm_nothing(false, "1000000");
+}
+
+fn pauses_harm_nothing(trace_every_syscall: bool, rounds: &str) {
     let sample = common::compile("rev_bench", &["-g", "-O1"]);
     let plain = std::process::Command::new(&sample.path)
-        .args(["syscalls", "3000"])
+        .args(["syscalls", rounds])
         .status()
         .expect("plain run")
         .code();
     let config = LaunchConfig {
         program: sample.path.clone(),
-        args: vec!["syscalls".into(), "3000".into()],
+        args: vec!["syscalls".into(), rounds.into()],
         stop_at: StopAt::Entry,
         stdio: tracer::StdioMode::Null,
         record: true,
+        trace_every_syscall,
         ..LaunchConfig::default()
     };
     let (tx, rx) = crossbeam_channel::unbounded();
@@ -724,7 +878,18 @@ fn pauses_during_system_calls_harm_nothing() {
                 ..
             } => {
                 pauses += 1;
-                let info = h.call(|t: &mut Tracer| t.recording()).expect("call");
+                let (info, pc, code) = h
+                    .call(|t: &mut Tracer| {
+                        let pc = t.regs(t.threads()[0]).map(|r| r.0.rip).unwrap_or(0);
+                        (t.recording(), pc, t.placed_code_regions())
+                    })
+                    .expect("call");
+                let maps = std::fs::read_to_string(format!("/proc/{}/maps", h.pid().0))
+                    .unwrap_or_default();
+                assert!(
+                    pc_in_named_mapping(&maps, pc),
+                    "a pause is shown in the program's code, not tandem's: {pc:#x} ({code:?})"
+                );
                 assert!(info.expect("recording").ended.is_none(), "still recording");
                 h.resume().expect("resume");
             }
@@ -732,7 +897,14 @@ fn pauses_during_system_calls_harm_nothing() {
             other => panic!("unexpected {other:?}"),
         }
     };
-    assert!(pauses > 0, "the program was paused");
+    let ended = h
+        .call(|t: &mut Tracer| t.recording_ended().map(str::to_string))
+        .ok()
+        .flatten();
+    assert!(
+        pauses > 0,
+        "the program was paused (recording ended: {ended:?})"
+    );
     assert_eq!(
         code, plain,
         "the recorded program computed what the plain one did"
@@ -768,17 +940,49 @@ fn a_pause_at_a_system_call_stop_is_not_lost() {
     assert!(t.recording().expect("recording").ended.is_none());
 }
 
+/// Whether `pc` is in a mapping of a file or of the vDSO (not anonymous memory).
+fn pc_in_named_mapping(maps: &str, pc: u64) -> bool {
+    maps.lines().any(|l| {
+        let mut f = l.split_whitespace();
+        let range = f.next().unwrap_or("");
+        let named = f
+            .nth(4)
+            .is_some_and(|p| p.starts_with('/') || p == "[vdso]");
+        let (lo, hi) = range.split_once('-').unwrap_or(("0", "0"));
+        let (lo, hi) = (
+            u64::from_str_radix(lo, 16).unwrap_or(0),
+            u64::from_str_radix(hi, 16).unwrap_or(0),
+        );
+        named && lo <= pc && pc < hi
+    })
+}
+
 /// A long recording has many snapshots; going back starts from the last one before the
 /// point, and every point shows what it showed live.
 #[test]
 fn replays_start_from_later_snapshots() {
+    replays_show_what_was_live(true, "6000", 1);
+}
+
+/// The same with the calls buffered inside the program: a replay gives each call its
+/// recorded result (the pids the program adds up are the live process's, not the
+/// replay's), and snapshots are made at the calls that are still traced.
+#[test]
+fn replays_of_buffered_calls_show_what_was_live() {
+    // Hits 10,000 rounds apart: the 20,000 calls between two fill the buffer, so the
+    // intervals end at its flushes too.
+    replays_show_what_was_live(false, "600000", 10);
+}
+
+fn replays_show_what_was_live(trace_every_syscall: bool, rounds: &str, stride: usize) {
     let sample = common::compile("rev_bench", &["-g", "-O1"]);
     let config = LaunchConfig {
         program: sample.path.clone(),
-        args: vec!["syscalls".into(), "6000".into()],
+        args: vec!["syscalls".into(), rounds.into()],
         stop_at: StopAt::Entry,
         stdio: tracer::StdioMode::Null,
         record: true,
+        trace_every_syscall,
         ..LaunchConfig::default()
     };
     let (mut t, _io) = Tracer::launch(&config).expect("launch");
@@ -788,17 +992,27 @@ fn replays_start_from_later_snapshots() {
     t.insert_breakpoint(tick).expect("insert");
     let mut hits = Vec::new();
     for _ in 0..6 {
-        next_hit(&mut t, tick);
+        for _ in 0..stride {
+            next_hit(&mut t, tick);
+        }
         let regs = t.regs(t.threads()[0]).expect("regs").0;
         hits.push((t.position().expect("position"), regs.rdi, regs.rsi));
     }
     let info = t.recording().expect("recording");
-    assert!(
-        info.snapshots.len() >= 4,
-        "snapshots at {:?}",
-        info.snapshots
-    );
-    assert!(info.snapshots.iter().any(|s| *s > hits[2].0.event));
+    if trace_every_syscall {
+        assert!(
+            info.snapshots.len() >= 4,
+            "snapshots at {:?}",
+            info.snapshots
+        );
+        assert!(info.snapshots.iter().any(|s| *s > hits[2].0.event));
+    } else {
+        assert!(
+            info.events < 2000,
+            "most calls were buffered: {} events",
+            info.events
+        );
+    }
     for (pos, i, acc) in hits.iter().take(5).rev() {
         t.goto(pos).expect("goto");
         let regs = t.regs(t.threads()[0]).expect("regs").0;
@@ -806,7 +1020,9 @@ fn replays_start_from_later_snapshots() {
     }
     // Forward from the first hit through the later snapshots' intervals to the present.
     for (_, i, acc) in &hits[1..] {
-        next_hit(&mut t, tick);
+        for _ in 0..stride {
+            next_hit(&mut t, tick);
+        }
         let regs = t.regs(t.threads()[0]).expect("regs").0;
         assert_eq!((regs.rdi, regs.rsi), (*i, *acc));
     }

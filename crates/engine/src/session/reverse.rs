@@ -21,7 +21,7 @@ pub(super) fn reverse_error(e: tracer::Error) -> Error {
 
 /// System calls in the first stretches of the past searched: the recent past a step
 /// back needs, each reached by a replay from the snapshot before it.
-const FIRST_STRETCHES: [u64; 3] = [4, 32, 256];
+const FIRST_STRETCHES: [u64; 4] = [1, 4, 32, 256];
 
 /// The stretches of the past to search, latest first: the last 4 system calls before
 /// `now`, the 32 before those, the 256 before those, then from snapshot to snapshot back

@@ -83,6 +83,9 @@ impl Tracer {
             return Ok(());
         }
         let saved = bp.saved;
+        // Inside a site the system-call buffer patched, what is under the int3 depends
+        // on the process shown (a replay from before the patch).
+        let saved = self.sysbuf_byte_under(addr.0).unwrap_or(saved);
         // No trap comes back there: the marks of hits a signal interrupted go too (until
         // the end of the edit, which may set it again).
         for (tid, t) in self.threads.iter_mut() {

@@ -104,6 +104,7 @@ impl Tracer {
             self.pause_requested = false;
             self.phase = Phase::Stopped;
         }
+        self.sysbuf_release();
         let traps: Vec<(u64, u64)> = self.patch_traps();
         self.remove_all_patches();
         self.unmap_regions();

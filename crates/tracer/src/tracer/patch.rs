@@ -815,6 +815,14 @@ impl Tracer {
         on_event: &mut dyn FnMut(i32, u64),
     ) -> Result<u64> {
         let saved = sys::get_regs(tid).map_err(|e| Error::ptrace("PTRACE_GETREGS", tid, e))?;
+        // With syscall user dispatch on (the recorder's buffer), only the handler's own
+        // `syscall` runs without a SIGSYS: the call is made there, nothing is written.
+        let dispatched = self
+            .threads
+            .get(&tid)
+            .filter(|t| t.sud)
+            .map(|t| t.sud_trusted);
+        let at = dispatched.unwrap_or(at);
         let mut text = [0u8; 2];
         if self.read_raw(at, &mut text)? < 2 {
             return Err(Error::Placement("no code to run a system call at".into()));

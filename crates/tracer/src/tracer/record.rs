@@ -119,8 +119,10 @@ impl Position {
 /// What the recording holds, for the engine and the user.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RecordingInfo {
-    /// System calls recorded.
+    /// System calls recorded with a stop each (the log's events; rdtsc's too).
     pub events: u64,
+    /// System calls recorded inside the program, without a stop (docs/reverse.md).
+    pub buffered: u64,
     /// Snapshots kept, and the event count each was taken at.
     pub snapshots: Vec<u64>,
     /// Where the shown process is.
@@ -147,6 +149,9 @@ pub(super) struct SysRecord {
     pub writes: Vec<(u64, Vec<u8>)>,
     /// A preemption: the registers the thread had where it was interrupted.
     pub regs: Option<Box<sched::RegsKey>>,
+    /// The calls buffered inside the program since the event before, and the code the
+    /// buffer wrote meanwhile (sysbuf.rs); a replay installs them entering the interval.
+    pub interval: Option<Box<sysbuf::Interval>>,
 }
 
 /// A copy-on-write fork of the debuggee, stopped, made after `event` system calls. The
@@ -209,6 +214,24 @@ pub(super) struct Recorder {
     /// The live process stopped at a fault (its instruction and the stop), until it
     /// is resumed: its position is found then ([`Tracer::settle_live_fault`]).
     pub live_fault: Option<(RuntimeAddr, StopReason)>,
+    /// The present's interval (after the last event) as the live process had it when
+    /// a replay began: what a replay installs when it gets there.
+    pub tail: sysbuf::Interval,
+    /// Calls buffered in the program so far (the intervals' calls).
+    pub buffered: u64,
+}
+
+/// An interval worth keeping (most events of a program that buffers nothing have none).
+pub(super) fn boxed(i: sysbuf::Interval) -> Option<Box<sysbuf::Interval>> {
+    (!i.is_empty()).then(|| Box::new(i))
+}
+
+impl Recorder {
+    /// Counts an interval's buffered calls and keeps it for the event that ends it.
+    pub(super) fn interval(&mut self, i: sysbuf::Interval) -> Option<Box<sysbuf::Interval>> {
+        self.buffered += i.count();
+        boxed(i)
+    }
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -257,6 +280,8 @@ impl Tracer {
             memory_warned: false,
             fault_sites: Vec::new(),
             live_fault: None,
+            tail: sysbuf::Interval::default(),
+            buffered: 0,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -289,6 +314,7 @@ impl Tracer {
         };
         Some(RecordingInfo {
             events: rec.events.len() as u64,
+            buffered: rec.buffered,
             snapshots: rec.snapshots.iter().map(|s| s.event).collect(),
             position: rec.pos.clone(),
             present,
@@ -320,6 +346,7 @@ impl Tracer {
             // Only a live process may end a recording: a replay never goes past it.
             tracing::warn!("the recording ended during a replay");
         }
+        self.sysbuf_stop();
         let rec = self.rec.take();
         for t in self.threads.values_mut() {
             t.sysgood = false;
@@ -378,11 +405,20 @@ impl Tracer {
                 None
             }
         };
+        let live = rec.replay.is_none();
         if let (Some(m), Some(pos)) = (m, rec.pos.as_mut()) {
             pos.push(m);
         }
         if rec.replay.is_some() {
             self.replay_noted(tid, reason);
+        }
+        if live {
+            // The handler traps at the next call, an event: a position lost here (a
+            // pause) is exact again there, and the moves since the last event stay
+            // those made since the last stop, as when every call was an event (a
+            // replay that reaches a point of the present's interval by other moves
+            // cannot tell how far along the live moves it is).
+            self.sysbuf_force();
         }
     }
 
@@ -418,6 +454,7 @@ impl Tracer {
                     rec.sched.entered_at = None;
                 }
                 recorded = self.record_exit(tid, regs)?;
+                self.sysbuf_after_exit(tid);
                 None
             };
         }
@@ -443,6 +480,9 @@ impl Tracer {
             return Ok(Outcome::Report(tid, StopReason::Paused));
         }
         if step {
+            if !collecting && self.sysbuf_step_on(tid) {
+                return Ok(Outcome::Absorbed);
+            }
             let o = self.step_done(tid);
             if matches!(o, Outcome::Report(_, StopReason::Step)) {
                 if let Some(rec) = self.rec.as_mut() {
@@ -504,6 +544,9 @@ impl Tracer {
                     self.end_recording(format!("recording stopped: {e}"));
                     return Ok(false);
                 }
+                if let Err(e) = self.sysbuf_start() {
+                    tracing::warn!("system calls are not buffered: {e}");
+                }
                 self.take_snapshot()?;
             }
             return Ok(false);
@@ -533,9 +576,11 @@ impl Tracer {
                 Err(e) => tracing::debug!(nr, addr, "bytes a system call wrote: {e}"),
             }
         }
+        let interval = self.sysbuf_take();
         let Some(rec) = self.rec.as_mut() else {
             return Ok(false);
         };
+        let interval = rec.interval(interval);
         rec.events.push(SysRecord {
             thread: rec.sched.current,
             nr,
@@ -543,6 +588,7 @@ impl Tracer {
             result,
             writes,
             regs: None,
+            interval,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,
@@ -559,10 +605,44 @@ impl Tracer {
         Ok(true)
     }
 
+    /// The handler's flush trap while recording: the buffered calls since the last event
+    /// are an event of their own (an exact position; maybe a snapshot).
+    pub(super) fn record_flush(&mut self, tid: Tid) -> Result<()> {
+        let interval = self.sysbuf_take();
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(());
+        };
+        let interval = rec.interval(interval);
+        rec.events.push(SysRecord {
+            thread: rec.sched.current,
+            nr: sysbuf::FLUSH_EVENT,
+            args: [0; 6],
+            result: 0,
+            writes: Vec::new(),
+            regs: None,
+            interval,
+        });
+        rec.pos = Some(Position {
+            event: rec.events.len() as u64,
+            path: Vec::new(),
+        });
+        rec.since_snapshot += 1;
+        if rec.since_snapshot >= SNAPSHOT_EVERY_CALLS
+            || rec.last_snapshot.elapsed() >= SNAPSHOT_EVERY
+        {
+            if let Err(e) = self.take_snapshot() {
+                tracing::warn!("a snapshot failed: {e}");
+            }
+        }
+        let _ = tid;
+        Ok(())
+    }
+
     /// A thread other than the main one died while recording. When it ended by its own
     /// `exit` (the current thread) that is an event of the log, and the next thread
     /// runs; threads killed by an `exit_group` are just gone.
     pub(super) fn record_thread_exit(&mut self, tid: Tid, collecting: bool) -> Option<Outcome> {
+        let interval = self.sysbuf_take();
         let rec = self.rec.as_mut()?;
         let current = rec.sched.current_tid() == Some(tid);
         let (nr, args) = match rec.entry {
@@ -573,6 +653,7 @@ impl Tracer {
             }
         };
         rec.entry = None;
+        let interval = rec.interval(interval);
         rec.events.push(SysRecord {
             thread: rec.sched.current,
             nr,
@@ -580,6 +661,7 @@ impl Tracer {
             result: 0,
             writes: Vec::new(),
             regs: None,
+            interval,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,

@@ -13,6 +13,9 @@ use super::sched::{self, Sched, ThreadIndex};
 use super::syscalls::{self, Class};
 use super::*;
 
+mod follow;
+use follow::{live_prefix_len, Follow};
+
 /// What [`Tracer::scan`] calls at every breakpoint trap on the way.
 pub type OnTrap<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, RuntimeAddr);
 
@@ -40,22 +43,6 @@ pub enum ScanStop {
 /// there, with the replay shown at that stop.
 pub type OnStop<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, ScanStop) -> ControlFlow<()>;
 
-/// How many of `target`'s moves, from the first, lead to `live` (the rest, if any,
-/// are moves made after that prefix and before the live process's next move: a
-/// position found by a scan in the present's interval).
-fn live_prefix_len(target: &Position, live: &Position) -> usize {
-    (0..=target.path.len())
-        .rev()
-        .find(|&k| {
-            Position {
-                event: target.event,
-                path: target.path[..k].to_vec(),
-            }
-            .leads_to(live)
-        })
-        .unwrap_or(0)
-}
-
 /// A process the tracer is not showing: its per-process fields.
 pub(super) struct Parked {
     pid: Pid,
@@ -65,18 +52,6 @@ pub(super) struct Parked {
     phase: Phase,
     /// The addresses whose int3 is written into it, with the bytes under them.
     int3s: BTreeMap<u64, u8>,
-}
-
-/// Progress along the live process's moves in the last interval between system calls
-/// (the one the present is in): when they are all made, the replay is at the present.
-#[derive(Clone, Copy, Debug, Default)]
-struct Follow {
-    idx: usize,
-    done: u64,
-    /// A single-step landed on the address of the current trap move without trapping.
-    landed: bool,
-    /// The breakpoint this follow put in for its current trap move.
-    guard: Option<u64>,
 }
 
 pub(super) struct Replay {
@@ -262,6 +237,13 @@ impl Tracer {
         if let Some(r) = self.replay_mut() {
             r.follow = None;
         }
+        if !self.is_replaying() {
+            // The present's buffered calls, for a replay that gets back to it.
+            let tail = self.sysbuf_peek();
+            if let Some(rec) = self.rec.as_mut() {
+                rec.tail = tail;
+            }
+        }
         let shown = self.park();
         self.adopt(snap.pid);
         let copy = self.fork_copy();
@@ -360,7 +342,23 @@ impl Tracer {
             event: snap_event,
             path: Vec::new(),
         });
-        Ok(())
+        self.install_interval(snap_event)
+    }
+
+    /// Gives the shown replay the interval before event `cursor` (the present's after
+    /// the last one): the code the buffer wrote in it and the calls it buffered.
+    fn install_interval(&mut self, cursor: u64) -> Result<()> {
+        if self.sysbuf.is_none() {
+            return Ok(());
+        }
+        let Some(rec) = self.rec.as_ref() else {
+            return Ok(());
+        };
+        let interval = match rec.events.get(cursor as usize) {
+            Some(ev) => ev.interval.as_deref().cloned().unwrap_or_default(),
+            None => rec.tail.clone(),
+        };
+        self.sysbuf_install(&interval)
     }
 
     /// Replays the recording from its start to `to` (at most the present) with the
@@ -692,191 +690,6 @@ impl Tracer {
         Ok(false)
     }
 
-    /// Follows the live moves from `f`; at their end the present is reached.
-    fn start_follow(&mut self, mut f: Follow) {
-        // A follow begun on the way (the seek passed the present's system call) gives
-        // way to this one: its guard must not outlive it.
-        self.end_follow_guard();
-        let Some(live) = self.replay_mut().map(|r| r.live_pos.clone()) else {
-            return;
-        };
-        if let Some(Move::Trap { addr, .. }) = live.path.get(f.idx) {
-            if self.insert_breakpoint_here(*addr).is_ok() {
-                f.guard = Some(addr.0);
-            }
-        }
-        if let Some(r) = self.replay_mut() {
-            r.follow = Some(f);
-        }
-    }
-
-    /// Takes the int3 that finds a preemption point out (the breakpoint table is shared
-    /// with the live process, which must never get it).
-    fn drop_preempt_guard(&mut self) {
-        let guard = self
-            .rec
-            .as_mut()
-            .and_then(|r| r.replay.as_mut())
-            .and_then(|r| r.sched.preempt_guard.take());
-        if let Some(g) = guard {
-            let _ = self.remove_breakpoint_here(RuntimeAddr(g));
-        }
-    }
-
-    fn end_follow_guard(&mut self) {
-        let guard = self
-            .replay_mut()
-            .and_then(|r| r.follow.as_mut())
-            .and_then(|f| f.guard.take());
-        if let Some(g) = guard {
-            let _ = self.remove_breakpoint_here(RuntimeAddr(g));
-        }
-    }
-
-    /// Whether the follow is at its end (the replay is at the present).
-    fn follow_done(&self) -> bool {
-        let Some(r) = self.rec.as_ref().and_then(|r| r.replay.as_ref()) else {
-            return false;
-        };
-        r.follow.is_some_and(|f| f.idx >= r.live_pos.path.len())
-    }
-
-    /// Advances the follow by one trap or one step of the shown replay.
-    fn follow_advance(&mut self, trap: Option<u64>, step_pc: Option<u64>) {
-        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
-            return;
-        };
-        let Some(mut f) = r.follow else {
-            return;
-        };
-        let cur = r.live_pos.path.get(f.idx).copied();
-        let mut completed = false;
-        match cur {
-            Some(Move::Trap { addr, count }) => {
-                if trap == Some(addr.0) {
-                    f.done += 1;
-                    f.landed = false;
-                } else if step_pc == Some(addr.0) {
-                    if f.done + 1 == count {
-                        f.done += 1;
-                    } else {
-                        f.landed = true;
-                    }
-                }
-                completed = f.done >= count;
-            }
-            Some(Move::Step { count }) => {
-                if step_pc.is_some() {
-                    f.done += 1;
-                }
-                completed = f.done >= count;
-            }
-            None => {}
-        }
-        r.follow = Some(f);
-        if completed {
-            self.end_follow_guard();
-            let next = Follow {
-                idx: f.idx + 1,
-                ..Follow::default()
-            };
-            self.start_follow(next);
-        }
-    }
-
-    /// The shown replay stopped at `pc` without trapping there: if that is the
-    /// address of the follow's current trap move, leaving it is that arrival.
-    fn follow_landed(&mut self, pc: u64) {
-        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
-            return;
-        };
-        let at = matches!(r.follow.map(|f| r.live_pos.path.get(f.idx)),
-            Some(Some(Move::Trap { addr, .. })) if addr.0 == pc);
-        if let Some(f) = r.follow.as_mut().filter(|_| at) {
-            f.landed = true;
-        }
-    }
-
-    /// A step of the shown replay is about to start at `pc`: leaving the address of the
-    /// current trap move after landing there counts as that arrival.
-    pub(super) fn replay_before_step(&mut self, pc: u64) {
-        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
-            return;
-        };
-        let Some(f) = r.follow.as_mut() else {
-            return;
-        };
-        if f.landed {
-            if let Some(Move::Trap { addr, .. }) = r.live_pos.path.get(f.idx) {
-                if addr.0 == pc {
-                    f.landed = false;
-                    f.done += 1;
-                }
-            }
-        }
-    }
-
-    /// The shown replay reported a stop (see `note_stop`).
-    pub(super) fn replay_noted(&mut self, tid: Tid, reason: &StopReason) {
-        let pc = self.threads.get(&tid).and_then(|t| t.regs).map(|r| r.rip);
-        match reason {
-            StopReason::Breakpoint { addr } => self.follow_advance(Some(addr.0), None),
-            StopReason::Step => {
-                let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
-                self.follow_advance(None, pc);
-            }
-            // A watchpoint trigger (after the instruction before) or a pause with the pc
-            // on the current trap move's address has arrived there without trapping. A
-            // resume runs into the int3 and traps (the arrival counted then), but the
-            // engine, resuming from a stop it did not make at a breakpoint, steps off
-            // the int3 first (as gdb does): that step counts it (`replay_before_step`).
-            StopReason::Watchpoint { .. } | StopReason::Paused => {
-                let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
-                if let Some(pc) = pc {
-                    self.follow_landed(pc);
-                }
-            }
-            _ => {}
-        }
-        let seeking = self
-            .rec
-            .as_ref()
-            .and_then(|r| r.replay.as_ref())
-            .is_some_and(|r| r.in_moves || r.stop_at_event.is_some());
-        if !seeking && self.follow_done() {
-            self.leave_replay();
-            if let Some(rec) = self.rec.as_mut() {
-                rec.arrived = true;
-                rec.at_present = true;
-            }
-        }
-    }
-
-    /// Before a forward resume of the shown replay: live single-steps still to make in
-    /// the present's interval are made first, as the live process made them.
-    pub(super) fn replay_before_resume(&mut self) -> Result<()> {
-        loop {
-            let Some(r) = self.rec.as_ref().and_then(|r| r.replay.as_ref()) else {
-                return Ok(());
-            };
-            let Some(f) = r.follow else {
-                return Ok(());
-            };
-            let Some(Move::Step { count }) = r.live_pos.path.get(f.idx).copied() else {
-                return Ok(());
-            };
-            if f.done >= count {
-                return Ok(());
-            }
-            let tid = self.shown_thread();
-            self.step(tid)?;
-            self.replay_wait()?;
-            if !self.is_replaying() {
-                return Ok(());
-            }
-        }
-    }
-
     /// Gives up the shown replay for the live process, which shows again, stopped where
     /// it was, with the breakpoint table's int3s.
     pub fn leave_replay(&mut self) {
@@ -912,7 +725,20 @@ impl Tracer {
         };
         let nr = regs.orig_rax;
         let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
-        let why = if r.in_moves {
+        let unconsumed = if r.in_moves {
+            None
+        } else {
+            self.sysbuf_unconsumed()
+        };
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
+        let why = if let Some(why) = unconsumed {
+            Some(why)
+        } else if r.in_moves {
             Some(format!(
                 "the recording diverged here: system call {nr} where the recording has none"
             ))
@@ -1063,6 +889,16 @@ impl Tracer {
         };
         r.cursor += 1;
         let cursor = r.cursor;
+        if let Err(e) = self.install_interval(cursor) {
+            self.replay_diverged(&format!("the recording diverged here: {e}"));
+            return Ok(Some(Outcome::Report(tid, StopReason::Replayed)));
+        }
+        let Some(rec) = self.rec.as_mut() else {
+            return Ok(None);
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return Ok(None);
+        };
         // The thread of the next event is the one that runs until it.
         r.sched.current = rec
             .events

@@ -191,7 +191,9 @@ impl Tracer {
             INT3
         } else {
             match self.breakpoints.get(&addr) {
-                Some(bp) => bp.saved,
+                // Inside a site the system-call buffer patched, what is under the int3
+                // depends on the process shown (a replay from before the patch).
+                Some(bp) => self.sysbuf_byte_under(addr).unwrap_or(bp.saved),
                 None => return Ok(()),
             }
         };

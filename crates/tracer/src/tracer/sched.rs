@@ -654,6 +654,7 @@ impl Tracer {
             result: 0,
             writes: Vec::new(),
             regs: Some(Box::new(regs_key(&regs))),
+            interval: None,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,

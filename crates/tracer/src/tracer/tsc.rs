@@ -45,6 +45,11 @@ impl Tracer {
             _ => return Ok(None),
         };
         let cursor = self.replay_cursor();
+        let interval = if self.is_replaying() {
+            sysbuf::Interval::default()
+        } else {
+            self.sysbuf_take()
+        };
         let Some(rec) = self.rec.as_mut() else {
             return Ok(None);
         };
@@ -62,6 +67,7 @@ impl Tracer {
                 let mut aux = 0u32;
                 // SAFETY: rdtscp reads the counter and IA32_TSC_AUX; no memory but `aux`.
                 let value = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
+                let interval = rec.interval(interval);
                 rec.events.push(SysRecord {
                     thread: rec.sched.current,
                     nr: TSC_EVENT,
@@ -69,6 +75,7 @@ impl Tracer {
                     result: value,
                     writes: Vec::new(),
                     regs: None,
+                    interval,
                 });
                 rec.pos = Some(Position {
                     event: rec.events.len() as u64,

@@ -39,8 +39,9 @@ fn u64_at(b: &[u8], o: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(o..o + 8)?.try_into().ok()?))
 }
 
-/// The (offset in the image, system call) of every function of `STUBS` the image defines.
-fn entry_points(image: &[u8]) -> Option<Vec<(u64, u32)>> {
+/// The (offset in the image, system call, symbol size) of every function of `STUBS` the
+/// image defines.
+fn entry_points(image: &[u8]) -> Option<Vec<(u64, u32, u64)>> {
     if image.get(..4)? != b"\x7fELF" || *image.get(4)? != 2 {
         return None;
     }
@@ -81,6 +82,7 @@ fn entry_points(image: &[u8]) -> Option<Vec<(u64, u32)>> {
             let s = (off + k * entsize) as usize;
             let name_off = u32_at(image, s)? as usize;
             let value = u64_at(image, s + 8)?;
+            let size = u64_at(image, s + 16)?;
             let shndx = u16_at(image, s + 6)?;
             if shndx == 0 || value == 0 {
                 continue;
@@ -88,7 +90,7 @@ fn entry_points(image: &[u8]) -> Option<Vec<(u64, u32)>> {
             let name = strtab.get(name_off..)?;
             let name = &name[..name.iter().position(|&c| c == 0)?];
             if let Some((_, nr)) = STUBS.iter().find(|(n, _)| n.as_bytes() == name) {
-                out.push((value.wrapping_sub(base), *nr));
+                out.push((value.wrapping_sub(base), *nr, size));
             }
         }
     }
@@ -110,12 +112,32 @@ impl Tracer {
         let entries = entry_points(&image)
             .ok_or_else(|| Error::Placement("the vDSO's symbols cannot be read".into()))?;
         let mut done = std::collections::BTreeSet::new();
-        for (off, nr) in entries {
+        for (off, nr, _) in entries {
             if off as usize + 8 > image.len() || !done.insert(off) {
                 continue;
             }
             self.write_raw(m.start.0 + off, &stub(nr))?;
         }
         Ok(done.len())
+    }
+
+    /// The vDSO's entry points made system calls by [`Tracer::patch_vdso`], each once:
+    /// (address, system call, the function's size), the vDSO being `[start, end)`.
+    pub(super) fn vdso_stubs(&self, start: u64, end: u64) -> Vec<(u64, u32, u64)> {
+        let mut image = vec![0u8; (end - start) as usize];
+        let Ok(n) = self.read_raw(start, &mut image) else {
+            return Vec::new();
+        };
+        image.truncate(n);
+        let mut seen = std::collections::BTreeSet::new();
+        entry_points(&image)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(off, nr, _)| {
+                let o = *off as usize;
+                image.get(o..o + 8) == Some(&stub(*nr)[..]) && seen.insert(*off)
+            })
+            .map(|(off, nr, size)| (start + off, nr, size))
+            .collect()
     }
 }

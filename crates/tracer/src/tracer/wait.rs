@@ -30,6 +30,10 @@ impl Tracer {
             return Ok(ev);
         }
         if let Some(Event::Stopped { tid, reason }) = ev {
+            if reason == StopReason::Paused {
+                // A pause is never shown inside the buffer's code.
+                self.sysbuf_leave(tid);
+            }
             self.note_stop(tid, &reason);
             let arrived = self.rec.as_mut().and_then(|rec| {
                 std::mem::take(&mut rec.arrived).then(|| rec.present_stop.unwrap_or(reason))
@@ -92,6 +96,9 @@ impl Tracer {
             }
             let collecting = self.phase == Phase::Stopped;
             match self.handle_status(w, collecting)? {
+                // A command waits (the wake signal came while this thread was busy):
+                // it is answered before the next stop.
+                Outcome::Absorbed if interruptible && self.woken() => return Ok(None),
                 Outcome::Absorbed => {}
                 Outcome::StepOverAgain(tid) if !collecting => {
                     if self.stop_all()? {
@@ -330,6 +337,10 @@ impl Tracer {
                                 stopped: self.fork_policy == ForkPolicy::Follow,
                             }));
                         }
+                        if new.0 > 0 && self.rec.is_some() && !self.is_replaying() {
+                            // Only a program with one thread buffers its calls.
+                            self.sysbuf_stop();
+                        }
                         if new.0 > 0 && self.rec.is_some() {
                             // Recorded: the new thread waits in its first stop until
                             // the schedule gives it the processor (sched.rs).
@@ -419,6 +430,7 @@ impl Tracer {
                         self.shares_parent_memory = false;
                         self.patches.clear();
                         self.regions.clear();
+                        self.sysbuf = None;
                         self.moribund.clear();
                         self.retired.clear();
                         self.watch = DebugRegisters::default();
@@ -511,6 +523,20 @@ impl Tracer {
                 return Ok(o);
             }
         }
+        if sig == libc::SIGSYS {
+            if let Some(o) = self.sysbuf_sigsys(tid, collecting)? {
+                return Ok(o);
+            }
+        }
+        if sig == libc::SIGILL
+            && self.is_replaying()
+            && sys::get_regs(tid).is_ok_and(|r| self.sysbuf_diverged_at(r.rip))
+        {
+            self.replay_diverged(
+                "the recording diverged here: a system call made inside the program differs from the recorded one",
+            );
+            return Ok(Outcome::Report(tid, StopReason::Replayed));
+        }
         if sig == libc::SIGTRAP {
             let code = match sys::siginfo(tid) {
                 Ok(info) => info.si_code,
@@ -528,7 +554,11 @@ impl Tracer {
                     let dr6 = sys::peek_debugreg(tid, 6).unwrap_or(0);
                     if dr6 & 0xf != 0 {
                         let _ = sys::poke_debugreg(tid, 6, 0);
-                        return Ok(self.watch_stop(tid, dr6 | DR6_SINGLE_STEP));
+                        let in_buffer = self.sysbuf.is_some()
+                            && sys::get_regs(tid).is_ok_and(|r| self.sysbuf_in_code(r.rip));
+                        if !in_buffer {
+                            return Ok(self.watch_stop(tid, dr6 | DR6_SINGLE_STEP));
+                        }
                     }
                 }
                 if !stepping && code == libc::TRAP_TRACE {
@@ -536,7 +566,15 @@ impl Tracer {
                         return Ok(outcome);
                     }
                 }
+                if stepping && !collecting && self.sysbuf_step_on(tid) {
+                    return Ok(Outcome::Absorbed);
+                }
                 return Ok(self.step_done(tid));
+            }
+            if code == libc::SI_KERNEL && self.sysbuf.is_some() {
+                if let Some(o) = self.sysbuf_flush_trap(tid, collecting)? {
+                    return Ok(o);
+                }
             }
             if code == libc::SI_KERNEL {
                 let regs =
@@ -621,6 +659,16 @@ impl Tracer {
             if code == TRAP_HWBKPT {
                 let dr6 = sys::peek_debugreg(tid, 6).unwrap_or(0);
                 let _ = sys::poke_debugreg(tid, 6, 0);
+                if self.sysbuf.is_some()
+                    && sys::get_regs(tid).is_ok_and(|r| self.sysbuf_in_code(r.rip))
+                {
+                    // The buffer's handler copied a call's bytes: the kernel's writes
+                    // trigger no watchpoint either.
+                    if !collecting {
+                        self.resume_thread(tid);
+                    }
+                    return Ok(Outcome::Absorbed);
+                }
                 return Ok(self.watch_stop(tid, dr6 & !DR6_SINGLE_STEP));
             }
             return Ok(self.policy_stop(tid, sig, code, None, collecting));
@@ -921,4 +969,14 @@ pub(super) fn is_fault(sig: i32, code: i32) -> bool {
         sig,
         libc::SIGSEGV | libc::SIGBUS | libc::SIGFPE | libc::SIGILL | libc::SIGTRAP
     ) && code > 0
+}
+
+impl Tracer {
+    /// Whether a wake signal came since this was last asked (a command waits).
+    pub(super) fn woken(&mut self) -> bool {
+        let now = crate::handle::WAKES.load(std::sync::atomic::Ordering::Relaxed);
+        let woken = now != self.wakes_seen;
+        self.wakes_seen = now;
+        woken
+    }
 }
