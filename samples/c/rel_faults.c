@@ -98,7 +98,8 @@ int main(int argc, char **argv) {
     } else if (!strcmp(mode, "churn")) {
         // Detached threads created back to back: the main thread is inside clone most of
         // the time, so a debugger that stops it is likely to find it there.
-        enum { N = 1000 };
+        // Enough that a breakpoint set 20-95 ms after the start lands while it runs.
+        enum { N = 4000 };
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
