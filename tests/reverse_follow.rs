@@ -284,3 +284,64 @@ fn a_step_forward_onto_the_present() {
     assert_eq!(eval(&mut at.c, tid, "g_total"), "30");
     on_to_the_end(at, tid);
 }
+
+/// The pc of the top frame.
+fn pc(c: &mut DapClient, tid: i64) -> String {
+    c.frames(tid)[0]["instructionPointerReference"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The present two instructions into the hit's line (stepped live): going forward in a
+/// replay, those steps are made as the live process made them, and an instruction
+/// breakpoint between them, set in the replay, stops there — the steps did not run
+/// over it. Going back from that stop and forward again finds it again, and a step
+/// from it reaches the present.
+#[test]
+fn a_breakpoint_among_the_live_steps_stops_going_forward() {
+    let mut at = at_the_hit();
+    let live = at.live;
+    let stepi = json!({"threadId": live, "granularity": "instruction"});
+    at.c.ok("next", stepi.clone());
+    assert_eq!(stop(&mut at.c).1, live);
+    let between = pc(&mut at.c, live);
+    at.c.ok("next", stepi);
+    assert_eq!(stop(&mut at.c).1, live);
+    let present = pc(&mut at.c, live);
+
+    let tid = restart(&mut at.c, live, 1);
+    assert_ne!(tid, live, "a replay");
+    let body = at.c.ok(
+        "setInstructionBreakpoints",
+        json!({"breakpoints": [{"instructionReference": between, "condition": "v == 12"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], true, "{body}");
+    let (reason, tid) = go(&mut at.c, tid, "continue");
+    assert_eq!(reason, "breakpoint");
+    assert_ne!(tid, live, "before the present: a replay");
+    assert_eq!(eval(&mut at.c, tid, "v"), "12");
+    for round in 0..2 {
+        let (reason, tid) = go(&mut at.c, tid, "continue");
+        assert_eq!(reason, "instruction breakpoint", "round {round}");
+        assert_ne!(tid, live, "before the present: a replay");
+        assert_eq!(pc(&mut at.c, tid), between);
+        assert_eq!(eval(&mut at.c, tid, "v"), "12");
+        if round == 0 {
+            let (reason, back) = go(&mut at.c, tid, "reverseContinue");
+            assert_eq!(reason, "breakpoint", "back to the hit");
+            assert_eq!(eval(&mut at.c, back, "v"), "12");
+            assert_ne!(pc(&mut at.c, back), between);
+            continue;
+        }
+        at.c.ok(
+            "next",
+            json!({"threadId": tid, "granularity": "instruction"}),
+        );
+        let (_, tid) = stop(&mut at.c);
+        assert_eq!(tid, live, "the step ends at the present: the live process");
+        assert_eq!(pc(&mut at.c, tid), present);
+    }
+    at.c.ok("setInstructionBreakpoints", json!({"breakpoints": []}));
+    on_to_the_end(at, live);
+}

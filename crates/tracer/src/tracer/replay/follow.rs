@@ -237,11 +237,14 @@ impl Tracer {
 
     /// Before a forward resume of the shown replay: live single-steps still to make in
     /// the present's interval are made first, as the live process made them (the follow
-    /// counts only steps it sees). They stop short where the resume must take over: on
-    /// an int3 a step landed on (the resume traps there at once, as one from that
-    /// landing did when the point was reached first — a seek's count of its trap move
-    /// must see that arrival), and at any stop other than a step (a watchpoint, a
-    /// fault), which is held for the next wait. Returns whether one is held.
+    /// counts only steps it sees). They end where the resume would have stopped: a step
+    /// that lands on an int3 arrives at its breakpoint, which is reported as its trap
+    /// would be (a seek counts that arrival of its trap move, a user breakpoint stops)
+    /// with the thread on it as after a trap, the landing step being the move (a trap
+    /// there too would describe that point twice); any stop other than a step (a
+    /// watchpoint, a fault) is reported as it is. That stop is held for the next wait;
+    /// returns whether one is. A resume from an int3 the thread has not trapped at
+    /// traps there first, as any resume does.
     pub(in crate::tracer) fn replay_before_resume(&mut self) -> Result<bool> {
         loop {
             let Some(r) = self.rec.as_ref().and_then(|r| r.replay.as_ref()) else {
@@ -267,6 +270,20 @@ impl Tracer {
                 return Ok(false);
             }
             if reason != StopReason::Step {
+                self.held = Some(Event::Stopped { tid, reason });
+                return Ok(true);
+            }
+            let pc = self.regs(tid)?.pc();
+            if self.breakpoints.contains_key(&pc) && !self.absent.contains(&pc) {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.at_bp = Some(pc);
+                }
+                let reason = StopReason::Breakpoint {
+                    addr: RuntimeAddr(pc),
+                };
+                // The follow's count of a trap move (a landing that is no arrival yet
+                // is one now), not the position's (the step was its move).
+                self.replay_noted(tid, &reason);
                 self.held = Some(Event::Stopped { tid, reason });
                 return Ok(true);
             }
