@@ -446,6 +446,9 @@ pub struct Tracer {
     mem: Option<File>,
     phase: Phase,
     queue: VecDeque<Event>,
+    /// A stop a resume of a replay ran into before it resumed anything (its steps along
+    /// the live moves, `replay_before_resume`), already noted: the next event.
+    held: Option<Event>,
     deferred: VecDeque<(Tid, StopReason)>,
     policy: Vec<SignalPolicy>,
     fork_policy: ForkPolicy,
@@ -668,6 +671,7 @@ impl Tracer {
             mem: None,
             phase: Phase::Stopped,
             queue: VecDeque::new(),
+            held: None,
             deferred: VecDeque::new(),
             policy: (0..=64).map(SignalPolicy::default_for).collect(),
             fork_policy,
@@ -901,11 +905,11 @@ impl Tracer {
     }
     /// Whether an event is ready without waiting.
     pub fn has_queued(&self) -> bool {
-        !self.queue.is_empty()
+        self.held.is_some() || !self.queue.is_empty()
     }
     /// Takes a ready event without waiting.
     pub fn take_queued(&mut self) -> Option<Event> {
-        self.queue.pop_front()
+        self.held.take().or_else(|| self.queue.pop_front())
     }
 }
 

@@ -415,9 +415,9 @@ impl Tracer {
         if live {
             // The handler traps at the next call, an event: a position lost here (a
             // pause) is exact again there, and the moves since the last event stay
-            // those made since the last stop, as when every call was an event (a
-            // replay that reaches a point of the present's interval by other moves
-            // cannot tell how far along the live moves it is).
+            // those made since the last stop, as when every call was an event (short:
+            // a seek into the present's interval makes them, and the follow of the
+            // live moves counts fewer arrivals on the way).
             self.sysbuf_force();
         }
     }

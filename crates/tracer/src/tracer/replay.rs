@@ -14,7 +14,7 @@ use super::syscalls::{self, Class};
 use super::*;
 
 mod follow;
-use follow::{live_prefix_len, Follow};
+use follow::Follow;
 
 /// What [`Tracer::scan`] calls at every breakpoint trap on the way.
 pub type OnTrap<'a> = &'a mut dyn FnMut(&mut Tracer, Tid, RuntimeAddr);
@@ -71,6 +71,8 @@ pub(super) struct Replay {
     /// Making the moves of a target: no system call may come.
     in_moves: bool,
     follow: Option<Follow>,
+    /// The stop just reported was a trap only the follow's guard wanted.
+    guard_trap: bool,
     pub diverged: Option<String>,
     /// The replay's threads (re-created by its clones) and which one runs.
     pub sched: Sched,
@@ -232,6 +234,7 @@ impl Tracer {
             ));
         };
         // A fork of the snapshot runs, so the snapshot stays as it was.
+        self.held = None;
         self.end_follow_guard();
         self.drop_preempt_guard();
         if let Some(r) = self.replay_mut() {
@@ -285,9 +288,19 @@ impl Tracer {
         // The snapshot's next event may be a preemption (of another thread than the
         // one its fork copied).
         self.plant_preempt_guard();
+        // A replay forked at the start of the present's interval follows the live moves
+        // from there (one that enters it later starts then, `replay_advance`).
+        if self
+            .replay_mut()
+            .is_some_and(|r| r.cursor == r.live_pos.event)
+        {
+            self.start_follow(Follow::default());
+        }
         let res = self.seek(target, None).map(|_| ());
-        if res.is_err() {
-            // Nothing the replay cannot vouch for is shown: back to the present.
+        // Nothing the replay cannot vouch for is shown: back to the present. Nor is a
+        // replay at the present (a target reached by other moves than the live ones):
+        // the live process is there.
+        if res.is_err() || self.replay_at_present() {
             self.leave_replay();
         }
         res
@@ -313,6 +326,7 @@ impl Tracer {
             Some(r) => {
                 r.cursor = snap_event;
                 r.base = snap_event;
+                r.guard_trap = false;
                 r.diverged = None;
                 r.stop_at_event = None;
                 r.in_moves = false;
@@ -331,6 +345,7 @@ impl Tracer {
                     stop_at_event: None,
                     in_moves: false,
                     follow: None,
+                    guard_trap: false,
                     diverged: None,
                     sched,
                     present_thread,
@@ -520,9 +535,9 @@ impl Tracer {
     /// whether `on_stop` ended it early (the replay is then at that stop).
     ///
     /// A position met in the moves is "the target's moves made so far, then the traps
-    /// met since at other addresses": in the present's interval it is a prefix of the
-    /// present's moves and then moves made before its next one, which going forward
-    /// from there can follow.
+    /// met since at other addresses". In the present's interval the follow of the live
+    /// moves counts every trap and step of the way (`follow.rs`), so going forward from
+    /// wherever the seek ends finds the present, however the target was described.
     fn seek(&mut self, target: &Position, mut on_stop: Option<OnStop<'_>>) -> Result<bool> {
         let scanning = on_stop.is_some();
         let mut call = |t: &mut Tracer, tid: Tid, stop: ScanStop| -> bool {
@@ -580,6 +595,9 @@ impl Tracer {
                             self.resume()?;
                             let stop = match self.scan_wait()? {
                                 (tid, StopReason::Breakpoint { addr: a }) => {
+                                    // A trap only the follow's guard wanted: counted by
+                                    // the follow, no news for the scan.
+                                    let guard = a != addr && self.take_guard_trap();
                                     if a == addr {
                                         n += 1;
                                         extras.clear();
@@ -590,7 +608,7 @@ impl Tracer {
                                     }
                                     self.set_moves_pos(event, &done, &extras);
                                     let at_target = a == addr && n == count && i == last;
-                                    (!at_target).then_some((tid, ScanStop::Breakpoint(a)))
+                                    (!at_target && !guard).then_some((tid, ScanStop::Breakpoint(a)))
                                 }
                                 (tid, StopReason::Watchpoint { dr6 }) => {
                                     Some((tid, ScanStop::Watchpoint { dr6 }))
@@ -644,6 +662,7 @@ impl Tracer {
                             if scanning && !at_target {
                                 let pc = self.regs(tid)?.pc();
                                 if self.breakpoints.contains_key(&pc)
+                                    && !self.guard_only(pc)
                                     && call(self, tid, ScanStop::Breakpoint(RuntimeAddr(pc)))
                                 {
                                     return Ok(true);
@@ -661,31 +680,8 @@ impl Tracer {
         if moved? {
             return Ok(true);
         }
-        let live_pos = self.replay_mut().map(|r| r.live_pos.clone());
         if let Some(rec) = self.rec.as_mut() {
             rec.pos = Some(target.clone());
-        }
-        // In the present's interval, the rest of the live process's moves tell when
-        // going forward reaches the present.
-        if let Some(live) = live_pos.filter(|l| l.event == target.event) {
-            let k = live_prefix_len(target, &live);
-            let mut f = Follow::default();
-            for (i, m) in target.path[..k].iter().enumerate() {
-                f.idx = i;
-                f.done = match (*m, live.path[i]) {
-                    (Move::Trap { count, .. }, Move::Trap { count: c, .. })
-                    | (Move::Step { count }, Move::Step { count: c })
-                        if count < c =>
-                    {
-                        count
-                    }
-                    _ => {
-                        f.idx = i + 1;
-                        0
-                    }
-                };
-            }
-            self.start_follow(f);
         }
         Ok(false)
     }
@@ -693,6 +689,7 @@ impl Tracer {
     /// Gives up the shown replay for the live process, which shows again, stopped where
     /// it was, with the breakpoint table's int3s.
     pub fn leave_replay(&mut self) {
+        self.held = None;
         self.end_follow_guard();
         self.drop_preempt_guard();
         let Some(r) = self.rec.as_mut().and_then(|r| r.replay.take()) else {

@@ -17,9 +17,15 @@ impl Tracer {
     /// is what the next [`Tracer::wait`] returns.
     pub fn resume(&mut self) -> Result<()> {
         self.require_stopped()?;
+        if self.replay_at_present() {
+            self.leave_replay();
+        }
         self.settle_live_fault();
         if self.is_replaying() {
-            self.replay_before_resume()?;
+            if self.replay_before_resume()? {
+                // A stop on the way, held for the next wait.
+                return Ok(());
+            }
             self.require_stopped()?;
         }
         self.continue_all()
@@ -29,6 +35,13 @@ impl Tracer {
     /// `Stopped { reason: Step }` (or whatever stopped the thread first).
     pub fn step(&mut self, tid: Tid) -> Result<()> {
         self.require_stopped()?;
+        let tid = if self.replay_at_present() {
+            // The live process is there: it makes the step, in its own thread.
+            self.leave_replay();
+            self.shown_thread()
+        } else {
+            tid
+        };
         self.require_runner(tid)?;
         self.settle_live_fault();
         let pc = self.regs(tid)?.pc();

@@ -25,6 +25,9 @@ impl Tracer {
     }
 
     pub(super) fn next_event(&mut self, block: bool, interruptible: bool) -> Result<Option<Event>> {
+        if let Some(ev) = self.held.take() {
+            return Ok(Some(ev));
+        }
         let ev = self.next_event_raw(block, interruptible)?;
         if self.rec.is_none() {
             return Ok(ev);

@@ -1,23 +1,14 @@
 //! Following the live process's moves in the present's interval: a replay going
 //! forward knows it reached the present when it made them all (docs/reverse.md).
+//!
+//! The follow counts what the replay's own execution did since the interval's start —
+//! every arrival at the current live trap move's address (its guard int3 in place, a
+//! step landing there counted once), every single-step during a live step move — at
+//! every stop the replay reports, a seek's as well as the user's. So it does not depend
+//! on how the point shown was described: a point a search reached by other moves (traps
+//! it planted) is as far along the live moves as the execution that got there.
 
 use super::*;
-
-/// How many of `target`'s moves, from the first, lead to `live` (the rest, if any,
-/// are moves made after that prefix and before the live process's next move: a
-/// position found by a scan in the present's interval).
-pub(super) fn live_prefix_len(target: &Position, live: &Position) -> usize {
-    (0..=target.path.len())
-        .rev()
-        .find(|&k| {
-            Position {
-                event: target.event,
-                path: target.path[..k].to_vec(),
-            }
-            .leads_to(live)
-        })
-        .unwrap_or(0)
-}
 
 /// Progress along the live process's moves in the last interval between system calls
 /// (the one the present is in): when they are all made, the replay is at the present.
@@ -81,46 +72,61 @@ impl Tracer {
         r.follow.is_some_and(|f| f.idx >= r.live_pos.path.len())
     }
 
-    /// Advances the follow by one trap or one step of the shown replay.
+    /// Advances the follow by one trap (at `trap`) or one step (ending at `step_pc`)
+    /// of the shown replay.
     pub(super) fn follow_advance(&mut self, trap: Option<u64>, step_pc: Option<u64>) {
-        let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
-            return;
-        };
-        let Some(mut f) = r.follow else {
-            return;
-        };
-        let cur = r.live_pos.path.get(f.idx).copied();
-        let mut completed = false;
-        match cur {
-            Some(Move::Trap { addr, count }) => {
-                if trap == Some(addr.0) {
-                    f.done += 1;
-                    f.landed = false;
-                } else if step_pc == Some(addr.0) {
-                    if f.done + 1 == count {
+        let mut trap = trap;
+        let mut step = step_pc.is_some();
+        loop {
+            let Some(r) = self.rec.as_mut().and_then(|r| r.replay.as_mut()) else {
+                return;
+            };
+            let Some(mut f) = r.follow else {
+                return;
+            };
+            let cur = r.live_pos.path.get(f.idx).copied();
+            let completed = match cur {
+                Some(Move::Trap { addr, count }) => {
+                    if trap == Some(addr.0) {
                         f.done += 1;
-                    } else {
-                        f.landed = true;
+                        f.landed = false;
+                    } else if step_pc == Some(addr.0) {
+                        // The last arrival is the present (the live process trapped
+                        // there, the instruction not run); an earlier one is counted
+                        // when the thread leaves it.
+                        if f.done + 1 == count {
+                            f.done += 1;
+                        } else {
+                            f.landed = true;
+                        }
                     }
+                    f.done >= count
                 }
-                completed = f.done >= count;
-            }
-            Some(Move::Step { count }) => {
-                if step_pc.is_some() {
-                    f.done += 1;
+                Some(Move::Step { count }) => {
+                    if step {
+                        f.done += 1;
+                    }
+                    f.done >= count
                 }
-                completed = f.done >= count;
+                None => false,
+            };
+            r.follow = Some(f);
+            if !completed {
+                return;
             }
-            None => {}
-        }
-        r.follow = Some(f);
-        if completed {
             self.end_follow_guard();
-            let next = Follow {
+            self.start_follow(Follow {
                 idx: f.idx + 1,
                 ..Follow::default()
-            };
-            self.start_follow(next);
+            });
+            // A step that ends a live step move on the address of the next trap move is
+            // an arrival there too: the live process, resumed from that landing, trapped
+            // at once (its first trap of that move).
+            if !matches!(cur, Some(Move::Step { .. })) {
+                return;
+            }
+            trap = None;
+            step = false;
         }
     }
 
@@ -159,9 +165,20 @@ impl Tracer {
     /// The shown replay reported a stop (see `note_stop`).
     pub(in crate::tracer) fn replay_noted(&mut self, tid: Tid, reason: &StopReason) {
         let pc = self.threads.get(&tid).and_then(|t| t.regs).map(|r| r.rip);
+        let guard_trap =
+            matches!(reason, StopReason::Breakpoint { addr } if self.guard_only(addr.0));
+        if let Some(r) = self.replay_mut() {
+            r.guard_trap = guard_trap;
+        }
+        // A step someone asked for that also met a watchpoint is a step all the same.
+        let stepped = match reason {
+            StopReason::Step => true,
+            StopReason::Watchpoint { dr6 } => dr6 & DR6_SINGLE_STEP != 0,
+            _ => false,
+        };
         match reason {
             StopReason::Breakpoint { addr } => self.follow_advance(Some(addr.0), None),
-            StopReason::Step => {
+            _ if stepped => {
                 let pc = pc.or_else(|| sys::get_regs(tid).ok().map(|r| r.rip));
                 self.follow_advance(None, pc);
             }
@@ -178,12 +195,7 @@ impl Tracer {
             }
             _ => {}
         }
-        let seeking = self
-            .rec
-            .as_ref()
-            .and_then(|r| r.replay.as_ref())
-            .is_some_and(|r| r.in_moves || r.stop_at_event.is_some());
-        if !seeking && self.follow_done() {
+        if self.replay_at_present() {
             self.leave_replay();
             if let Some(rec) = self.rec.as_mut() {
                 rec.arrived = true;
@@ -192,28 +204,98 @@ impl Tracer {
         }
     }
 
+    /// Whether `addr` is an int3 only the follow's guard wants: its traps are the
+    /// follow's count, no news for anyone else (a seek, a scan).
+    pub(super) fn guard_only(&self, addr: u64) -> bool {
+        let guard = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.replay.as_ref())
+            .and_then(|r| r.follow)
+            .and_then(|f| f.guard);
+        guard == Some(addr) && self.breakpoints.get(&addr).is_some_and(|b| b.refs == 1)
+    }
+
+    /// Whether the stop just reported was a trap only the follow's guard wanted (and
+    /// forgets it).
+    pub(super) fn take_guard_trap(&mut self) -> bool {
+        self.replay_mut()
+            .is_some_and(|r| std::mem::take(&mut r.guard_trap))
+    }
+
+    /// Whether the shown replay is at the present, no seek under way (a scan of the
+    /// past to the present leaves it there): the live process is there too, and it is
+    /// the one that goes on.
+    pub(in crate::tracer) fn replay_at_present(&self) -> bool {
+        let seeking = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.replay.as_ref())
+            .is_some_and(|r| r.in_moves || r.stop_at_event.is_some());
+        !seeking && self.follow_done()
+    }
+
     /// Before a forward resume of the shown replay: live single-steps still to make in
-    /// the present's interval are made first, as the live process made them.
-    pub(in crate::tracer) fn replay_before_resume(&mut self) -> Result<()> {
+    /// the present's interval are made first, as the live process made them (the follow
+    /// counts only steps it sees). They end where the resume would have stopped: a step
+    /// that lands on an int3 arrives at its breakpoint, which is reported as its trap
+    /// would be (a seek counts that arrival of its trap move, a user breakpoint stops)
+    /// with the thread on it as after a trap, the landing step being the move (a trap
+    /// there too would describe that point twice); any stop other than a step (a
+    /// watchpoint, a fault) is reported as it is. That stop is held for the next wait;
+    /// returns whether one is. A resume from an int3 the thread has not trapped at
+    /// traps there first, as any resume does.
+    pub(in crate::tracer) fn replay_before_resume(&mut self) -> Result<bool> {
         loop {
             let Some(r) = self.rec.as_ref().and_then(|r| r.replay.as_ref()) else {
-                return Ok(());
+                return Ok(false);
             };
             let Some(f) = r.follow else {
-                return Ok(());
+                return Ok(false);
             };
             let Some(Move::Step { count }) = r.live_pos.path.get(f.idx).copied() else {
-                return Ok(());
+                return Ok(false);
             };
             if f.done >= count {
-                return Ok(());
+                return Ok(false);
             }
             let tid = self.shown_thread();
+            if self.on_untrapped_int3(tid)? {
+                return Ok(false);
+            }
             self.step(tid)?;
-            self.replay_wait()?;
+            let (tid, reason) = self.replay_wait()?;
             if !self.is_replaying() {
-                return Ok(());
+                // The present: the live process goes on.
+                return Ok(false);
+            }
+            if reason != StopReason::Step {
+                self.held = Some(Event::Stopped { tid, reason });
+                return Ok(true);
+            }
+            let pc = self.regs(tid)?.pc();
+            if self.breakpoints.contains_key(&pc) && !self.absent.contains(&pc) {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.at_bp = Some(pc);
+                }
+                let reason = StopReason::Breakpoint {
+                    addr: RuntimeAddr(pc),
+                };
+                // The follow's count of a trap move (a landing that is no arrival yet
+                // is one now), not the position's (the step was its move).
+                self.replay_noted(tid, &reason);
+                self.held = Some(Event::Stopped { tid, reason });
+                return Ok(true);
             }
         }
+    }
+
+    /// Whether `tid` is on an int3 of the shown process it has not trapped at (a step
+    /// or a watchpoint stop left it there): a resume executes it.
+    fn on_untrapped_int3(&mut self, tid: Tid) -> Result<bool> {
+        let pc = self.regs(tid)?.pc();
+        Ok(self.breakpoints.contains_key(&pc)
+            && !self.absent.contains(&pc)
+            && self.threads.get(&tid).is_some_and(|t| t.at_bp != Some(pc)))
     }
 }
