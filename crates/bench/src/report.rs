@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::{json, Value};
 
-use crate::reverse::{Details, Mode, Program};
+use crate::reverse::{Details, Distance, Mode, Program};
 use crate::scenarios::{metrics, Better, Metric, Scenario, Tool};
 use crate::stats;
 
@@ -485,36 +485,54 @@ pub fn reverse_tables(details: &Details) -> String {
                 },
             );
         }
-        let mut distances: Vec<u64> = details
+        // One row per distance asked, in rounds (the same for every run) or in seconds of
+        // recorded execution (so many rounds at each run's own pace).
+        let mut asked: Vec<Distance> = details
             .r2
             .values()
             .flatten()
-            .flat_map(|r| r.back.iter().map(|(b, _)| *b))
+            .flat_map(|r| r.back.iter().map(|b| b.asked))
             .collect();
-        distances.sort_unstable();
-        distances.dedup();
-        for back in distances {
-            row(
-                &mut out,
-                &format!("`reverseContinue` {} rounds back", thousands(back as f64)),
-                &|runs| {
-                    let latency: Vec<f64> = runs
-                        .iter()
-                        .flat_map(|r| r.back.iter().filter(|(b, _)| *b == back).map(|(_, s)| *s))
-                        .collect();
-                    if latency.is_empty() {
-                        return "—".to_owned();
+        asked.sort_by(|a, b| {
+            let key = |d: &Distance| match *d {
+                Distance::Rounds(n) => (0, n as f64),
+                Distance::Seconds(s) => (1, s),
+            };
+            key(a)
+                .partial_cmp(&key(b))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        asked.dedup();
+        for distance in asked {
+            let title = match distance {
+                Distance::Rounds(n) => {
+                    format!("`reverseContinue` {} rounds back", thousands(n as f64))
+                }
+                Distance::Seconds(s) => {
+                    format!("`reverseContinue` {s} s of recorded execution back")
+                }
+            };
+            row(&mut out, &title, &|runs| {
+                let (mut latency, mut rounds, mut recorded) = (Vec::new(), Vec::new(), Vec::new());
+                for run in runs {
+                    for b in run.back.iter().filter(|b| b.asked == distance) {
+                        latency.push(b.latency_s);
+                        rounds.push(b.rounds as f64);
+                        recorded.push(run.recorded_s(b.rounds));
                     }
-                    let recorded: Vec<f64> = runs.iter().map(|r| r.recorded_s(back)).collect();
-                    let latency = stats::median(&latency);
-                    let recorded = stats::median(&recorded);
-                    format!(
-                        "{} (≈ {recorded:.3} s recorded: {:.2} s per s)",
-                        micros(latency * 1e6),
-                        latency / recorded
-                    )
-                },
-            );
+                }
+                if latency.is_empty() {
+                    return "—".to_owned();
+                }
+                let latency = stats::median(&latency);
+                let recorded = stats::median(&recorded);
+                format!(
+                    "{} ({} rounds, ≈ {recorded:.3} s recorded: {:.2} s per s)",
+                    micros(latency * 1e6),
+                    thousands(stats::median(&rounds)),
+                    latency / recorded
+                )
+            });
         }
     }
     out
@@ -573,7 +591,7 @@ mod tests {
 
     #[test]
     fn reverse_tables_divide_by_the_plain_run() {
-        use crate::reverse::{GoingBack, Measured};
+        use crate::reverse::{Back, GoingBack, Measured};
         let m = |n: u64, wall: f64, per: f64| Measured {
             n,
             wall,
@@ -597,7 +615,11 @@ mod tests {
                 rounds: 2000,
                 record_s: 2.0,
                 steps_ms: vec![10.0, 20.0, 30.0, 40.0, 50.0],
-                back: vec![(1000, 0.5)],
+                back: vec![Back {
+                    asked: Distance::Rounds(1000),
+                    rounds: 1000,
+                    latency_s: 0.5,
+                }],
             }],
         );
         let t = reverse_tables(&d);
@@ -609,7 +631,7 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("| gdb `record full` | 10 | 3.000 s | 1.500 s | 6.0 ms | 3.0 ms |  | 20,000×, 20,000× |"), "{t}");
-        assert!(t.contains("| `reverseContinue` 1,000 rounds back | 500.0 ms (≈ 1.000 s recorded: 0.50 s per s) |"), "{t}");
+        assert!(t.contains("| `reverseContinue` 1,000 rounds back | 500.0 ms (1,000 rounds, ≈ 1.000 s recorded: 0.50 s per s) |"), "{t}");
         assert!(
             t.contains("| `stepBack` / `reverse-next` 3 | 30.0 ms |"),
             "{t}"

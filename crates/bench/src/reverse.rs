@@ -165,8 +165,25 @@ pub struct GoingBack {
     pub record_s: f64,
     /// Five steps back by line (gdb: `reverse-next`), milliseconds each.
     pub steps_ms: Vec<f64>,
-    /// (rounds back, seconds) of each reverse-continue.
-    pub back: Vec<(u64, f64)>,
+    /// Each reverse-continue.
+    pub back: Vec<Back>,
+}
+
+/// How far back a reverse-continue was asked to go.
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub enum Distance {
+    Rounds(u64),
+    /// Seconds of recorded execution, turned into rounds at the recording's pace.
+    Seconds(f64),
+}
+
+/// One reverse-continue.
+#[derive(Clone, Copy, Debug)]
+pub struct Back {
+    pub asked: Distance,
+    pub rounds: u64,
+    /// From the request to `stopped`.
+    pub latency_s: f64,
 }
 
 impl GoingBack {
@@ -610,17 +627,18 @@ impl Bench {
                 run.steps_ms.iter().copied().fold(f64::NAN, f64::max),
             ),
         ];
-        if let Some(&(_, latency)) = run.back.iter().find(|(back, _)| *back == 1000) {
-            figures.push(("r2.back_1000_ms", latency * 1e3));
+        if let Some(b) = run.back.iter().find(|b| b.asked == Distance::Rounds(1000)) {
+            figures.push(("r2.back_1000_ms", b.latency_s * 1e3));
         }
         if tool == Tool::Tandem {
-            // The nearest distance that is a second of recorded execution or more.
+            // The shortest distance asked in seconds that is a second or more.
             match run
                 .back
                 .iter()
-                .find(|(back, _)| run.recorded_s(*back) >= 1.0)
+                .filter(|b| matches!(b.asked, Distance::Seconds(s) if s >= 1.0))
+                .min_by(|a, b| a.rounds.cmp(&b.rounds))
             {
-                Some(&(_, latency)) => figures.push(("r2.back_1s", latency)),
+                Some(b) => figures.push(("r2.back_1s", b.latency_s)),
                 None => eprint!("(no reverse-continue went 1 s back: raise --r2-rounds) "),
             }
         }
@@ -688,16 +706,20 @@ impl Bench {
             }
             // Seconds back as rounds, at the recording's pace, rounded up to whole ticks.
             let per_s = rounds as f64 / record_s;
-            let mut distances: Vec<u64> = rev
-                .back_seconds
+            let mut distances: Vec<(Distance, u64)> = rev
+                .back
                 .iter()
-                .map(|s| ((s * per_s / 1000.0).ceil() as u64) * 1000)
-                .chain(rev.back.iter().copied())
+                .map(|&r| (Distance::Rounds(r), r))
+                .chain(rev.back_seconds.iter().map(|&s| {
+                    (
+                        Distance::Seconds(s),
+                        ((s * per_s / 1000.0).ceil() as u64) * 1000,
+                    )
+                }))
                 .collect();
-            distances.sort_unstable();
-            distances.dedup();
+            distances.sort_by_key(|&(_, rounds)| rounds);
             let mut back = Vec::new();
-            for distance in distances {
+            for (asked, distance) in distances {
                 let Some(target) = last.checked_sub(distance).filter(|&t| t >= 999) else {
                     continue;
                 };
@@ -712,7 +734,11 @@ impl Bench {
                 let seq = c.send("reverseContinue", json!({ "threadId": thread }))?;
                 thread = stopped(&mut c, "breakpoint")?;
                 c.response(seq)?;
-                back.push((distance, t0.elapsed().as_secs_f64()));
+                back.push(Back {
+                    asked,
+                    rounds: distance,
+                    latency_s: t0.elapsed().as_secs_f64(),
+                });
                 check_i(&mut c, thread, target)?;
             }
             Ok(GoingBack {
@@ -784,7 +810,15 @@ impl Bench {
             rounds,
             record_s: number(&out, "record")?,
             steps_ms,
-            back: back.into_iter().zip(latencies).collect(),
+            back: back
+                .into_iter()
+                .zip(latencies)
+                .map(|(rounds, latency_s)| Back {
+                    asked: Distance::Rounds(rounds),
+                    rounds,
+                    latency_s,
+                })
+                .collect(),
         })
     }
 }
@@ -861,8 +895,13 @@ pub fn json(details: &Details) -> Value {
                 .map(|r| {
                     json!({
                         "rounds": r.rounds, "record_s": r.record_s, "steps_ms": r.steps_ms,
-                        "back": r.back.iter().map(|(b, s)| json!({
-                            "rounds": b, "recorded_s": r.recorded_s(*b), "latency_s": s,
+                        "back": r.back.iter().map(|b| json!({
+                            "asked": match b.asked {
+                                Distance::Rounds(n) => json!({ "rounds": n }),
+                                Distance::Seconds(s) => json!({ "seconds": s }),
+                            },
+                            "rounds": b.rounds, "recorded_s": r.recorded_s(b.rounds),
+                            "latency_s": b.latency_s,
                         })).collect::<Vec<_>>(),
                     })
                 })
