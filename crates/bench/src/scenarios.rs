@@ -1,9 +1,10 @@
 //! The scenarios, each driven the same way through every debugger: DAP for tandem and
 //! lldb-dap (the request sequence VS Code sends), gdb's Python API in batch mode for gdb.
+//! R1 and R2 (recording and going back) live in `reverse.rs`.
 
 use std::collections::HashMap;
 use std::fs::{self, File};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -12,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::dap::DapClient;
 use crate::procfs::{mib, tree_memory};
+use crate::reverse::Reverse;
 use crate::setup::{Sample, Tools};
 use crate::stats;
 
@@ -42,10 +44,21 @@ pub enum Scenario {
     P2,
     P3,
     P5,
+    /// Recording for reverse debugging: its overhead, with gdb's `record full` beside it.
+    R1,
+    /// Going back in a recording: `stepBack` and `reverseContinue` latency.
+    R2,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 4] = [Scenario::P1, Scenario::P2, Scenario::P3, Scenario::P5];
+    pub const ALL: [Scenario; 6] = [
+        Scenario::P1,
+        Scenario::P2,
+        Scenario::P3,
+        Scenario::P5,
+        Scenario::R1,
+        Scenario::R2,
+    ];
 
     pub fn parse(name: &str) -> Result<Scenario> {
         Ok(match name.to_ascii_lowercase().as_str() {
@@ -53,7 +66,9 @@ impl Scenario {
             "p2" => Scenario::P2,
             "p3" => Scenario::P3,
             "p5" => Scenario::P5,
-            other => bail!("unknown scenario `{other}` (p1, p2, p3, p5)"),
+            "r1" => Scenario::R1,
+            "r2" => Scenario::R2,
+            other => bail!("unknown scenario `{other}` (p1, p2, p3, p5, r1, r2)"),
         })
     }
 
@@ -63,6 +78,32 @@ impl Scenario {
             Scenario::P2 => "p2",
             Scenario::P3 => "p3",
             Scenario::P5 => "p5",
+            Scenario::R1 => "r1",
+            Scenario::R2 => "r2",
+        }
+    }
+
+    /// Whether `tool` takes part (lldb-dap has no reverse execution).
+    pub fn supports(self, tool: Tool) -> bool {
+        match self {
+            Scenario::R1 | Scenario::R2 => tool != Tool::LldbDap,
+            _ => true,
+        }
+    }
+
+    /// The results files (docs/NAME.json and .svg) its figures go to, and their plot's title:
+    /// recording and going back have their own, so that a run of one group leaves the
+    /// other's alone.
+    pub fn group(self) -> (&'static str, &'static str) {
+        match self {
+            Scenario::R1 | Scenario::R2 => (
+                "benchmarks-reverse",
+                "tandem vs gdb record full (issue 30), medians",
+            ),
+            _ => (
+                "benchmarks",
+                "tandem vs gdb vs lldb-dap (issue 11), medians",
+            ),
         }
     }
 }
@@ -237,6 +278,11 @@ pub const METRICS: &[Metric] = &[
     },
 ];
 
+/// Every figure: the catalogue above, then R1's and R2's.
+pub fn metrics() -> impl Iterator<Item = &'static Metric> {
+    METRICS.iter().chain(crate::reverse::METRICS)
+}
+
 /// What one run of one scenario with one debugger measured.
 pub type Figures = Vec<(&'static str, f64)>;
 
@@ -258,6 +304,8 @@ pub struct Bench {
     pub step: Sample,
     pub array: Sample,
     pub rg: Option<Sample>,
+    /// R1 and R2's workloads and settings, when they run.
+    pub reverse: Option<Reverse>,
     /// Counts runs, to name their logs.
     pub run_no: std::cell::Cell<u32>,
 }
@@ -297,10 +345,12 @@ impl Bench {
             Scenario::P2 => self.p2(tool),
             Scenario::P3 => self.p3(tool),
             Scenario::P5 => self.p5(tool),
+            Scenario::R1 => self.r1(tool),
+            Scenario::R2 => self.r2(tool),
         }
     }
 
-    fn log_path(&self, tool: Tool, what: &str) -> PathBuf {
+    pub(crate) fn log_path(&self, tool: Tool, what: &str) -> PathBuf {
         let n = self.run_no.get() + 1;
         self.run_no.set(n);
         self.work.join(format!("{n:03}-{what}-{}.log", tool.name()))
@@ -354,7 +404,7 @@ impl Bench {
         let sample = &self.cond;
         let args = [hits.to_string()];
         if tool == Tool::Gdb {
-            let out = self.gdb(tool, "p1", sample, &args, &[("LAST", last.to_string())])?;
+            let out = self.gdb(None, "p1", sample, &args, &[("LAST", last.to_string())])?;
             ensure!(
                 out.get("i").map(String::as_str) == Some(last.to_string().as_str()),
                 "gdb stopped at i = {:?}, expected {last}",
@@ -397,7 +447,7 @@ impl Bench {
         let args = ["--version".to_owned()];
         if tool == Tool::Gdb {
             let t0 = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs_f64();
-            let out = self.gdb(tool, "p2", sample, &args, &[("T0", format!("{t0:.6}"))])?;
+            let out = self.gdb(None, "p2", sample, &args, &[("T0", format!("{t0:.6}"))])?;
             ensure!(
                 out.get("line") == Some(&sample.line.to_string()),
                 "gdb stopped at line {:?}, expected {}",
@@ -445,7 +495,7 @@ impl Bench {
         let mut floor = Vec::new();
         let times: Vec<(f64, f64)> = if tool == Tool::Gdb {
             let out = self.gdb(
-                tool,
+                None,
                 "p3",
                 sample,
                 &args,
@@ -521,7 +571,7 @@ impl Bench {
         let sample = &self.array;
         if tool == Tool::Gdb {
             let out = self.gdb(
-                tool,
+                None,
                 "p5",
                 sample,
                 &[],
@@ -680,10 +730,11 @@ impl Bench {
         }
     }
 
-    /// Runs gdb in batch mode with the scenario script; returns its `BENCH key value` lines.
-    fn gdb(
+    /// Runs gdb in batch mode with the scenario script, through `launcher` when given (see
+    /// setup::gdb_launcher); returns its `BENCH key value` lines.
+    pub(crate) fn gdb(
         &self,
-        tool: Tool,
+        launcher: Option<&Path>,
         scenario: &str,
         sample: &Sample,
         args: &[String],
@@ -693,9 +744,16 @@ impl Bench {
         let script = self.work.join("gdb_bench.py");
         // Written every time: a script left by an older harness must not answer for this one.
         fs::write(&script, include_str!("gdb_bench.py"))?;
-        let log = self.log_path(tool, scenario);
+        let log = self.log_path(Tool::Gdb, scenario);
         let out_path = log.with_extension("out");
-        let mut command = Command::new(gdb);
+        let mut command = match launcher {
+            Some(launcher) => {
+                let mut c = Command::new(launcher);
+                c.arg(gdb);
+                c
+            }
+            None => Command::new(gdb),
+        };
         command
             .current_dir(&self.work)
             .args(["-batch", "-nx", "-q"])
@@ -780,7 +838,7 @@ impl Session {
     }
 }
 
-fn number(figures: &HashMap<String, String>, key: &str) -> Result<f64> {
+pub(crate) fn number(figures: &HashMap<String, String>, key: &str) -> Result<f64> {
     figures
         .get(key)
         .with_context(|| format!("gdb reported no `{key}`"))?

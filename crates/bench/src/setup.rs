@@ -114,19 +114,38 @@ pub struct Sample {
 /// Compiles `samples/bench/NAME.c` with `gcc -g -O0` into `work` and finds the line carrying
 /// `marker`.
 pub fn compile(work: &Path, name: &str, marker: &str) -> Result<Sample> {
+    compile_source(
+        work,
+        &format!("samples/bench/{name}.c"),
+        "-O0",
+        Some(marker),
+    )
+}
+
+/// Compiles the C file at `path` (from the workspace root) with `gcc -g OPT` into `work`,
+/// named after the file, and finds the first line carrying `marker` (line 0 without one).
+pub fn compile_source(work: &Path, path: &str, opt: &str, marker: Option<&str>) -> Result<Sample> {
     let source = workspace_root()
-        .join("samples/bench")
-        .join(format!("{name}.c"))
+        .join(path)
         .canonicalize()
-        .with_context(|| format!("samples/bench/{name}.c"))?;
+        .with_context(|| path.to_owned())?;
     let text = fs::read_to_string(&source)?;
-    let line = text
-        .lines()
-        .position(|l| l.contains(marker))
-        .with_context(|| format!("{marker} not found in {}", source.display()))?;
+    let line = match marker {
+        Some(marker) => {
+            text.lines()
+                .position(|l| l.contains(marker))
+                .with_context(|| format!("{marker} not found in {}", source.display()))?
+                + 1
+        }
+        None => 0,
+    };
+    let name = source
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .context("source file name")?;
     let bin = work.join(name);
     let status = Command::new("gcc")
-        .args(["-g", "-O0", "-o"])
+        .args(["-g", opt, "-o"])
         .arg(&bin)
         .arg(&source)
         .status()
@@ -137,8 +156,46 @@ pub fn compile(work: &Path, name: &str, marker: &str) -> Result<Sample> {
     Ok(Sample {
         bin,
         source,
-        line: u32::try_from(line + 1)?,
+        line: u32::try_from(line)?,
     })
+}
+
+/// tests/support/gdb_no_xstate.c built into `work`, when its seccomp filter works here.
+///
+/// On a CPU with AMX, gdb 13 cannot write the extended register state back
+/// (`PTRACE_SETREGSET NT_X86_XSTATE` from its 2696-byte buffer is refused: the kernel takes
+/// only the full 11008 bytes), so it stops going back with "Couldn't write extended state
+/// status". Through this launcher gdb finds that register set missing and uses the FXSAVE
+/// requests instead, as tests/support/gdb_record.rs does for the reverse suites' oracle.
+/// It is used on every CPU, so gdb's figures come from the same setup everywhere; `None`
+/// (gdb run as it is, said on stderr) when it cannot be built or its filter is refused.
+pub fn gdb_launcher(work: &Path) -> Option<PathBuf> {
+    let source = workspace_root().join("tests/support/gdb_no_xstate.c");
+    let bin = work.join("gdb_no_xstate");
+    let built = Command::new("gcc")
+        .args(["-O2", "-Wall", "-o"])
+        .arg(&bin)
+        .arg(&source)
+        .status()
+        .is_ok_and(|s| s.success());
+    let probe = built
+        .then(|| Command::new(&bin).arg("true").output().ok())
+        .flatten();
+    match probe.as_ref().and_then(|o| o.status.code()) {
+        Some(0) => Some(bin),
+        _ => {
+            eprintln!(
+                "tandem-bench: gdb runs WITHOUT tests/support/gdb_no_xstate.c ({}); on a CPU \
+                 with AMX gdb 13 fails going back with \"Couldn't write extended state status\"",
+                probe.map_or("it did not build".to_owned(), |o| String::from_utf8_lossy(
+                    &o.stderr
+                )
+                .trim()
+                .to_owned())
+            );
+            None
+        }
+    }
 }
 
 /// ripgrep's debug build and the first line of its `main`.
