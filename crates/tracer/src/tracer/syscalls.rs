@@ -83,6 +83,11 @@ pub(super) fn class(nr: u64, a: &[u64; 6]) -> Class {
                 Emulate
             }
         }
+        // prctl(PR_SET_SYSCALL_USER_DISPATCH): the program's own dispatch would take the
+        // place of the recorder's (the system-call buffer's, sysbuf.rs)
+        157 if a[0] == 59 => {
+            Unsupported("a program that dispatches its own system calls cannot be recorded yet")
+        }
         // close; set_tid_address (its result is the thread id, the live one's is given)
         3 | 218 => RealAnyResult,
         // mmap, mprotect, munmap, brk, rt_sigaction, rt_sigprocmask, rt_sigreturn,
