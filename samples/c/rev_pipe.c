@@ -6,6 +6,12 @@
 
 static int fds[2];
 
+/* What the main thread read (a breakpoint's place after the read returned). */
+__attribute__((noinline)) int got(const char *b)
+{
+    return b[0] == 'h' && b[1] == 'i';
+}
+
 static void *worker(void *arg)
 {
     (void)arg;
@@ -21,7 +27,7 @@ int main(void)
     if (pipe(fds) != 0)
         return 2;
     pthread_create(&t, NULL, worker, NULL);
-    if (read(fds[0], b, 2) != 2)
+    if (read(fds[0], b, 2) != 2 || !got(b))
         return 3;
     pthread_join(t, NULL);
     printf("%s\n", b);

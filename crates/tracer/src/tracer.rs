@@ -502,6 +502,9 @@ pub struct Tracer {
     sysbuf_refused: bool,
     /// The count of wake signals last seen (`handle::WAKES`).
     wakes_seen: u64,
+    /// The maps of the replay shown and of the live process, read once for planting
+    /// absent int3s (`absent.rs`) until a replayed call changes the replay's.
+    absent_maps: Option<(Pid, Vec<procfs::Mapping>, Vec<procfs::Mapping>)>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -697,6 +700,7 @@ impl Tracer {
             sysbuf: None,
             sysbuf_refused: false,
             wakes_seen: 0,
+            absent_maps: None,
             _not_send: PhantomData,
         }
     }

@@ -471,8 +471,9 @@ fn threads_are_recorded_one_at_a_time_and_replayed() {
 }
 
 /// A thread blocked in a call only another thread of the program can end (a read of a
-/// pipe the worker writes) would wait forever with one thread running at a time: after
-/// a second the recording ends, and the program goes on live and unharmed.
+/// pipe the worker writes) would wait forever with one thread running at a time. With
+/// every call traced, after a second the recording ends, and the program goes on live
+/// and unharmed.
 #[test]
 fn a_call_only_another_thread_can_end_ends_the_recording() {
     let sample = common::compile("rev_pipe", &["-g", "-O0", "-pthread"]);
@@ -481,6 +482,7 @@ fn a_call_only_another_thread_can_end_ends_the_recording() {
         stop_at: StopAt::Entry,
         stdio: tracer::StdioMode::Null,
         record: true,
+        trace_every_syscall: true,
         ..LaunchConfig::default()
     };
     let (mut t, _io) = Tracer::launch(&config).expect("launch");
@@ -499,6 +501,59 @@ fn a_call_only_another_thread_can_end_ends_the_recording() {
         ended.contains("blocking calls other than futex waits"),
         "{ended}"
     );
+}
+
+/// The same program with its calls buffered: the read waits inside the handler, the
+/// time slice preempts the main thread there (it goes back before the read's site),
+/// the worker runs and writes, and the read is made again and gets its bytes. The
+/// recording goes on: going back shows the worker's hit in the worker's thread, and
+/// forward again reaches the main thread after its read.
+#[test]
+fn a_buffered_call_only_another_thread_can_end_is_preempted_and_recorded() {
+    let sample = common::compile("rev_pipe", &["-g", "-O0", "-pthread"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let worker = RuntimeAddr(common::symbol(&sample.path, "worker") + bias);
+    let got = RuntimeAddr(common::symbol(&sample.path, "got") + bias);
+    t.insert_breakpoint(worker).expect("insert");
+    t.insert_breakpoint(got).expect("insert");
+    next_hit(&mut t, worker);
+    let at_worker = t.position().expect("a hit's position");
+    let worker_pc = t.regs(t.shown_thread()).expect("regs").0.rip;
+    next_hit(&mut t, got);
+    let info = t.recording().expect("recording");
+    assert_eq!(info.ended, None, "still recording");
+    assert!(info.buffered > 0, "calls buffered: {}", info.buffered);
+    let tid = t.shown_thread();
+    let b = t.regs(tid).expect("regs").0.rdi;
+    let mut read = [0u8; 2];
+    t.read_memory(RuntimeAddr(b), &mut read).expect("b");
+    assert_eq!(&read, b"hi", "the read got the worker's bytes");
+    // Back to the worker's hit, then forward to the read's end again.
+    t.goto(&at_worker).expect("back");
+    assert!(t.is_replaying());
+    assert_eq!(t.regs(t.shown_thread()).expect("regs").0.rip, worker_pc);
+    next_hit(&mut t, got);
+    assert!(!t.is_replaying(), "the present is the live process");
+    t.remove_breakpoint(worker).expect("remove");
+    t.remove_breakpoint(got).expect("remove");
+    t.resume().expect("resume");
+    let code = loop {
+        match t.wait().expect("event") {
+            Event::Exited { code } => break code,
+            Event::Stopped { reason, .. } => panic!("unexpected stop {reason:?}"),
+            _ => {}
+        }
+    };
+    assert_eq!(code, 0);
 }
 
 /// Every thread waits, one with a timeout nobody will cut short (a worker in

@@ -42,21 +42,36 @@ impl Tracer {
             return;
         }
         let (maps, live_maps) = if strict {
-            let maps = match procfs::read_maps(self.pid) {
-                Ok(m) => m,
-                Err(e) => {
-                    tracing::debug!("reading the maps of a replay: {e}");
-                    return;
-                }
-            };
-            let live = self
-                .rec
+            // Read once per replay process and kept until a replayed call remaps it
+            // (a search plants hundreds of breakpoints in one replay).
+            let cached = self
+                .absent_maps
                 .as_ref()
-                .and_then(|r| r.sched.tid(ThreadIndex(0)))
-                .map(|t| Pid(t.0))
-                .filter(|p| *p != self.pid);
-            let live_maps = live.and_then(|p| procfs::read_maps(p).ok());
-            (maps, live_maps.unwrap_or_default())
+                .filter(|(pid, _, _)| *pid == self.pid)
+                .map(|(_, m, l)| (m.clone(), l.clone()));
+            match cached {
+                Some(c) => c,
+                None => {
+                    let maps = match procfs::read_maps(self.pid) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            tracing::debug!("reading the maps of a replay: {e}");
+                            return;
+                        }
+                    };
+                    let live = self
+                        .rec
+                        .as_ref()
+                        .and_then(|r| r.sched.tid(ThreadIndex(0)))
+                        .map(|t| Pid(t.0))
+                        .filter(|p| *p != self.pid);
+                    let live_maps = live
+                        .and_then(|p| procfs::read_maps(p).ok())
+                        .unwrap_or_default();
+                    self.absent_maps = Some((self.pid, maps.clone(), live_maps.clone()));
+                    (maps, live_maps)
+                }
+            }
         } else {
             (Vec::new(), Vec::new())
         };
@@ -110,6 +125,7 @@ impl Tracer {
             // A mapping put over an int3 (MAP_FIXED) or taken away took it along.
             self.absent.extend(touched);
         }
+        self.absent_maps = None;
         self.plant_absent(true);
     }
 }

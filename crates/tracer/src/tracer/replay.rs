@@ -133,6 +133,7 @@ impl Tracer {
 
     /// Shows `pid` (a stopped, clean fork of the debuggee traced by this thread).
     fn adopt(&mut self, pid: Pid) {
+        self.absent_maps = None;
         self.pid = pid;
         self.info.pid = pid;
         self.threads.clear();

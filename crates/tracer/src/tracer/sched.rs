@@ -68,6 +68,18 @@ pub(super) fn regs_key(r: &libc::user_regs_struct) -> RegsKey {
     ]
 }
 
+/// The key of a preemption point; at a site the system-call buffer patched (the thread
+/// preempted in the handler, put back before the site) rcx and r11 are left out: they
+/// are the handler's there, dead in the program before its `syscall`.
+fn preempt_key(r: &libc::user_regs_struct, at_site: bool) -> RegsKey {
+    let mut k = regs_key(r);
+    if at_site {
+        k[6] = 0;
+        k[11] = 0;
+    }
+    k
+}
+
 /// A thread's place in the order of creation (0 is the main thread): the same thread
 /// has the same index in the recording and in every replay, whatever its kernel id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -642,19 +654,24 @@ impl Tracer {
             return None;
         }
         rec.sched.preempting = None;
-        let regs = sys::get_regs(tid).ok()?;
         let next = rec
             .sched
             .next_runnable()
             .filter(|n| *n != rec.sched.current)?;
+        // Out of the system-call buffer's code: the point is in the program.
+        let at_site = self.sysbuf_before_preempt(tid);
+        let interval = self.sysbuf_take();
+        let rec = self.rec.as_mut()?;
+        let regs = sys::get_regs(tid).ok()?;
+        let interval = rec.interval(interval);
         rec.events.push(SysRecord {
             thread: rec.sched.current,
             nr: PREEMPT_EVENT,
-            args: [0; 6],
+            args: [u64::from(at_site), 0, 0, 0, 0, 0],
             result: 0,
             writes: Vec::new(),
-            regs: Some(Box::new(regs_key(&regs))),
-            interval: None,
+            regs: Some(Box::new(preempt_key(&regs, at_site))),
+            interval,
         });
         rec.pos = Some(Position {
             event: rec.events.len() as u64,
@@ -720,7 +737,8 @@ impl Tracer {
         let ev = rec.events.get(r.cursor() as usize)?;
         let here = ev.nr == PREEMPT_EVENT
             && ev.thread == r.sched.current
-            && ev.regs.as_deref() == Some(&regs_key(regs));
+            && ev.regs.as_deref() == Some(&preempt_key(regs, ev.args[0] == 1))
+            && self.sysbuf_consumed();
         let thread = ev.thread.0;
         if !here {
             let passes = self.sched_mut().map_or(0, |s| {

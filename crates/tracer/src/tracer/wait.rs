@@ -340,10 +340,6 @@ impl Tracer {
                                 stopped: self.fork_policy == ForkPolicy::Follow,
                             }));
                         }
-                        if new.0 > 0 && self.rec.is_some() && !self.is_replaying() {
-                            // Only a program with one thread buffers its calls.
-                            self.sysbuf_stop();
-                        }
                         if new.0 > 0 && self.rec.is_some() {
                             // Recorded: the new thread waits in its first stop until
                             // the schedule gives it the processor (sched.rs).
@@ -367,6 +363,11 @@ impl Tracer {
                                 let _ = self.handle_status(w, true)?;
                             }
                             self.sched_thread_created(new);
+                            if !self.is_replaying() {
+                                // Dispatch is per thread: the new one's calls are
+                                // buffered too.
+                                self.sysbuf_thread(new);
+                            }
                         } else if new.0 > 0 {
                             self.threads.insert(
                                 new,

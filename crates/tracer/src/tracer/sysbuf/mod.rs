@@ -383,6 +383,61 @@ impl Tracer {
         }
     }
 
+    /// A thread the recorded program created, at its first stop: dispatch on for it
+    /// too (a new thread does not inherit it).
+    pub(super) fn sysbuf_thread(&mut self, tid: Tid) {
+        let Some(trusted) = self
+            .sysbuf
+            .as_ref()
+            .filter(|s| s.recording)
+            .map(|s| s.trusted)
+        else {
+            return;
+        };
+        match sys::set_syscall_dispatch(tid, Some((trusted, 3))) {
+            Ok(()) => {
+                if let Some(t) = self.threads.get_mut(&tid) {
+                    t.sud = true;
+                    t.sud_trusted = trusted;
+                }
+            }
+            Err(e) => {
+                // Its calls would escape the log: every call is traced from here on.
+                tracing::warn!(tid = tid.0, "syscall user dispatch for a new thread: {e}");
+                self.sysbuf_stop();
+            }
+        }
+    }
+
+    /// Recording, a thread about to be preempted (the scheduler gives the processor to
+    /// another at an event with its registers): out of the buffer's code first, so
+    /// the point is in the program — a replay's handler runs other instructions — and
+    /// a call waiting in the handler (a read of a pipe another thread writes) goes
+    /// back before its site, to be made again when the thread runs next.
+    ///
+    /// Returns whether the thread is then at a patched site: its rcx and r11 are the
+    /// handler's there, not the program's (dead before a `syscall`), so the point is
+    /// told by the other registers.
+    pub(super) fn sysbuf_before_preempt(&mut self, tid: Tid) -> bool {
+        if self.sysbuf.is_none() {
+            return false;
+        }
+        self.sysbuf_leave(tid);
+        let Ok(pc) = sys::get_regs(tid).map(|r| r.rip) else {
+            return false;
+        };
+        self.sysbuf.as_ref().is_some_and(|s| {
+            matches!(s.sites.get(&pc), Some(Some(_))) || s.returns.values().any(|v| *v == pc)
+        })
+    }
+
+    /// A replay at a preemption's candidate point: whether every call the interval
+    /// buffered was made (the recording preempted the thread after them all), which
+    /// tells a pass of a loop from the recorded one when registers alone cannot.
+    pub(super) fn sysbuf_consumed(&self) -> bool {
+        self.sysbuf_unconsumed().is_none()
+    }
+
     /// After a traced call's exit stop: dispatch goes back on for the thread.
     pub(super) fn sysbuf_after_exit(&mut self, tid: Tid) {
         let on = self.sysbuf.as_ref().is_some_and(|s| s.recording) && self.rec.is_some();
