@@ -10,8 +10,7 @@ mod support;
 use std::path::PathBuf;
 
 use support::dap::{
-    build, child_values, gdb_can_call_functions, gdb_locals_at, line_of, sample_path, value, var,
-    DapClient,
+    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
 };
 
 const SAMPLE: &str = "cpp/stl_more.cpp";
@@ -226,7 +225,7 @@ fn the_other_library_types_match_gdb() {
     assert_eq!(gdb_values.len(), exprs.len(), "{gdb_values:?}");
     let mut not_compared = Vec::new();
     for (e, gdb) in exprs.iter().zip(&gdb_values) {
-        if gdb.is_empty() && !gdb_can_call_functions() {
+        if gdb.is_empty() && !support::gdb::can_call_functions() {
             // Said once by the probe: compared with the value the sample gives it.
             let want = KNOWN
                 .iter()

@@ -12,8 +12,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use support::dap::{
-    build, child_values, gdb_can_call_functions, gdb_locals_at, line_of, sample_path, value, var,
-    DapClient,
+    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
 };
 
 /// What the sample gives the expressions gdb answers only by calling a function in the
@@ -142,7 +141,7 @@ fn stl_values_and_expressions_match_gdb() {
     assert_eq!(gdb_values.len(), both.len(), "{gdb_values:?}");
     let mut not_compared = Vec::new();
     for (e, gdb) in both.iter().zip(&gdb_values) {
-        if gdb.is_empty() && !gdb_can_call_functions() {
+        if gdb.is_empty() && !support::gdb::can_call_functions() {
             // Said once by the probe: compared with the value the sample gives it.
             let want = KNOWN
                 .iter()
