@@ -10,14 +10,14 @@ mod support;
 use std::path::PathBuf;
 
 use support::dap::{
-    build, child_values, gdb_can_call_functions, gdb_locals_at, line_of, sample_path, value, var,
-    DapClient,
+    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
 };
 
 const SAMPLE: &str = "cpp/stl_more.cpp";
 
 /// What the sample gives the expressions gdb answers only by calling a function in the
-/// debuggee (read off the source), for a machine where gdb cannot.
+/// debuggee (read off the source), for a machine where gdb cannot: one with AMX where
+/// the kernel refused the filter gdb runs under (tests/support/gdb.rs).
 const KNOWN: &[(&str, &str)] = &[
     ("*vit", "7"),
     ("weak.use_count()", "1"),
@@ -30,6 +30,7 @@ const KNOWN: &[(&str, &str)] = &[
     ("span_dyn.size()", "3"),
     ("span_fixed[1]", "43"),
     ("*vit == 7", "true"),
+    ("mit->second", "2"),
 ];
 
 fn program() -> PathBuf {
@@ -73,6 +74,8 @@ fn the_other_library_types_match_gdb() {
         "st.size()",
         "m.size()",
         "v.size() > 1 && !v.empty()",
+        // A tree iterator's `->` has no xmethod: gdb calls its operator->.
+        "mit->second",
     ];
     let (locals, gdb_values) =
         gdb_locals_at(&program(), "cpp/stl_more.cpp", "break in more", &exprs);
@@ -226,7 +229,7 @@ fn the_other_library_types_match_gdb() {
     assert_eq!(gdb_values.len(), exprs.len(), "{gdb_values:?}");
     let mut not_compared = Vec::new();
     for (e, gdb) in exprs.iter().zip(&gdb_values) {
-        if gdb.is_empty() && !gdb_can_call_functions() {
+        if gdb.is_empty() && !support::gdb::can_call_functions() {
             // Said once by the probe: compared with the value the sample gives it.
             let want = KNOWN
                 .iter()
@@ -253,9 +256,9 @@ fn the_other_library_types_match_gdb() {
             exprs.len()
         );
     }
-    // No xmethod in gdb for a tree iterator's `->`: the entry gdb shows for `mit`.
+    // gdb has no `operator*` of a tree iterator to call (not emitted): the entry gdb
+    // shows for `mit`.
     assert_eq!(locals["mit"], "{first = 1, second = 2}");
-    assert_eq!(dap.evaluate(frame, "mit->second")["result"], "2");
     assert_eq!(dap.evaluate(frame, "(*mit).first")["result"], "1");
     let msg = dap.err(
         "evaluate",

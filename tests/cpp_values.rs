@@ -12,12 +12,12 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use support::dap::{
-    build, child_values, gdb_can_call_functions, gdb_locals_at, line_of, sample_path, value, var,
-    DapClient,
+    build, child_values, gdb_locals_at, line_of, sample_path, value, var, DapClient,
 };
 
 /// What the sample gives the expressions gdb answers only by calling a function in the
-/// debuggee (read off the source), for a machine where gdb cannot.
+/// debuggee (read off the source), for a machine where gdb cannot: one with AMX where
+/// the kernel refused the filter gdb runs under (tests/support/gdb.rs).
 const KNOWN: &[(&str, &str)] = &[
     ("dq[1]", "20"),
     ("lst.size()", "3"),
@@ -80,6 +80,8 @@ fn stl_values_and_expressions_match_gdb() {
         "*maybe",
         "v.at(2)",
         "dq.at(3)",
+        "lst.back()",
+        "dq.front()",
         // A C++ frame's truth values are bools, as gdb prints them there.
         "v.size() == 5",
         "!v.empty()",
@@ -142,7 +144,7 @@ fn stl_values_and_expressions_match_gdb() {
     assert_eq!(gdb_values.len(), both.len(), "{gdb_values:?}");
     let mut not_compared = Vec::new();
     for (e, gdb) in both.iter().zip(&gdb_values) {
-        if gdb.is_empty() && !gdb_can_call_functions() {
+        if gdb.is_empty() && !support::gdb::can_call_functions() {
             // Said once by the probe: compared with the value the sample gives it.
             let want = KNOWN
                 .iter()
@@ -186,8 +188,6 @@ fn stl_values_and_expressions_match_gdb() {
         ("codes[2]", "200"),
         ("maybe.value()", "5"),
         ("word.value()", "\"hi\""),
-        ("lst.back()", "9"),
-        ("dq.front()", "10"),
         ("sp.use_count()", "1"),
         ("ages[\"bob\"] + codes[2]", "242"),
         ("ages.at(\"ann\")", "31"),

@@ -241,7 +241,7 @@ fn gdb_seen(program: &Path) -> (Vec<(String, i64)>, Vec<String>, Vec<String>) {
             "echo \\n".into(),
         ]);
     }
-    let (out, err) = support::dap::gdb_batch(program, &cmds);
+    let (out, err) = support::gdb::batch(program, &cmds);
     let (_, after) = out
         .split_once("BT\n")
         .unwrap_or_else(|| panic!("gdb: {out}{err}"));
@@ -585,7 +585,7 @@ fn total_values(program: &Path) -> (Vec<String>, Vec<String>) {
             "echo \\n".into(),
         ]);
     }
-    let (out, _) = support::dap::gdb_batch(program, &cmds);
+    let (out, _) = support::gdb::batch(program, &cmds);
     let gdb: Vec<String> = out
         .split("EXPR\n")
         .skip(1)

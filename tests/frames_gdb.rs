@@ -50,7 +50,7 @@ fn gdb_stacks(program: &Path) -> Vec<Vec<Frame>> {
             "continue".into(),
         ]);
     }
-    let (text, _) = support::dap::gdb_batch(program, &cmds);
+    let (text, _) = support::gdb::batch(program, &cmds);
     let stacks: Vec<Vec<Frame>> = text
         .split("STOP\n")
         .skip(1)

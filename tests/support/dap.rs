@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{Peer, PATIENCE};
+use super::{gdb, Peer, PATIENCE};
 
 pub use testsupport::{repo, sample_path};
 
@@ -443,78 +443,9 @@ impl Drop for KillOnDrop {
 
 /// gdb stopped at the line of `marker` in the sample `rel` (its libstdc++ printers on):
 /// `info locals` as name → text, and each expression's `output` text (empty when gdb
-/// cannot evaluate it: the error goes to stderr).
-/// Whether gdb can call a function in the debuggee on this machine. gdb 13 cannot on a
-/// CPU whose XSAVE area holds AMX state (it fails with "Couldn't write extended state
-/// status": its buffer is smaller than the kernel's), so an expression it can only answer
-/// by an inferior call (`*it` on a vector iterator, `opt.has_value()`) gets no answer
-/// there. Probed once with a call to `abs` in a small C program.
-pub fn gdb_can_call_functions() -> bool {
-    static PROBE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PROBE.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("tandem-gdb-call-probe-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let src = dir.join("probe.c");
-        std::fs::write(
-            &src,
-            "#include <stdlib.h>\nint main(void) { return abs(-3) - 3; }\n",
-        )
-        .unwrap();
-        let exe = dir.join("probe");
-        let built = std::process::Command::new("gcc")
-            .args(["-g", "-O0", "-o"])
-            .arg(&exe)
-            .arg(&src)
-            .status()
-            .unwrap();
-        assert!(built.success(), "gcc failed");
-        let out = std::process::Command::new("gdb")
-            .args([
-                "-batch",
-                "-nx",
-                "-ex",
-                "break main",
-                "-ex",
-                "run",
-                "-ex",
-                "output (int) abs(-7)",
-            ])
-            .arg(&exe)
-            .output()
-            .expect("gdb runs");
-        let _ = std::fs::remove_dir_all(&dir);
-        let works = String::from_utf8_lossy(&out.stdout)
-            .trim_end()
-            .ends_with('7');
-        if !works {
-            eprintln!(
-                "gdb cannot call functions in the debuggee on this machine: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        works
-    })
-}
-
-/// gdb in batch mode (no init files) on `program`, running `commands` in order: its
-/// stdout and stderr.
-pub fn gdb_batch(program: &Path, commands: &[String]) -> (String, String) {
-    let mut args: Vec<String> = vec!["-batch".into(), "-nx".into()];
-    for c in commands {
-        args.extend(["-ex".to_string(), c.clone()]);
-    }
-    let out = std::process::Command::new("gdb")
-        .args(&args)
-        .arg(program)
-        .output()
-        .expect("gdb runs");
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
+/// cannot evaluate it: the error goes to stderr). gdb runs as [`gdb::batch`] runs it, so
+/// it can call functions in the debuggee ([`gdb::can_call_functions`] says whether it
+/// can here).
 pub fn gdb_locals_at(
     program: &Path,
     rel: &str,
@@ -538,7 +469,7 @@ pub fn gdb_locals_at(
             "echo \\n".into(),
         ]);
     }
-    let (stdout, stderr) = gdb_batch(program, &commands);
+    let (stdout, stderr) = gdb::batch(program, &commands);
     let (_, rest) = stdout
         .split_once("LOCALS\n")
         .unwrap_or_else(|| panic!("gdb did not stop: {stdout}\n{stderr}"));

@@ -5,6 +5,7 @@
 
 pub mod bridged;
 pub mod dap;
+pub mod gdb;
 pub mod gdb_record;
 pub mod lsp_types_check;
 pub mod lsp_workspace;
@@ -28,9 +29,9 @@ pub fn tandem_bin() -> &'static str {
 }
 
 /// gdb's text for a core: `thread apply all bt` (no line wrapping), then each of `prints`
-/// on a line of its own (`output P`).
+/// on a line of its own (`output P`). gdb runs as every oracle runs it ([`gdb::command`]).
 pub fn gdb_core_text(program: &std::path::Path, core: &std::path::Path, prints: &[&str]) -> String {
-    let mut cmd = Command::new("gdb");
+    let mut cmd = gdb::command();
     cmd.args([
         "-batch",
         "-nx",
