@@ -73,6 +73,10 @@ pub(crate) struct UnitSymbols {
     pub(crate) inlined: Vec<(DieId, u64)>,
     /// Global variables and named types.
     pub(crate) others: Vec<SymbolEntry>,
+    /// Enumerators of the enums outside functions: the name they are looked up by
+    /// (`Red` in C, `geo::Red` for C++'s `enum Color` in `geo`, `geo::Color::Red` for an
+    /// `enum class`), and the offset of their enum's DIE.
+    pub(crate) enumerators: Vec<(Arc<str>, gimli::UnitOffset<usize>)>,
     /// Namespace paths (`ns::Class::`, empty at the top) of the functions without a
     /// linkage name, by DIE offset: what naming an inlined call of one needs.
     pub(crate) paths: HashMap<gimli::UnitOffset<usize>, Arc<str>>,
@@ -212,6 +216,32 @@ impl Binary {
         result.clone().map_err(Error::from)
     }
 
+    /// One unit's symbols as [`Binary::unit_functions`] gives them, but walked for this
+    /// caller alone when no request walked the unit before: a pass over every unit (the
+    /// name table's) must not keep them all. The unit's scope paths are kept
+    /// ([`Binary::scope_path_of`] reads them for other units' functions).
+    pub(crate) fn unit_symbols_once(&self, index: usize) -> Result<Arc<UnitSymbols>> {
+        let slot = self
+            .units()
+            .get(index)
+            .ok_or(Error::BadReference(index as u64))?;
+        if let Some(done) = slot.funcs.get() {
+            return done.clone().map_err(Error::from);
+        }
+        let unit = self.unit(index).inspect_err(|e| {
+            if let Error::Dwarf(e) = e {
+                self.note_unreadable(index, e);
+            }
+        })?;
+        self.counters
+            .die_walk(&self.path, index, self.units().len());
+        let syms = self.walk_unit(index, &unit).inspect_err(|e| {
+            self.note_unreadable(index, e);
+        })?;
+        let _ = slot.paths.set(Arc::new(syms.paths.clone()));
+        Ok(Arc::new(syms))
+    }
+
     fn walk_unit(
         &self,
         index: usize,
@@ -222,6 +252,10 @@ impl Binary {
         // Scope paths of the functions seen so far, for concrete instances whose
         // abstract origin came earlier in the unit (the usual order).
         let mut paths: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
+        // The enum whose enumerators come next: its depth, offset and the prefix of
+        // their names.
+        let mut current_enum: Option<(isize, gimli::UnitOffset<usize>, String)> = None;
+        let language = self.unit_language(index).ok().flatten();
         let mut cursor = unit.entries();
         while let Some(die) = cursor.next_dfs()? {
             let depth = die.depth();
@@ -237,6 +271,49 @@ impl Binary {
                 .iter()
                 .any(|s| matches!(s.2, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
             match tag {
+                gimli::DW_TAG_enumerator => {
+                    if let Some((_, enum_offset, prefix)) =
+                        current_enum.as_ref().filter(|e| e.0 + 1 == depth)
+                    {
+                        if let Some(name) = self.attr_str(unit, die, gimli::DW_AT_name) {
+                            out.enumerators.push((
+                                self.names.intern(&format!("{prefix}{name}")),
+                                *enum_offset,
+                            ));
+                        }
+                    }
+                }
+                gimli::DW_TAG_enumeration_type if !in_function && die.has_children() => {
+                    // As gdb qualifies them (`Binary::enumerator_scope`): C++'s by the
+                    // scopes around the enum, and by the enum too for an `enum class`
+                    // (Rust's alike); C's enumerators are at file scope wherever declared.
+                    let enum_class = matches!(
+                        die.attr_value(gimli::DW_AT_enum_class),
+                        Some(gimli::AttributeValue::Flag(true))
+                    );
+                    let prefix = match language {
+                        Some(crate::types::Language::Cpp) if !enum_class => {
+                            Self::scope_path(&scopes)
+                        }
+                        Some(crate::types::Language::Cpp | crate::types::Language::Rust) => {
+                            let own = self.attr_str(unit, die, gimli::DW_AT_name);
+                            let mut p = Self::scope_path(&scopes);
+                            if let Some(own) = own {
+                                p.push_str(&own);
+                                p.push_str("::");
+                            }
+                            p
+                        }
+                        _ => String::new(),
+                    };
+                    current_enum = Some((depth, die.offset(), prefix));
+                    if die.attr_value(gimli::DW_AT_declaration).is_none() {
+                        if let Some(e) = self.simple_entry(unit, die, id, &scopes, SymbolKind::Type)
+                        {
+                            out.others.push(e);
+                        }
+                    }
+                }
                 gimli::DW_TAG_subprogram => {
                     if let Some(f) = self.func_entry(unit, die, id, &scopes, &mut paths) {
                         out.funcs.push(f);
@@ -402,15 +479,59 @@ impl Binary {
     pub(crate) fn scope_path_of(&self, id: DieId) -> String {
         // Only when the unit's walk is done (`get`, never `unit_functions`: the walk
         // itself calls this, and initializing the cell again would deadlock).
-        if let Some(path) = self
-            .units()
-            .get(id.unit)
-            .and_then(|slot| slot.funcs.get())
-            .and_then(|syms| syms.as_ref().ok())
-            .and_then(|syms| syms.paths.get(&id.offset).cloned())
-        {
-            return path.to_string();
+        let Some(slot) = self.units().get(id.unit) else {
+            return self.scope_path_by_walk(id);
+        };
+        if let Some(syms) = slot.funcs.get().and_then(|syms| syms.as_ref().ok()) {
+            if let Some(path) = syms.paths.get(&id.offset) {
+                return path.to_string();
+            }
+            return self.scope_path_by_walk(id);
         }
+        // The paths of the unit's functions without a linkage name, kept apart from its
+        // symbols: a pass over every unit (GCC's LTO units name their functions through
+        // another unit's DIEs) asks for them once per function.
+        let paths = slot
+            .paths
+            .get_or_init(|| Arc::new(self.function_paths(id.unit)));
+        match paths.get(&id.offset) {
+            Some(path) => path.to_string(),
+            None => self.scope_path_by_walk(id),
+        }
+    }
+
+    /// The scope path of every function without a linkage name of unit `index`, by
+    /// offset, as its walk records them (`paths` of [`UnitSymbols`]).
+    fn function_paths(&self, index: usize) -> HashMap<gimli::UnitOffset<usize>, Arc<str>> {
+        let mut out = HashMap::new();
+        let Ok(unit) = self.unit(index) else {
+            return out;
+        };
+        let mut scopes: Vec<(isize, Option<crate::reader::R>, gimli::DwTag)> = Vec::new();
+        let mut cursor = unit.entries();
+        while let Ok(Some(die)) = cursor.next_dfs() {
+            let depth = die.depth();
+            while scopes.last().is_some_and(|s| s.0 >= depth) {
+                scopes.pop();
+            }
+            if die.tag() == gimli::DW_TAG_subprogram
+                && die.attr_value(gimli::DW_AT_linkage_name).is_none()
+                && die.attr_value(gimli::DW_AT_MIPS_linkage_name).is_none()
+            {
+                out.insert(die.offset(), self.names.intern(&Self::scope_path(&scopes)));
+            }
+            if die.has_children() {
+                let name = die
+                    .attr_value(gimli::DW_AT_name)
+                    .and_then(|v| unit.dwarf().attr_string(&unit, v).ok());
+                scopes.push((depth, name, die.tag()));
+            }
+        }
+        out
+    }
+
+    /// The scope path of a DIE, by walking its unit to it.
+    fn scope_path_by_walk(&self, id: DieId) -> String {
         let Ok(unit) = self.unit(id.unit) else {
             return String::new();
         };
@@ -450,6 +571,7 @@ impl Binary {
         } else {
             None
         };
+        let form = (kind == SymbolKind::Type).then(|| crate::index::form_of_tag(die.tag()));
         Some(SymbolEntry {
             name: self
                 .names
@@ -459,6 +581,7 @@ impl Binary {
             decl_line: info.decl_line,
             range,
             die: Some(id),
+            form,
         })
     }
 
@@ -517,9 +640,21 @@ impl Binary {
     /// `ns::Class::method`, C names. Out-of-line copies and inlined copies of the same
     /// function are merged into one [`Function`]. Falls back to the ELF symbol table
     /// for code without DWARF.
+    ///
+    /// The name table ([`Binary::build_index_cache`], built first if need be) names the
+    /// units that define or inline a match; only those are walked.
     pub fn functions_by_name(&self, query: &str) -> Result<Vec<Function>> {
-        let index = self.symbol_index();
-        self.functions_in(&index, query)
+        let query = names::normalize(query);
+        let units = self.name_table().units_for_name(&query).unwrap_or_default();
+        self.functions_in_units(&units, &query)
+    }
+
+    fn functions_in_units(&self, units: &[usize], query: &str) -> Result<Vec<Function>> {
+        let syms = units
+            .iter()
+            .filter_map(|&u| self.unit_functions(u).ok())
+            .collect();
+        self.functions_in(&crate::index::SymbolIndex::of_units(syms), query)
     }
 
     /// Finds functions by name through the on-disk index cache (when loaded), the
@@ -546,17 +681,11 @@ impl Binary {
         };
         units.sort_unstable();
         units.dedup();
-        let syms = units
-            .iter()
-            .filter_map(|&u| self.unit_functions(u).ok())
-            .collect();
-        let found = self
-            .functions_in(&crate::index::SymbolIndex::of_units(syms), &query)
-            .ok()?;
+        let found = self.functions_in_units(&units, &query).ok()?;
         (!found.is_empty()).then_some(found)
     }
 
-    fn functions_in(
+    pub(crate) fn functions_in(
         &self,
         index: &crate::index::SymbolIndex,
         query: &str,
@@ -659,6 +788,33 @@ impl Binary {
                 && s.demangled().contains(last)
                 && names::normalized_matches(query, &names::normalize(s.demangled()))
         })
+    }
+
+    /// The names (demangled, normalized) of the ELF symbols that start with `prefix` and
+    /// that `keep` accepts, in byte order, at most `limit`, each with its kind (the first
+    /// symbol's): completion of code without DWARF.
+    pub fn elf_symbols_with_prefix(
+        &self,
+        prefix: &str,
+        limit: usize,
+        keep: impl Fn(&str) -> bool,
+    ) -> Vec<(String, SymbolKind)> {
+        let mut out: Vec<(String, SymbolKind)> = Vec::new();
+        for s in self.elf_symbols() {
+            // A name starting with `prefix` holds it verbatim mangled too.
+            if !s.name().contains(prefix) {
+                continue;
+            }
+            let name = names::normalize(s.demangled());
+            if name.starts_with(prefix) && keep(&name) {
+                out.push((name, s.kind));
+            }
+        }
+        // By name, the first symbol of each name kept (a stable sort).
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.dedup_by(|a, b| a.0 == b.0);
+        out.truncate(limit);
+        out
     }
 
     /// The address of the data symbol (an object in `.symtab` or `.dynsym`) named exactly

@@ -24,11 +24,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
-
 use crate::addr::Line;
 use crate::binary::Binary;
-use crate::index::{SymbolIndex, SymbolKind, TypeForm};
+use crate::index::{SymbolKind, TypeForm};
 
 /// Number of u32 fields the table of the cache file gives this table.
 pub(crate) const FIELDS: usize = 12;
@@ -52,7 +50,7 @@ pub struct TableSymbol {
 /// The symbol table of an opened, verified index cache file (shares its mapping).
 #[derive(Clone)]
 pub struct SymbolTable {
-    map: Arc<Mmap>,
+    map: Arc<crate::cache::Blob>,
     payload: usize,
     files: (usize, usize),
     names: (usize, usize),
@@ -80,12 +78,14 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     ))
 }
 
-fn kind_code(kind: SymbolKind) -> u32 {
-    match kind {
+/// A symbol's kind code: its [`SymbolKind`] in the low byte, its [`TypeForm`] above.
+pub(crate) fn kind_code(kind: SymbolKind, form: Option<TypeForm>) -> u32 {
+    let kind = match kind {
         SymbolKind::Function => 0,
         SymbolKind::Variable => 1,
         SymbolKind::Type => 2,
-    }
+    };
+    kind | form_code(form) << 8
 }
 
 fn form_code(form: Option<TypeForm>) -> u32 {
@@ -121,7 +121,27 @@ fn decode_kind(code: u32) -> (SymbolKind, Option<TypeForm>) {
 impl SymbolTable {
     /// The table whose [`FIELDS`] fields are `fields`, in the mapped file `map` whose
     /// payload starts at `payload`; `None` when a region lies outside the file.
-    pub(crate) fn open(map: Arc<Mmap>, payload: usize, fields: &[usize]) -> Option<SymbolTable> {
+    /// A table listing nothing, over `map`.
+    pub(crate) fn empty(map: Arc<crate::cache::Blob>, payload: usize) -> SymbolTable {
+        SymbolTable {
+            map,
+            payload,
+            files: (0, 0),
+            names: (0, 0),
+            hay_starts: 0,
+            members: 0,
+            masks: 0,
+            symbols: (0, 0),
+            hay: (0, 0),
+            strings: 0,
+        }
+    }
+
+    pub(crate) fn open(
+        map: Arc<crate::cache::Blob>,
+        payload: usize,
+        fields: &[usize],
+    ) -> Option<SymbolTable> {
         let &[files_at, files_n, names_at, names_n, hay_starts, members, masks, symbols_at, symbols_n, hay_at, hay_len, strings] =
             fields
         else {
@@ -156,7 +176,7 @@ impl SymbolTable {
     }
 
     fn p(&self) -> &[u8] {
-        &self.map[self.payload..]
+        self.map.get(self.payload..).unwrap_or_default()
     }
 
     fn string(&self, at: usize) -> Option<&[u8]> {
@@ -274,48 +294,24 @@ impl SymbolTable {
 }
 
 /// One symbol a table lists, before it is laid out.
-struct Listed {
-    name: Arc<str>,
-    file: Arc<Path>,
-    line: Line,
-    kind: u32,
-}
-
-/// Serialises the symbol table of `index`; `base` is where the returned bytes will start
-/// in the payload. Returns the bytes and the table's [`FIELDS`] fields.
-pub(crate) fn serialize(
-    binary: &Binary,
-    index: &SymbolIndex,
-    base: usize,
-) -> (Vec<u8>, [usize; FIELDS]) {
-    // What the language server lists: entries with a declaration file and line, in the
-    // index's order (their position breaks ties, as the server's in-memory table does).
-    let listed: Vec<Listed> = index
-        .entries()
-        .filter_map(|e| {
-            let (file, line) = (e.decl_file.clone()?, e.decl_line?);
-            let form = binary.type_form(&e);
-            Some(Listed {
-                kind: kind_code(e.kind) | form_code(form) << 8,
-                name: e.name,
-                file,
-                line,
-            })
-        })
-        .collect();
-    lay_out(&listed, base)
+pub(crate) struct Listed<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) file: &'a Path,
+    pub(crate) line: Line,
+    /// [`kind_code`].
+    pub(crate) kind: u32,
 }
 
 /// The regions of a table listing `listed` (ties broken by position in it), starting at
 /// `base` in the payload.
-fn lay_out(listed: &[Listed], base: usize) -> (Vec<u8>, [usize; FIELDS]) {
+pub(crate) fn lay_out(listed: &[Listed<'_>], base: usize) -> (Vec<u8>, [usize; FIELDS]) {
     let mut files: Vec<&[u8]> = listed
         .iter()
         .map(|l| l.file.as_os_str().as_bytes())
         .collect();
     files.sort_unstable();
     files.dedup();
-    let mut names: Vec<&str> = listed.iter().map(|l| &*l.name).collect();
+    let mut names: Vec<&str> = listed.iter().map(|l| l.name).collect();
     names.sort_unstable_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
     names.dedup();
     let name_rank: std::collections::HashMap<&str, u32> = names
@@ -333,7 +329,7 @@ fn lay_out(listed: &[Listed], base: usize) -> (Vec<u8>, [usize; FIELDS]) {
         .enumerate()
         .map(|(pos, l)| {
             (
-                name_rank[&*l.name],
+                name_rank[l.name],
                 file_rank[l.file.as_os_str().as_bytes()],
                 l.line.get(),
                 pos as u32,
@@ -508,29 +504,21 @@ impl Binary {
                 .collect()
         });
         located.sort_unstable_by_key(|l| l.0);
-        let mut files: std::collections::HashMap<std::path::PathBuf, Arc<Path>> =
-            std::collections::HashMap::new();
-        let mut listed = Vec::new();
-        for (name, path, line) in located.into_iter().flat_map(|l| l.1) {
-            let file = files
-                .entry(path)
-                .or_insert_with_key(|p| Arc::from(p.as_path()))
-                .clone();
-            listed.push(Listed {
+        let listed: Vec<Listed<'_>> = located
+            .iter()
+            .flat_map(|l| &l.1)
+            .map(|(name, path, line)| Listed {
                 name,
-                file,
-                line,
-                kind: kind_code(SymbolKind::Function),
-            });
-        }
+                file: path,
+                line: *line,
+                kind: kind_code(SymbolKind::Function, None),
+            })
+            .collect();
         if listed.is_empty() {
             return None;
         }
         let (bytes, fields) = lay_out(&listed, 0);
-        let mut map = memmap2::MmapMut::map_anon(bytes.len()).ok()?;
-        map.copy_from_slice(&bytes);
-        let map = map.make_read_only().ok()?;
-        let table = SymbolTable::open(Arc::new(map), 0, &fields);
+        let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &fields);
         tracing::debug!(
             target: "tandem::cache",
             binary = %self.path().display(),

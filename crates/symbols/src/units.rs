@@ -114,6 +114,9 @@ pub(crate) struct UnitSlot {
     /// Single sequences of the line table, decoded before (or instead of) `lines`.
     pub(crate) seqs: crate::seqs::SeqCache,
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
+    /// The scope paths of the unit's functions without a linkage name (as in `funcs`),
+    /// when `funcs` is not kept (`Binary::unit_symbols_once`).
+    pub(crate) paths: OnceLock<Arc<std::collections::HashMap<UnitOffset<usize>, Arc<str>>>>,
     /// The address → scope index (`blocks.rs`), built from `funcs` on first use.
     pub(crate) blocks: OnceLock<Result<Arc<crate::blocks::BlockIndex>, gimli::Error>>,
     pub(crate) call_sites: OnceLock<Result<Arc<crate::callsites::UnitCallSites>, gimli::Error>>,
@@ -135,6 +138,7 @@ impl UnitSlot {
             lines: OnceLock::new(),
             seqs: Default::default(),
             funcs: OnceLock::new(),
+            paths: OnceLock::new(),
             blocks: OnceLock::new(),
             call_sites: OnceLock::new(),
         }

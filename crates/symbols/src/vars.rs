@@ -202,52 +202,55 @@ impl Binary {
     /// The globals and statics named `name` of every unit, in the order gdb looks
     /// beyond the current unit: definitions with external linkage first, then the
     /// statics of the units (a `static` of another file is found last, as gdb's
-    /// `lookup_static_symbol` does). Answers are cached per name, so a condition naming
-    /// another unit's global costs a hash lookup per hit.
+    /// `lookup_static_symbol` does). Found through the name table (built first if need
+    /// be), reading only the DIEs it names; answers are cached per name, so a condition
+    /// naming another unit's global costs a hash lookup per hit.
     pub fn globals_named(&self, name: &str) -> Arc<[Variable]> {
         if let Some(found) = self.globals_cache.get(name) {
             return found;
         }
         let mut external = Vec::new();
         let mut statics = Vec::new();
-        for unit_index in 0..self.units().len() {
-            let Ok(syms) = self.unit_functions(unit_index) else {
+        for id in self.global_dies_named(name) {
+            let Ok(unit) = self.unit(id.unit) else {
                 continue;
             };
-            let mut unit = None;
-            for entry in syms
-                .others
-                .iter()
-                .filter(|e| e.kind == SymbolKind::Variable && &*e.name == name)
-            {
-                let Some(id) = entry.die else { continue };
-                if unit.is_none() {
-                    unit = self.unit(unit_index).ok();
-                }
-                let Some(unit) = unit.as_ref() else { break };
-                let Ok(die) = unit.entry(id.offset) else {
-                    continue;
-                };
-                let Some(v) =
-                    self.make_variable(unit, id, &die, VariableKind::Global, 0, 0, 0, None)
-                else {
-                    continue;
-                };
-                let is_external = matches!(
-                    self.attr_via_origin(id, gimli::DW_AT_external),
-                    Some((_, AttributeValue::Flag(true)))
-                );
-                if is_external {
-                    external.push(v);
-                } else {
-                    statics.push(v);
-                }
+            let Ok(die) = unit.entry(id.offset) else {
+                continue;
+            };
+            let Some(v) = self.make_variable(&unit, id, &die, VariableKind::Global, 0, 0, 0, None)
+            else {
+                continue;
+            };
+            let is_external = matches!(
+                self.attr_via_origin(id, gimli::DW_AT_external),
+                Some((_, AttributeValue::Flag(true)))
+            );
+            if is_external {
+                external.push(v);
+            } else {
+                statics.push(v);
             }
         }
         external.extend(statics);
         let found: Arc<[Variable]> = external.into();
         self.globals_cache.put(name, found.clone());
         found
+    }
+
+    /// The DIEs of the global variables whose qualified name is `name`, in unit and DIE
+    /// order (the name table's entries for it as a whole name).
+    fn global_dies_named(&self, name: &str) -> Vec<DieId> {
+        let mut out: Vec<DieId> = self
+            .name_table()
+            .lookup(name, |k| k == crate::table::EntryKind::Variable)
+            .into_iter()
+            .filter(|&(_, whole)| whole)
+            .map(|(e, _)| e.die)
+            .filter(|d| d.unit < self.units().len())
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -342,7 +345,7 @@ impl Binary {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn make_variable(
+    pub(crate) fn make_variable(
         &self,
         unit: &Unit,
         id: DieId,

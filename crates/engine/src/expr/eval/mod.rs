@@ -103,51 +103,21 @@ pub(crate) trait ModuleGlobals {
 pub(crate) type GlobalFinder<'f> =
     dyn FnMut(&std::path::Path, LoadBias, &Arc<Binary>) -> Option<Result<EVal>> + 'f;
 
-/// The enumerators of every enum type of a binary, collected on first use.
+/// The enumerators of a binary's enum types, looked up by name in its name table.
 #[derive(Debug)]
 pub struct Enumerators {
     binary: Arc<Binary>,
-    map: std::sync::OnceLock<std::collections::HashMap<String, (i128, TypeRef)>>,
 }
 
 impl Enumerators {
     /// Enumerators of `binary`'s enum types (read lazily).
     pub fn new(binary: Arc<Binary>) -> Enumerators {
-        Enumerators {
-            binary,
-            map: std::sync::OnceLock::new(),
-        }
+        Enumerators { binary }
     }
 
     /// The value and enum type of an enumerator.
     pub(crate) fn get(&self, name: &str) -> Option<(i128, TypeRef)> {
-        self.map
-            .get_or_init(|| {
-                let mut map = std::collections::HashMap::new();
-                let index = self.binary.symbol_index();
-                let mut seen = std::collections::HashSet::new();
-                for e in index
-                    .entries()
-                    .filter(|e| e.kind == symbols::SymbolKind::Type)
-                {
-                    for t in self.binary.types_by_name(&e.name) {
-                        if !seen.insert(t) {
-                            continue;
-                        }
-                        let Ok(info) = self.binary.type_info(t) else {
-                            continue;
-                        };
-                        if let TypeKind::Enum { enumerators, .. } = info.kind {
-                            for (n, v) in enumerators {
-                                map.entry(n).or_insert((v, t));
-                            }
-                        }
-                    }
-                }
-                map
-            })
-            .get(name)
-            .copied()
+        self.binary.enumerator_named(name)
     }
 }
 
