@@ -555,6 +555,7 @@ fn write_and_map(
     key: &str,
     bytes: &[u8],
 ) -> std::io::Result<Mmap> {
+    let started = std::time::Instant::now();
     std::fs::create_dir_all(&cache.dir)?;
     let tmp = cache.dir.join(format!(
         ".{key}.{}.{:?}.tmp",
@@ -569,8 +570,9 @@ fn write_and_map(
             .create(true)
             .truncate(true)
             .open(&tmp)?;
+        // Not synced: a file a crash left torn fails its checksum and is rebuilt, and
+        // flushing hundreds of megabytes would hold the session's index up for seconds.
         f.write_all(bytes)?;
-        f.sync_all()?;
         // SAFETY: a private read-only mapping of the file this thread just wrote, which
         // is only ever replaced by rename afterwards, never written in place.
         let map = unsafe { Mmap::map(&f) }?;
@@ -585,6 +587,7 @@ fn write_and_map(
         target: "tandem::cache",
         file = %path.display(),
         bytes = bytes.len(),
+        elapsed = ?started.elapsed(),
         "index cache written"
     );
     cache.evict(path);

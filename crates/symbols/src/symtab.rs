@@ -293,44 +293,82 @@ impl SymbolTable {
     }
 }
 
-/// One symbol a table lists, before it is laid out.
-pub(crate) struct Listed<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) file: &'a Path,
+/// One symbol a table lists, before it is laid out: its name and file as indices into the
+/// names and files [`lay_out`] is given.
+#[derive(Clone, Copy)]
+pub(crate) struct Listed {
+    pub(crate) name: u32,
+    pub(crate) file: u32,
     pub(crate) line: Line,
     /// [`kind_code`].
     pub(crate) kind: u32,
 }
 
+/// A table's regions and the strings they point to (see [`lay_out`]).
+pub(crate) struct LaidOut {
+    /// The regions, to be placed at the `base` given.
+    pub(crate) regions: Vec<u8>,
+    /// The strings the regions point to that were not given (paths, and names without
+    /// `name_at`), to be placed `strings_from` bytes into the table's strings.
+    pub(crate) strings: Vec<u8>,
+    /// The table's fields; the last (where its strings start in the payload) is the
+    /// caller's to set.
+    pub(crate) fields: [usize; FIELDS],
+}
+
 /// The regions of a table listing `listed` (ties broken by position in it), starting at
-/// `base` in the payload.
-pub(crate) fn lay_out(listed: &[Listed<'_>], base: usize) -> (Vec<u8>, [usize; FIELDS]) {
-    let mut files: Vec<&[u8]> = listed
-        .iter()
-        .map(|l| l.file.as_os_str().as_bytes())
-        .collect();
-    files.sort_unstable();
-    files.dedup();
-    let mut names: Vec<&str> = listed.iter().map(|l| l.name).collect();
-    names.sort_unstable_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
-    names.dedup();
-    let name_rank: std::collections::HashMap<&str, u32> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (*n, i as u32))
-        .collect();
-    let file_rank: std::collections::HashMap<&[u8], u32> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (*f, i as u32))
-        .collect();
+/// `base` in the payload. Names and files are given once each (`listed` refers to them
+/// by index); `name_at`, when given, is where each name already is in the strings the
+/// table will point to, else names are added to the strings returned, which start
+/// `strings_from` bytes into them.
+pub(crate) fn lay_out(
+    names: &[&str],
+    name_at: Option<&[u32]>,
+    files: &[&Path],
+    listed: &[Listed],
+    base: usize,
+    strings_from: usize,
+) -> LaidOut {
+    // The files and names listed, each once: by path bytes, and by (length, name).
+    let used = |n: usize, of: &mut dyn Iterator<Item = u32>| {
+        let mut seen = vec![false; n];
+        for i in of {
+            if let Some(s) = seen.get_mut(i as usize) {
+                *s = true;
+            }
+        }
+        (0..n as u32)
+            .filter(|&i| seen[i as usize])
+            .collect::<Vec<u32>>()
+    };
+    let mut file_ids = used(files.len(), &mut listed.iter().map(|l| l.file));
+    file_ids.sort_unstable_by(|&a, &b| {
+        files[a as usize]
+            .as_os_str()
+            .as_bytes()
+            .cmp(files[b as usize].as_os_str().as_bytes())
+    });
+    let mut name_ids = used(names.len(), &mut listed.iter().map(|l| l.name));
+    name_ids.sort_unstable_by(|&a, &b| {
+        let (a, b) = (names[a as usize], names[b as usize]);
+        (a.len(), a).cmp(&(b.len(), b))
+    });
+    let rank_of = |ids: &[u32], n: usize| {
+        let mut rank = vec![0u32; n];
+        for (r, &id) in ids.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        rank
+    };
+    let name_rank = rank_of(&name_ids, names.len());
+    let file_rank = rank_of(&file_ids, files.len());
     let mut symbols: Vec<(u32, u32, u32, u32, u32)> = listed
         .iter()
         .enumerate()
         .map(|(pos, l)| {
             (
-                name_rank[l.name],
-                file_rank[l.file.as_os_str().as_bytes()],
+                name_rank[l.name as usize],
+                file_rank[l.file as usize],
                 l.line.get(),
                 pos as u32,
                 l.kind,
@@ -340,27 +378,35 @@ pub(crate) fn lay_out(listed: &[Listed<'_>], base: usize) -> (Vec<u8>, [usize; F
     symbols.sort_unstable();
 
     let mut strings: Vec<u8> = Vec::new();
-    let mut put_string = |s: &[u8], out: &mut Vec<u8>| {
-        out.extend_from_slice(&(strings.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        strings.extend_from_slice(s);
-    };
     let mut out: Vec<u8> = Vec::new();
+    let put = |out: &mut Vec<u8>, at: usize, len: usize| {
+        out.extend_from_slice(&(at as u32).to_le_bytes());
+        out.extend_from_slice(&(len as u32).to_le_bytes());
+    };
     let files_at = base;
-    for f in &files {
-        put_string(f, &mut out);
+    for &f in &file_ids {
+        let f = files[f as usize].as_os_str().as_bytes();
+        put(&mut out, strings_from + strings.len(), f.len());
+        strings.extend_from_slice(f);
     }
     let names_at = base + out.len();
-    for n in &names {
-        put_string(n.as_bytes(), &mut out);
+    for &n in &name_ids {
+        let name = names[n as usize];
+        match name_at.and_then(|at| at.get(n as usize)) {
+            Some(&at) => put(&mut out, at as usize, name.len()),
+            None => {
+                put(&mut out, strings_from + strings.len(), name.len());
+                strings.extend_from_slice(name.as_bytes());
+            }
+        }
     }
     let mut hay = String::new();
-    let mut hay_starts = Vec::with_capacity(names.len() + 1);
-    let mut masks = Vec::with_capacity(names.len());
-    for n in &names {
+    let mut hay_starts = Vec::with_capacity(name_ids.len() + 1);
+    let mut masks = Vec::with_capacity(name_ids.len());
+    for &n in &name_ids {
         let start = hay.len();
         hay_starts.push(start as u32);
-        crate::names::push_search_lowercase(&mut hay, n);
+        crate::names::push_search_lowercase(&mut hay, names[n as usize]);
         masks.push(crate::names::byte_mask(&hay.as_bytes()[start..]));
         hay.push('\n');
     }
@@ -371,7 +417,7 @@ pub(crate) fn lay_out(listed: &[Listed<'_>], base: usize) -> (Vec<u8>, [usize; F
     }
     let members_at = base + out.len();
     let mut next = 0usize;
-    for n in 0..=names.len() {
+    for n in 0..=name_ids.len() {
         while next < symbols.len() && (symbols[next].0 as usize) < n {
             next += 1;
         }
@@ -389,13 +435,11 @@ pub(crate) fn lay_out(listed: &[Listed<'_>], base: usize) -> (Vec<u8>, [usize; F
     }
     let hay_at = base + out.len();
     out.extend_from_slice(hay.as_bytes());
-    let strings_at = base + out.len();
-    out.extend_from_slice(&strings);
     let fields = [
         files_at,
-        files.len(),
+        file_ids.len(),
         names_at,
-        names.len(),
+        name_ids.len(),
         hay_starts_at,
         members_at,
         masks_at,
@@ -403,9 +447,13 @@ pub(crate) fn lay_out(listed: &[Listed<'_>], base: usize) -> (Vec<u8>, [usize; F
         symbols.len(),
         hay_at,
         hay.len(),
-        strings_at,
+        0,
     ];
-    (out, fields)
+    LaidOut {
+        regions: out,
+        strings,
+        fields,
+    }
 }
 
 /// Whether an ELF function symbol names something a user declared: not a compiler's
@@ -504,21 +552,36 @@ impl Binary {
                 .collect()
         });
         located.sort_unstable_by_key(|l| l.0);
-        let listed: Vec<Listed<'_>> = located
-            .iter()
-            .flat_map(|l| &l.1)
-            .map(|(name, path, line)| Listed {
+        let mut names: Vec<&str> = Vec::new();
+        let mut name_ids: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        let mut files: Vec<&Path> = Vec::new();
+        let mut file_ids: std::collections::HashMap<&Path, u32> = std::collections::HashMap::new();
+        let mut listed: Vec<Listed> = Vec::new();
+        for (name, path, line) in located.iter().flat_map(|l| &l.1) {
+            let name = *name_ids.entry(name).or_insert_with(|| {
+                names.push(name);
+                names.len() as u32 - 1
+            });
+            let file = *file_ids.entry(path).or_insert_with(|| {
+                files.push(path);
+                files.len() as u32 - 1
+            });
+            listed.push(Listed {
                 name,
-                file: path,
+                file,
                 line: *line,
                 kind: kind_code(SymbolKind::Function, None),
-            })
-            .collect();
+            });
+        }
         if listed.is_empty() {
             return None;
         }
-        let (bytes, fields) = lay_out(&listed, 0);
-        let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &fields);
+        let mut laid = lay_out(&names, None, &files, &listed, 0, 0);
+        let strings_at = laid.regions.len();
+        laid.fields[FIELDS - 1] = strings_at;
+        let mut bytes = laid.regions;
+        bytes.extend_from_slice(&laid.strings);
+        let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &laid.fields);
         tracing::debug!(
             target: "tandem::cache",
             binary = %self.path().display(),

@@ -31,6 +31,7 @@
 //! the one written from a full in-memory index.
 
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -121,12 +122,19 @@ fn pack(id: DieId) -> Option<u64> {
     )
 }
 
+/// Maps keyed by the binary's names and paths: foldhash, not SipHash (see `intern.rs`).
+type Map<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
 /// What the table needs of every unit, gathered in any order.
+///
+/// Names and files are told apart by address: the walk shares one copy of each name
+/// (`intern.rs`) and of each file of a unit, so hashing an address finds them; copies of
+/// equal text that are not shared get ids of their own, merged when laid out.
 #[derive(Default)]
 pub(crate) struct Gathered {
-    names: HashMap<Arc<str>, u32>,
+    names: Map<usize, u32>,
     name_list: Vec<Arc<str>>,
-    files: HashMap<Arc<Path>, u32>,
+    files: Map<usize, u32>,
     file_list: Vec<Arc<Path>>,
     rows: Vec<Row>,
     /// (function key, unit, place in the unit, name id): how the inlined calls of a
@@ -139,21 +147,23 @@ pub(crate) struct Gathered {
 
 impl Gathered {
     fn name(&mut self, s: &Arc<str>) -> u32 {
-        if let Some(&id) = self.names.get(s) {
+        let at = s.as_ptr() as usize;
+        if let Some(&id) = self.names.get(&at) {
             return id;
         }
         let id = self.name_list.len() as u32;
-        self.names.insert(s.clone(), id);
+        self.names.insert(at, id);
         self.name_list.push(s.clone());
         id
     }
 
     fn file(&mut self, f: &Arc<Path>) -> u32 {
-        if let Some(&id) = self.files.get(f) {
+        let at = f.as_os_str().as_bytes().as_ptr() as usize;
+        if let Some(&id) = self.files.get(&at) {
             return id;
         }
         let id = self.file_list.len() as u32;
-        self.files.insert(f.clone(), id);
+        self.files.insert(at, id);
         self.file_list.push(f.clone());
         id
     }
@@ -264,12 +274,20 @@ impl Gathered {
         drop(names);
         drop(files);
         // Names by their bytes; each id's rank in that order.
+        // Distinct names by their bytes; each id's rank among them (ids of equal text,
+        // one rank).
         let mut order: Vec<u32> = (0..name_list.len() as u32).collect();
         order.sort_unstable_by(|&a, &b| name_list[a as usize].cmp(&name_list[b as usize]));
         let mut rank = vec![0u32; name_list.len()];
-        for (r, &id) in order.iter().enumerate() {
-            rank[id as usize] = r as u32;
+        let mut sorted: Vec<&str> = Vec::new();
+        for &id in &order {
+            let name = &*name_list[id as usize];
+            if sorted.last() != Some(&name) {
+                sorted.push(name);
+            }
+            rank[id as usize] = sorted.len() as u32 - 1;
         }
+        drop(order);
         // An inlined function is named by the first function entry (in unit order) with
         // its key, whichever unit that is in (with GCC's LTO, the abstract DIE of an
         // inlined call may have no entry of its own: the out-of-line copy names it).
@@ -294,7 +312,6 @@ impl Gathered {
         rows.sort_unstable();
         rows.dedup();
 
-        let sorted: Vec<&str> = order.iter().map(|&id| &*name_list[id as usize]).collect();
         let fits =
             |n: usize| u32::try_from(n).map_err(|_| "the name table is over 4 GiB".to_string());
         let mut string_at = Vec::with_capacity(sorted.len());
@@ -353,9 +370,9 @@ impl Gathered {
         let links_at = slots_at + slot_count * crate::cache::SLOT;
         let names_at = links_at + links.len() * 4;
         let entries_at = names_at + sorted.len() * crate::cache::NAME;
-        let strings_at = entries_at + rows.len() * crate::cache::ENTRY;
-        fits(strings_at + strings_len)?;
-        let mut p = vec![0u8; strings_at];
+        let regions_end = entries_at + rows.len() * crate::cache::ENTRY;
+        fits(regions_end + strings_len)?;
+        let mut p = vec![0u8; regions_end];
         p[..key.len()].copy_from_slice(key.as_bytes());
         let put32 = |p: &mut [u8], at: usize, v: u32| {
             p[at..at + 4].copy_from_slice(&v.to_le_bytes());
@@ -371,7 +388,7 @@ impl Gathered {
             sorted.len(),
             entries_at,
             rows.len(),
-            strings_at,
+            0, // where the strings start: below, after the symbol table's regions
             strings_len,
         ]
         .into_iter()
@@ -426,29 +443,53 @@ impl Gathered {
             put32(&mut p, at + 8, row.die);
         }
         drop(rows);
-        p.reserve(strings_len);
-        for s in &sorted {
-            p.extend_from_slice(s.as_bytes());
+        // The symbol table, in the full index's order of entries: its regions, then the
+        // strings both tables point to (the names, then the symbol table's paths).
+        // Distinct files by their bytes, as names are.
+        let mut file_order: Vec<u32> = (0..file_list.len() as u32).collect();
+        let bytes = |id: u32| file_list[id as usize].as_os_str().as_bytes();
+        file_order.sort_unstable_by(|&a, &b| bytes(a).cmp(bytes(b)));
+        let mut file_rank = vec![0u32; file_list.len()];
+        let mut files: Vec<&Path> = Vec::new();
+        for &id in &file_order {
+            let file = &*file_list[id as usize];
+            if files.last().map(|f| f.as_os_str().as_bytes()) != Some(bytes(id)) {
+                files.push(file);
+            }
+            file_rank[id as usize] = files.len() as u32 - 1;
         }
-        // The symbol table, in the full index's order of entries.
         listed.sort_unstable();
-        let listing: Vec<crate::symtab::Listed<'_>> = listed
+        let listing: Vec<crate::symtab::Listed> = listed
             .iter()
             .filter_map(|l| {
                 Some(crate::symtab::Listed {
-                    name: &name_list[l.name as usize],
-                    file: &file_list[l.file as usize],
+                    name: rank[l.name as usize],
+                    file: file_rank[l.file as usize],
                     line: crate::addr::Line::new(l.line)?,
                     kind: l.kind,
                 })
             })
             .collect();
-        let (symbols, fields) = crate::symtab::lay_out(&listing, p.len());
-        drop(listing);
         drop(listed);
-        p.extend_from_slice(&symbols);
-        drop(symbols);
-        for (i, v) in fields.into_iter().enumerate() {
+        let mut laid = crate::symtab::lay_out(
+            &sorted,
+            Some(&string_at),
+            &files,
+            &listing,
+            p.len(),
+            strings_len,
+        );
+        drop(listing);
+        p.extend_from_slice(&laid.regions);
+        let strings_at = p.len();
+        laid.fields[crate::symtab::FIELDS - 1] = strings_at;
+        put32(&mut p, table + 4 * 10, fits(strings_at)?);
+        p.reserve(strings_len + laid.strings.len());
+        for s in &sorted {
+            p.extend_from_slice(s.as_bytes());
+        }
+        p.extend_from_slice(&laid.strings);
+        for (i, v) in laid.fields.into_iter().enumerate() {
             put32(
                 &mut p,
                 table + 4 * (crate::cache::NAME_FIELDS + i),
@@ -470,6 +511,7 @@ impl Binary {
         key: &str,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Vec<u8> {
+        let started = std::time::Instant::now();
         let n = self.units().len();
         let threads = std::thread::available_parallelism()
             .map_or(2, |p| p.get())
@@ -500,7 +542,23 @@ impl Binary {
         });
         self.names.clear();
         let gathered = gathered.into_inner().unwrap_or_else(|e| e.into_inner());
-        match gathered.finish(self, key) {
+        tracing::debug!(
+            target: "tandem::cache",
+            path = %self.path.display(),
+            units = n,
+            names = gathered.name_list.len(),
+            entries = gathered.rows.len(),
+            elapsed = ?started.elapsed(),
+            "name table gathered"
+        );
+        let laid_out = gathered.finish(self, key);
+        tracing::debug!(
+            target: "tandem::cache",
+            path = %self.path.display(),
+            elapsed = ?started.elapsed(),
+            "name table laid out"
+        );
+        match laid_out {
             Ok(bytes) => bytes,
             Err(e) => {
                 tracing::warn!(path = %self.path.display(), "no name table: {e}");
