@@ -180,6 +180,33 @@ impl FunctionCache {
 /// the stack.
 pub(crate) const MAX_NESTING: usize = 256;
 
+/// Whether the unit walk reads a DIE's attributes: those of functions, inlined calls,
+/// globals, types and enumerators outside functions, and the names of the scopes that
+/// can hold them; the rest (members, parameters, template parameters, modified types, a
+/// function's locals and blocks, call sites) are skipped unread.
+fn wanted(tag: gimli::DwTag, has_children: bool, in_function: bool, enum_child: bool) -> bool {
+    match tag {
+        gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine => true,
+        gimli::DW_TAG_variable
+        | gimli::DW_TAG_structure_type
+        | gimli::DW_TAG_class_type
+        | gimli::DW_TAG_union_type
+        | gimli::DW_TAG_enumeration_type
+        | gimli::DW_TAG_typedef => !in_function || has_children,
+        gimli::DW_TAG_enumerator => enum_child,
+        // Scopes without a name anything recorded is qualified by.
+        gimli::DW_TAG_lexical_block
+        | gimli::DW_TAG_subroutine_type
+        | gimli::DW_TAG_array_type
+        | gimli::DW_TAG_call_site
+        | gimli::DW_TAG_GNU_call_site
+        | gimli::DW_TAG_formal_parameter
+        | gimli::DW_TAG_GNU_template_parameter_pack
+        | gimli::DW_TAG_GNU_formal_parameter_pack => false,
+        _ => has_children,
+    }
+}
+
 /// Total size of a function's ranges (to pick the innermost of nested functions).
 pub(crate) fn span(ranges: &[(u64, u64)]) -> u64 {
     ranges
@@ -256,20 +283,44 @@ impl Binary {
         // their names.
         let mut current_enum: Option<(isize, gimli::UnitOffset<usize>, String)> = None;
         let language = self.unit_language(index).ok().flatten();
-        let mut cursor = unit.entries();
-        while let Some(die) = cursor.next_dfs()? {
-            let depth = die.depth();
+        // The key of each inlined function met (inlined calls repeat them).
+        let mut keys: HashMap<DieId, DieId> = HashMap::new();
+        // Read raw: a DIE whose attributes name nothing the walk records (members,
+        // parameters, template parameters, modified types, a function's locals) has them
+        // skipped, not parsed. Most of a C++ unit's DIEs are such.
+        let mut raw = unit.entries_raw(None)?;
+        let mut entry = Die::null();
+        while !raw.is_empty() {
+            let depth = raw.next_depth();
+            let offset = raw.next_offset();
+            let Some(abbrev) = raw.read_abbreviation()? else {
+                continue;
+            };
             while scopes.last().is_some_and(|s| s.0 >= depth) {
                 scopes.pop();
             }
+            let tag = abbrev.tag();
+            let in_function = scopes
+                .iter()
+                .any(|s| matches!(s.2, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
+            let enum_child = current_enum.as_ref().is_some_and(|e| e.0 + 1 == depth);
+            if !wanted(tag, abbrev.has_children(), in_function, enum_child) {
+                raw.skip_attributes(abbrev.attributes())?;
+                if abbrev.has_children() {
+                    scopes.push((depth, None, tag));
+                }
+                continue;
+            }
+            entry.tag = tag;
+            entry.has_children = abbrev.has_children();
+            entry.offset = offset;
+            entry.depth = depth;
+            raw.read_attributes(abbrev.attributes(), &mut entry.attrs)?;
+            let die = &entry;
             let id = DieId {
                 unit: index,
                 offset: die.offset(),
             };
-            let tag = die.tag();
-            let in_function = scopes
-                .iter()
-                .any(|s| matches!(s.2, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
             match tag {
                 gimli::DW_TAG_enumerator => {
                     if let Some((_, enum_offset, prefix)) =
@@ -324,7 +375,7 @@ impl Binary {
                         .attr_value(gimli::DW_AT_abstract_origin)
                         .and_then(|v| self.resolve_ref(index, &v));
                     if let Some(origin) = origin {
-                        let key = self.func_key(origin);
+                        let key = *keys.entry(origin).or_insert_with(|| self.func_key(origin));
                         let entry = self
                             .attr_address(unit, die, gimli::DW_AT_entry_pc)
                             .or_else(|| self.die_ranges(unit, die).first().map(|r| r.0));
