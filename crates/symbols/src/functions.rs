@@ -17,7 +17,7 @@ use crate::units::{attr_u64, Die, DieId, Unit};
 
 /// Enclosing DIEs during a walk: depth, name (as stored, converted only when a
 /// qualified name must be built from it) and tag.
-type Scopes = [(isize, Option<crate::reader::R>, gimli::DwTag)];
+pub(crate) type Scopes = [(isize, Option<crate::reader::R>, gimli::DwTag)];
 
 /// A symbol from the ELF symbol table.
 #[derive(Clone, Debug)]
@@ -452,7 +452,7 @@ impl Binary {
         current
     }
 
-    fn scope_path(scopes: &Scopes) -> String {
+    pub(crate) fn scope_path(scopes: &Scopes) -> String {
         use gimli::Reader;
         let mut path = String::new();
         for (_, name, tag) in scopes {
@@ -523,87 +523,6 @@ impl Binary {
             decl_file: info.decl_file,
             decl_line: info.decl_line,
         })
-    }
-
-    /// Namespace path of a DIE found by offset: recorded by the unit's walk for
-    /// functions without a linkage name, else found by walking the unit to its parents.
-    pub(crate) fn scope_path_of(&self, id: DieId) -> String {
-        // Only when the unit's walk is done (`get`, never `unit_functions`: the walk
-        // itself calls this, and initializing the cell again would deadlock).
-        let Some(slot) = self.units().get(id.unit) else {
-            return self.scope_path_by_walk(id);
-        };
-        if let Some(syms) = slot.funcs.get().and_then(|syms| syms.as_ref().ok()) {
-            if let Some(path) = syms.paths.get(&id.offset) {
-                return path.to_string();
-            }
-            return self.scope_path_by_walk(id);
-        }
-        // The paths of the unit's functions without a linkage name, kept apart from its
-        // symbols: a pass over every unit (GCC's LTO units name their functions through
-        // another unit's DIEs) asks for them once per function.
-        let paths = slot
-            .paths
-            .get_or_init(|| Arc::new(self.function_paths(id.unit)));
-        match paths.get(&id.offset) {
-            Some(path) => path.to_string(),
-            None => self.scope_path_by_walk(id),
-        }
-    }
-
-    /// The scope path of every function without a linkage name of unit `index`, by
-    /// offset, as its walk records them (`paths` of [`UnitSymbols`]).
-    fn function_paths(&self, index: usize) -> HashMap<gimli::UnitOffset<usize>, Arc<str>> {
-        let mut out = HashMap::new();
-        let Ok(unit) = self.unit(index) else {
-            return out;
-        };
-        let mut scopes: Vec<(isize, Option<crate::reader::R>, gimli::DwTag)> = Vec::new();
-        let mut cursor = unit.entries();
-        while let Ok(Some(die)) = cursor.next_dfs() {
-            let depth = die.depth();
-            while scopes.last().is_some_and(|s| s.0 >= depth) {
-                scopes.pop();
-            }
-            if die.tag() == gimli::DW_TAG_subprogram
-                && die.attr_value(gimli::DW_AT_linkage_name).is_none()
-                && die.attr_value(gimli::DW_AT_MIPS_linkage_name).is_none()
-            {
-                out.insert(die.offset(), self.names.intern(&Self::scope_path(&scopes)));
-            }
-            if die.has_children() {
-                let name = die
-                    .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| unit.dwarf().attr_string(&unit, v).ok());
-                scopes.push((depth, name, die.tag()));
-            }
-        }
-        out
-    }
-
-    /// The scope path of a DIE, by walking its unit to it.
-    fn scope_path_by_walk(&self, id: DieId) -> String {
-        let Ok(unit) = self.unit(id.unit) else {
-            return String::new();
-        };
-        let mut scopes: Vec<(isize, Option<crate::reader::R>, gimli::DwTag)> = Vec::new();
-        let mut cursor = unit.entries();
-        while let Ok(Some(die)) = cursor.next_dfs() {
-            let depth = die.depth();
-            while scopes.last().is_some_and(|s| s.0 >= depth) {
-                scopes.pop();
-            }
-            if die.offset() == id.offset {
-                return Self::scope_path(&scopes);
-            }
-            if die.has_children() {
-                let name = die
-                    .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| unit.dwarf().attr_string(&unit, v).ok());
-                scopes.push((depth, name, die.tag()));
-            }
-        }
-        String::new()
     }
 
     fn simple_entry(

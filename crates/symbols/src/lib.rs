@@ -19,6 +19,7 @@ pub mod guess;
 mod intern;
 mod oracle;
 mod reader;
+mod scopes;
 mod sections;
 mod seqs;
 mod split;

@@ -955,24 +955,23 @@ impl Binary {
                 _ => None,
             }
         };
-        let candidates: Vec<(TypeRef, CompositeKind)> = self
+        // Read lazily, in order: a big program has a definition of a common class in
+        // hundreds of units, and the first of the right kind is the answer.
+        let candidates: Vec<TypeRef> = self
             .types_by_name(&qualified)
             .into_iter()
             .filter(|c| *c != t)
-            .filter_map(|c| Some((c, defined(&c)?)))
             .collect();
+        if let Some(exact) = candidates.iter().find(|c| defined(c) == Some(kind)) {
+            return Some(*exact);
+        }
         // A union is never a struct's definition; `class` and `struct` may differ
         // between a declaration and its definition.
         let union = matches!(kind, CompositeKind::Union);
         candidates
             .iter()
-            .find(|(_, k)| *k == kind)
-            .or_else(|| {
-                candidates
-                    .iter()
-                    .find(|(_, k)| matches!(k, CompositeKind::Union) == union)
-            })
-            .map(|(c, _)| *c)
+            .find(|c| defined(c).is_some_and(|k| matches!(k, CompositeKind::Union) == union))
+            .copied()
     }
 
     /// Named types (struct, class, union, enum, typedef) matching `name` (a plain or
@@ -1004,10 +1003,15 @@ impl Binary {
     /// The type reference of a DIE the name table names (its split unit loaded first, so
     /// that the reference is the one every other answer gives).
     pub(crate) fn type_ref_of(&self, die: crate::units::DieId) -> Option<TypeRef> {
-        if die.unit >= self.units().len() {
-            return None;
+        let header = &self.units().get(die.unit)?.header;
+        // Only a skeleton's DIE ids depend on its split unit being loaded; parsing every
+        // other unit named (hundreds, for a common class) would be wasted.
+        let may_be_skeleton = matches!(header.type_(), gimli::UnitType::Skeleton(_))
+            || (header.version() < 5
+                && !gimli::Section::reader(&self.dwarf().debug_addr).is_empty());
+        if may_be_skeleton {
+            self.unit(die.unit).ok()?;
         }
-        self.unit(die.unit).ok()?;
         Some(TypeRef(self.global_offset(die)))
     }
 
