@@ -51,6 +51,13 @@ pub(super) fn start(
     let spawned = std::thread::Builder::new()
         .name("tandem-index".into())
         .spawn(move || {
+            // Below the session's own threads: the build's threads (which inherit this
+            // nice value) take both cores only when the session and the debuggee do not.
+            // SAFETY: setpriority only reads its arguments; with PRIO_PROCESS and a thread
+            // id it changes this thread's nice value alone (Linux). Failing is harmless.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+            }
             let total = main.unit_count();
             let started = Instant::now();
             let _ = events.send(SessionEvent::Indexing { done: 0, total });
