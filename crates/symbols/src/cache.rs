@@ -229,23 +229,24 @@ pub(crate) struct TableEntry {
 }
 
 /// The file bytes of a table whose payload is `payload`, for `binary` under `key`: the
-/// header (with the checksum of the whole) and the payload.
-pub(crate) fn with_header(binary: &Binary, key: &str, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER + payload.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(HEADER as u32).to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes()); // the checksum, below
-    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(binary.unit_count() as u32).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&binary.debug_info_bytes().to_le_bytes());
-    out.resize(HEADER, 0);
-    out.extend_from_slice(payload);
-    let sum = checksum(&out);
-    out[24..28].copy_from_slice(&sum.to_le_bytes());
-    out
+/// header (with the checksum of the whole) put before the payload, in its buffer (a big
+/// program's table is hundreds of megabytes: not copied).
+pub(crate) fn with_header(binary: &Binary, key: &str, mut payload: Vec<u8>) -> Vec<u8> {
+    let mut header = Vec::with_capacity(HEADER);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&VERSION.to_le_bytes());
+    header.extend_from_slice(&(HEADER as u32).to_le_bytes());
+    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes()); // the checksum, below
+    header.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    header.extend_from_slice(&(binary.unit_count() as u32).to_le_bytes());
+    header.extend_from_slice(&0u32.to_le_bytes());
+    header.extend_from_slice(&binary.debug_info_bytes().to_le_bytes());
+    header.resize(HEADER, 0);
+    payload.splice(0..0, header);
+    let sum = checksum(&payload);
+    payload[24..28].copy_from_slice(&sum.to_le_bytes());
+    payload
 }
 
 /// Checks the magic, version and length a file's header gives.

@@ -304,10 +304,8 @@ pub(crate) struct Listed {
     pub(crate) kind: u32,
 }
 
-/// A table's regions and the strings they point to (see [`lay_out`]).
+/// What [`lay_out`] gives besides the regions it appends.
 pub(crate) struct LaidOut {
-    /// The regions, to be placed at the `base` given.
-    pub(crate) regions: Vec<u8>,
     /// The strings the regions point to that were not given (paths, and names without
     /// `name_at`), to be placed `strings_from` bytes into the table's strings.
     pub(crate) strings: Vec<u8>,
@@ -316,17 +314,17 @@ pub(crate) struct LaidOut {
     pub(crate) fields: [usize; FIELDS],
 }
 
-/// The regions of a table listing `listed` (ties broken by position in it), starting at
-/// `base` in the payload. Names and files are given once each (`listed` refers to them
-/// by index); `name_at`, when given, is where each name already is in the strings the
-/// table will point to, else names are added to the strings returned, which start
-/// `strings_from` bytes into them.
+/// Appends to `out` (the payload, or the bytes of a table alone) the regions of a table
+/// listing `listed` (ties broken by position in it). Names and files are given once each
+/// (`listed` refers to them by index); `name_at`, when given, is where each name already
+/// is in the strings the table will point to, else names are added to the strings
+/// returned, which start `strings_from` bytes into them.
 pub(crate) fn lay_out(
+    out: &mut Vec<u8>,
     names: &[&str],
     name_at: Option<&[u32]>,
     files: &[&Path],
     listed: &[Listed],
-    base: usize,
     strings_from: usize,
 ) -> LaidOut {
     // The files and names listed, each once: by path bytes, and by (length, name).
@@ -378,7 +376,7 @@ pub(crate) fn lay_out(
     symbols.sort_unstable();
 
     let mut strings: Vec<u8> = Vec::new();
-    let mut out: Vec<u8> = Vec::new();
+    let base = out.len();
     let put = |out: &mut Vec<u8>, at: usize, len: usize| {
         out.extend_from_slice(&(at as u32).to_le_bytes());
         out.extend_from_slice(&(len as u32).to_le_bytes());
@@ -386,16 +384,16 @@ pub(crate) fn lay_out(
     let files_at = base;
     for &f in &file_ids {
         let f = files[f as usize].as_os_str().as_bytes();
-        put(&mut out, strings_from + strings.len(), f.len());
+        put(out, strings_from + strings.len(), f.len());
         strings.extend_from_slice(f);
     }
-    let names_at = base + out.len();
+    let names_at = out.len();
     for &n in &name_ids {
         let name = names[n as usize];
         match name_at.and_then(|at| at.get(n as usize)) {
-            Some(&at) => put(&mut out, at as usize, name.len()),
+            Some(&at) => put(out, at as usize, name.len()),
             None => {
-                put(&mut out, strings_from + strings.len(), name.len());
+                put(out, strings_from + strings.len(), name.len());
                 strings.extend_from_slice(name.as_bytes());
             }
         }
@@ -411,11 +409,11 @@ pub(crate) fn lay_out(
         hay.push('\n');
     }
     hay_starts.push(hay.len() as u32);
-    let hay_starts_at = base + out.len();
+    let hay_starts_at = out.len();
     for s in &hay_starts {
         out.extend_from_slice(&s.to_le_bytes());
     }
-    let members_at = base + out.len();
+    let members_at = out.len();
     let mut next = 0usize;
     for n in 0..=name_ids.len() {
         while next < symbols.len() && (symbols[next].0 as usize) < n {
@@ -423,17 +421,17 @@ pub(crate) fn lay_out(
         }
         out.extend_from_slice(&(next as u32).to_le_bytes());
     }
-    let masks_at = base + out.len();
+    let masks_at = out.len();
     for m in &masks {
         out.extend_from_slice(&m.to_le_bytes());
     }
-    let symbols_at = base + out.len();
+    let symbols_at = out.len();
     for &(name, file, line, _, kind) in &symbols {
         for v in [name, file, line, kind] {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
-    let hay_at = base + out.len();
+    let hay_at = out.len();
     out.extend_from_slice(hay.as_bytes());
     let fields = [
         files_at,
@@ -449,11 +447,7 @@ pub(crate) fn lay_out(
         hay.len(),
         0,
     ];
-    LaidOut {
-        regions: out,
-        strings,
-        fields,
-    }
+    LaidOut { strings, fields }
 }
 
 /// Whether an ELF function symbol names something a user declared: not a compiler's
@@ -576,10 +570,9 @@ impl Binary {
         if listed.is_empty() {
             return None;
         }
-        let mut laid = lay_out(&names, None, &files, &listed, 0, 0);
-        let strings_at = laid.regions.len();
-        laid.fields[FIELDS - 1] = strings_at;
-        let mut bytes = laid.regions;
+        let mut bytes = Vec::new();
+        let mut laid = lay_out(&mut bytes, &names, None, &files, &listed, 0);
+        laid.fields[FIELDS - 1] = bytes.len();
         bytes.extend_from_slice(&laid.strings);
         let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &laid.fields);
         tracing::debug!(

@@ -472,15 +472,14 @@ impl Gathered {
             .collect();
         drop(listed);
         let mut laid = crate::symtab::lay_out(
+            &mut p,
             &sorted,
             Some(&string_at),
             &files,
             &listing,
-            p.len(),
             strings_len,
         );
         drop(listing);
-        p.extend_from_slice(&laid.regions);
         let strings_at = p.len();
         laid.fields[crate::symtab::FIELDS - 1] = strings_at;
         put32(&mut p, table + 4 * 10, fits(strings_at)?);
@@ -497,7 +496,7 @@ impl Gathered {
             );
         }
         fits(p.len())?;
-        Ok(crate::cache::with_header(binary, key, &p))
+        Ok(crate::cache::with_header(binary, key, p))
     }
 }
 
@@ -535,6 +534,7 @@ impl Binary {
                             .add_unit(i, &syms),
                         Err(e) => tracing::warn!("skipping unit {i} in the name table: {e}"),
                     }
+                    self.release_unit_pages(i);
                     let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                     progress(finished, n);
                 });
