@@ -453,13 +453,12 @@ impl Binary {
     }
 
     pub(crate) fn scope_path(scopes: &Scopes) -> String {
-        use gimli::Reader;
         let mut path = String::new();
         for (_, name, tag) in scopes {
-            if *tag == gimli::DW_TAG_compile_unit {
+            if *tag == gimli::DW_TAG_compile_unit || name.is_none() {
                 continue;
             }
-            if let Some(n) = name.as_ref().and_then(|n| n.to_string_lossy().ok()) {
+            if let Some(n) = crate::units::text(name) {
                 path.push_str(&n);
                 path.push_str("::");
             }
@@ -496,8 +495,8 @@ impl Binary {
             return None;
         }
         let info = self.die_info(id, unit, die);
-        let qualified = match &info.linkage {
-            Some(l) => self.names.qualified_of_linkage(l),
+        let qualified = match crate::units::text(&info.linkage_at) {
+            Some(l) => self.names.qualified_of_linkage(&l),
             None => {
                 let prefix = if info.key == id {
                     own_path.as_deref().unwrap_or_default().to_string()
@@ -508,7 +507,7 @@ impl Binary {
                 };
                 self.names.intern(&format!(
                     "{prefix}{}",
-                    info.name.clone().unwrap_or_default()
+                    crate::units::text(&info.name_at).unwrap_or_default()
                 ))
             }
         };
@@ -534,7 +533,7 @@ impl Binary {
         kind: SymbolKind,
     ) -> Option<SymbolEntry> {
         let info = self.die_info(id, unit, die);
-        let name = info.name?;
+        let name = crate::units::text(&info.name_at)?;
         let range = if kind == SymbolKind::Variable {
             self.static_address(unit, die)
                 .map(|a| FileAddr(a)..FileAddr(a))
@@ -590,7 +589,7 @@ impl Binary {
     fn linkage_of(&self, id: DieId) -> Option<String> {
         let unit = self.unit(id.unit).ok()?;
         let die = unit.entry(id.offset).ok()?;
-        self.die_info(id, &unit, &die).linkage
+        self.die_info(id, &unit, &die).linkage()
     }
 
     fn function_from_symbol(s: &ElfSymbol) -> Function {
@@ -964,8 +963,8 @@ impl Binary {
         ranges: &[(u64, u64)],
     ) -> InlinedCall {
         let info = self.die_info(id, _unit, die);
-        let name = match (&info.linkage, &info.name) {
-            (Some(l), _) => names::normalize(&names::demangle(l)),
+        let name = match (info.linkage(), info.name()) {
+            (Some(l), _) => names::normalize(&names::demangle(&l)),
             (None, Some(n)) => format!("{}{n}", self.scope_path_of(info.key)),
             (None, None) => String::new(),
         };

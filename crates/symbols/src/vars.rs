@@ -362,7 +362,7 @@ impl Binary {
             return None;
         }
         let info = self.die_info(id, unit, die);
-        let name = info.name;
+        let name = info.name();
         let ty = info.ty.map(|d| TypeRef(self.global_offset(d)));
         let (decl_file, decl_line) = (
             info.decl_file.as_deref().map(std::path::Path::to_path_buf),
