@@ -41,7 +41,7 @@ use crate::units::DieId;
 
 const MAGIC: &[u8; 8] = b"TNDMIDX\0";
 /// Bumped whenever the layout or the meaning of an entry changes.
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 const HEADER: usize = 64;
 /// Bytes of a key slot, an address range, a name and an entry (`table.rs`).
 pub(crate) const SLOT: usize = 20;

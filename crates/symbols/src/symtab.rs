@@ -11,8 +11,9 @@
 //! hay starts: (N + 1) × u32, where each name starts in the haystack, and its end
 //! members:    (N + 1) × u32, where each name's symbols start in the symbols, and their end
 //! masks:      N × u64, the bytes of each lowercased name (`names::byte_mask`)
-//! symbols:    E × (name u32, file u32, line u32, kind u32), sorted by (name, file, line,
-//!             position in the index): the language server's ranking order
+//! symbols:    E × (name u32, file u32, line u32, kind u32, unit u32, DIE offset u32),
+//!             sorted by (name, file, line, position in the index): the language server's
+//!             ranking order (unit `u32::MAX`: no DIE, an ELF symbol)
 //! haystack:   the lowercased names (`names::push_search_lowercase`), each ending in '\n'
 //! strings:    names and paths, one blob
 //! ```
@@ -30,7 +31,7 @@ use crate::index::{SymbolKind, TypeForm};
 
 /// Number of u32 fields the table of the cache file gives this table.
 pub(crate) const FIELDS: usize = 12;
-const SYMBOL: usize = 16;
+const SYMBOL: usize = 24;
 
 /// One listable symbol of a [`SymbolTable`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +46,8 @@ pub struct TableSymbol {
     pub kind: SymbolKind,
     /// How a type is declared (types only).
     pub form: Option<TypeForm>,
+    /// The DIE that declares it (`None` for an ELF symbol's).
+    pub(crate) die: Option<crate::units::DieId>,
 }
 
 /// The symbol table of an opened, verified index cache file (shares its mapping).
@@ -266,6 +269,22 @@ impl SymbolTable {
         s.min(e)..e
     }
 
+    /// The name spelled `name`, if the table has it (names are sorted by (length, name)).
+    pub fn find_name(&self, name: &str) -> Option<usize> {
+        let key = (name.len(), name.as_bytes());
+        let (mut lo, mut hi) = (0usize, self.names.1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let at = self.name(mid).unwrap_or_default();
+            match (at.len(), at.as_bytes()).cmp(&key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
     /// Number of symbols.
     pub fn symbol_count(&self) -> usize {
         self.symbols.1
@@ -283,12 +302,18 @@ impl SymbolTable {
         let file = u32_at(p, at + 4)? as usize;
         let line = Line::new(u32_at(p, at + 8)?)?;
         let (kind, form) = decode_kind(u32_at(p, at + 12)?);
+        let unit = u32_at(p, at + 16)?;
+        let die = (unit != u32::MAX).then(|| crate::units::DieId {
+            unit: unit as usize,
+            offset: gimli::UnitOffset(u32_at(p, at + 20).unwrap_or(0) as usize),
+        });
         (name < self.names.1 && file < self.files.1).then_some(TableSymbol {
             name,
             file,
             line,
             kind,
             form,
+            die,
         })
     }
 }
@@ -302,6 +327,9 @@ pub(crate) struct Listed {
     pub(crate) line: Line,
     /// [`kind_code`].
     pub(crate) kind: u32,
+    /// Its DIE: unit (`u32::MAX` for none) and offset in the unit.
+    pub(crate) unit: u32,
+    pub(crate) die: u32,
 }
 
 /// What [`lay_out`] gives besides the regions it appends.
@@ -360,7 +388,7 @@ pub(crate) fn lay_out(
     };
     let name_rank = rank_of(&name_ids, names.len());
     let file_rank = rank_of(&file_ids, files.len());
-    let mut symbols: Vec<(u32, u32, u32, u32, u32)> = listed
+    let mut symbols: Vec<(u32, u32, u32, u32, u32, u32, u32)> = listed
         .iter()
         .enumerate()
         .map(|(pos, l)| {
@@ -370,6 +398,8 @@ pub(crate) fn lay_out(
                 l.line.get(),
                 pos as u32,
                 l.kind,
+                l.unit,
+                l.die,
             )
         })
         .collect();
@@ -426,8 +456,8 @@ pub(crate) fn lay_out(
         out.extend_from_slice(&m.to_le_bytes());
     }
     let symbols_at = out.len();
-    for &(name, file, line, _, kind) in &symbols {
-        for v in [name, file, line, kind] {
+    for &(name, file, line, _, kind, unit, die) in &symbols {
+        for v in [name, file, line, kind, unit, die] {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -565,6 +595,8 @@ impl Binary {
                 file,
                 line: *line,
                 kind: kind_code(SymbolKind::Function, None),
+                unit: u32::MAX,
+                die: 0,
             });
         }
         if listed.is_empty() {
@@ -583,5 +615,64 @@ impl Binary {
             "symbol table of the ELF symbols built"
         );
         table
+    }
+}
+
+impl Binary {
+    /// The index entry of symbol `sym` of `table` (this binary's): its name, kind,
+    /// declaration and DIE, and for a function the entry range of its code, for a global
+    /// its address (its DIE read). `file` is the declaration file when the caller keeps
+    /// one copy per file, else one is made. `None` for a symbol out of range.
+    pub fn table_entry(
+        &self,
+        table: &SymbolTable,
+        sym: usize,
+        file: Option<Arc<Path>>,
+    ) -> Option<crate::index::SymbolEntry> {
+        let s = table.symbol(sym)?;
+        let name: Arc<str> = Arc::from(table.name(s.name)?);
+        let file = match file {
+            Some(f) => f,
+            None => Arc::from(table.file(s.file)?),
+        };
+        let range = s.die.and_then(|id| {
+            let unit = self.unit(id.unit).ok()?;
+            let die = unit.entry(id.offset).ok()?;
+            match s.kind {
+                SymbolKind::Function => self
+                    .die_ranges(&unit, &die)
+                    .first()
+                    .map(|&(a, b)| crate::FileAddr(a)..crate::FileAddr(b)),
+                SymbolKind::Variable => self
+                    .static_address(&unit, &die)
+                    .map(|a| crate::FileAddr(a)..crate::FileAddr(a)),
+                SymbolKind::Type => None,
+            }
+        });
+        Some(crate::index::SymbolEntry {
+            name,
+            kind: s.kind,
+            decl_file: Some(file),
+            decl_line: Some(s.line),
+            range,
+            die: s.die,
+            form: s.form,
+        })
+    }
+
+    /// The symbols of `table` (this binary's) whose qualified name ends with the
+    /// components of `query`, in the table's order: the name table finds the names (as
+    /// whole names or `::`-suffixes), `table` lists their symbols.
+    pub fn table_symbols_named(&self, table: &SymbolTable, query: &str) -> Vec<usize> {
+        let key = crate::names::normalize(query);
+        let names = self.name_table();
+        let mut out: Vec<usize> = names
+            .names_for_key(&key)
+            .into_iter()
+            .filter_map(|(n, _)| table.find_name(names.name(n)?))
+            .flat_map(|n| table.members(n))
+            .collect();
+        out.sort_unstable();
+        out
     }
 }

@@ -114,6 +114,7 @@ struct ListedRow {
     file: u32,
     line: u32,
     kind: u32,
+    die: u32,
 }
 
 fn pack(id: DieId) -> Option<u64> {
@@ -199,6 +200,7 @@ impl Gathered {
                     file,
                     line: line.get(),
                     kind: crate::symtab::kind_code(SymbolKind::Function, None),
+                    die,
                 });
             }
         }
@@ -233,6 +235,7 @@ impl Gathered {
                     file,
                     line: line.get(),
                     kind: crate::symtab::kind_code(e.kind, form),
+                    die,
                 });
             }
         }
@@ -467,6 +470,8 @@ impl Gathered {
                     file: file_rank[l.file as usize],
                     line: crate::addr::Line::new(l.line)?,
                     kind: l.kind,
+                    unit: l.unit,
+                    die: l.die,
                 })
             })
             .collect();

@@ -207,3 +207,70 @@ fn every_name_is_answered_by_the_table_as_by_the_full_index() {
         );
     }
 }
+
+/// What the language server reads of an entry (name, kind, declaration, code range and
+/// type form), as text: comparable and sortable.
+type Listed = String;
+
+fn listed(b: &Binary, e: &symbols::SymbolEntry) -> Listed {
+    format!(
+        "{} {:?} {:?} {:?} {:?} {:?}",
+        e.name,
+        e.kind,
+        e.decl_file,
+        e.decl_line.map(|l| l.get()),
+        e.range.as_ref().map(|r| r.start.0..r.end.0),
+        b.type_form(e),
+    )
+}
+
+#[test]
+fn the_symbol_table_gives_the_full_index_entries_and_finds_them_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bin) in programs(dir.path()) {
+        let cache = IndexCache::new(dir.path().join(format!("{name}-entries")), u64::MAX);
+        let table_binary = Binary::open(&bin).unwrap();
+        table_binary.build_index_cache(Some(&cache), &|_, _| {}).unwrap();
+        let table = table_binary.symbol_table().unwrap();
+        let full = Binary::open(&bin).unwrap();
+        let index = full.symbol_index();
+        let with_decl = |e: &symbols::SymbolEntry| e.decl_file.is_some() && e.decl_line.is_some();
+
+        let mut expected: Vec<Listed> = index
+            .entries()
+            .filter(with_decl)
+            .map(|e| listed(&full, &e))
+            .collect();
+        let mut found: Vec<Listed> = (0..table.symbol_count())
+            .map(|s| listed(&table_binary, &table_binary.table_entry(&table, s, None).unwrap()))
+            .collect();
+        expected.sort();
+        found.sort();
+        assert_eq!(found.len(), expected.len(), "{name}: symbols");
+        assert!(found == expected, "{name}: the table's entries differ from the full index's");
+
+        let mut queries: Vec<String> = index
+            .entries()
+            .filter(with_decl)
+            .map(|e| e.short_name().to_string())
+            .collect();
+        queries.sort();
+        queries.dedup();
+        for q in &queries {
+            let mut by_index: Vec<Listed> = index
+                .lookup(q)
+                .filter(with_decl)
+                .map(|e| listed(&full, &e))
+                .collect();
+            let mut by_table: Vec<Listed> = table_binary
+                .table_symbols_named(&table, q)
+                .into_iter()
+                .map(|s| listed(&table_binary, &table_binary.table_entry(&table, s, None).unwrap()))
+                .collect();
+            by_index.sort();
+            by_table.sort();
+            assert!(by_table == by_index, "{name}: entries named {q}");
+        }
+        assert!(queries.len() > 5, "{name}: {} names looked up", queries.len());
+    }
+}
