@@ -126,6 +126,17 @@ impl SymbolIndex {
             .chain(self.elf_only.iter().cloned())
     }
 
+    /// The DWARF entries: [`SymbolIndex::entries`] without the ELF symbols no DWARF covers.
+    #[doc(hidden)]
+    pub fn dwarf_entries(&self) -> impl Iterator<Item = SymbolEntry> + '_ {
+        self.units.iter().flat_map(|u| {
+            u.funcs
+                .iter()
+                .map(func_symbol)
+                .chain(u.others.iter().cloned())
+        })
+    }
+
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.units
@@ -203,7 +214,9 @@ impl Binary {
         if e.kind != SymbolKind::Type {
             return None;
         }
-        self.type_form_of(e.die?)
+        // An entry from a symbol table carries it (its tag's form, which a type's own DIE
+        // gives: the definitions a table lists are never signature declarations).
+        e.form.or_else(|| self.type_form_of(e.die?))
     }
 
     pub(crate) fn type_form_of(&self, die: DieId) -> Option<TypeForm> {

@@ -1,5 +1,5 @@
-//! The symbol table of an index cache file: every symbol a front-end can list (a name with
-//! a declaration file and line), laid out so that `workspace/symbol` searches the mapped
+//! The symbol table of an index cache file: every symbol of the index (`workspace/symbol`
+//! lists those with a declaration file and line; rustc records neither for its types), laid out so that `workspace/symbol` searches the mapped
 //! file itself — a haystack of lowercased distinct names, the symbols of each name in
 //! ranking order — without materialising a name it does not answer with.
 //!
@@ -13,7 +13,8 @@
 //! masks:      N × u64, the bytes of each lowercased name (`names::byte_mask`)
 //! symbols:    E × (name u32, file u32, line u32, kind u32, unit u32, DIE offset u32),
 //!             sorted by (name, file, line, position in the index): the language server's
-//!             ranking order (unit `u32::MAX`: no DIE, an ELF symbol)
+//!             ranking order (unit `u32::MAX`: no DIE, an ELF symbol; file `u32::MAX`
+//!             and line 0: none recorded)
 //! haystack:   the lowercased names (`names::push_search_lowercase`), each ending in '\n'
 //! strings:    names and paths, one blob
 //! ```
@@ -38,10 +39,11 @@ const SYMBOL: usize = 24;
 pub struct TableSymbol {
     /// Its distinct name (an index below [`SymbolTable::name_count`]).
     pub name: usize,
-    /// Its declaration file (an index below [`SymbolTable::file_count`]).
+    /// Its declaration file (an index below [`SymbolTable::file_count`]; `usize::MAX` when
+    /// the compiler recorded none, as rustc for types).
     pub file: usize,
-    /// Its declaration line.
-    pub line: Line,
+    /// Its declaration line (`None`: the compiler recorded none, as rustc for types).
+    pub line: Option<Line>,
     /// What it is.
     pub kind: SymbolKind,
     /// How a type is declared (types only).
@@ -189,6 +191,11 @@ impl SymbolTable {
         p.get(off..off.checked_add(len)?)
     }
 
+    /// Whether the table is an index cache file's (mapped), not built in memory.
+    pub fn from_cache_file(&self) -> bool {
+        matches!(*self.map, crate::cache::Blob::Map(_))
+    }
+
     /// Number of distinct declaration files.
     pub fn file_count(&self) -> usize {
         self.files.1
@@ -300,14 +307,19 @@ impl SymbolTable {
         let at = self.symbols.0 + SYMBOL * i;
         let name = u32_at(p, at)? as usize;
         let file = u32_at(p, at + 4)? as usize;
-        let line = Line::new(u32_at(p, at + 8)?)?;
+        let line = Line::new(u32_at(p, at + 8)?);
         let (kind, form) = decode_kind(u32_at(p, at + 12)?);
         let unit = u32_at(p, at + 16)?;
         let die = (unit != u32::MAX).then(|| crate::units::DieId {
             unit: unit as usize,
             offset: gimli::UnitOffset(u32_at(p, at + 20).unwrap_or(0) as usize),
         });
-        (name < self.names.1 && file < self.files.1).then_some(TableSymbol {
+        let file = if file < self.files.1 {
+            file
+        } else {
+            usize::MAX
+        };
+        (name < self.names.1).then_some(TableSymbol {
             name,
             file,
             line,
@@ -324,7 +336,8 @@ impl SymbolTable {
 pub(crate) struct Listed {
     pub(crate) name: u32,
     pub(crate) file: u32,
-    pub(crate) line: Line,
+    /// Its line, 0 for none.
+    pub(crate) line: u32,
     /// [`kind_code`].
     pub(crate) kind: u32,
     /// Its DIE: unit (`u32::MAX` for none) and offset in the unit.
@@ -394,8 +407,8 @@ pub(crate) fn lay_out(
         .map(|(pos, l)| {
             (
                 name_rank[l.name as usize],
-                file_rank[l.file as usize],
-                l.line.get(),
+                file_rank.get(l.file as usize).copied().unwrap_or(u32::MAX),
+                l.line,
                 pos as u32,
                 l.kind,
                 l.unit,
@@ -593,7 +606,7 @@ impl Binary {
             listed.push(Listed {
                 name,
                 file,
-                line: *line,
+                line: line.get(),
                 kind: kind_code(SymbolKind::Function, None),
                 unit: u32::MAX,
                 die: 0,
@@ -620,22 +633,24 @@ impl Binary {
 
 impl Binary {
     /// The index entry of symbol `sym` of `table` (this binary's): its name, kind,
-    /// declaration and DIE, and for a function the entry range of its code, for a global
-    /// its address (its DIE read). `file` is the declaration file when the caller keeps
-    /// one copy per file, else one is made. `None` for a symbol out of range.
+    /// declaration and DIE, and with `code` for a function the entry range of its code,
+    /// for a global its address (its DIE read; without, `range` is `None`). `file` is the
+    /// declaration file when the caller keeps one copy per file, else one is made. `None`
+    /// for a symbol out of range.
     pub fn table_entry(
         &self,
         table: &SymbolTable,
         sym: usize,
         file: Option<Arc<Path>>,
+        code: bool,
     ) -> Option<crate::index::SymbolEntry> {
         let s = table.symbol(sym)?;
         let name: Arc<str> = Arc::from(table.name(s.name)?);
         let file = match file {
-            Some(f) => f,
-            None => Arc::from(table.file(s.file)?),
+            Some(f) => Some(f),
+            None => table.file(s.file).map(Arc::from),
         };
-        let range = s.die.and_then(|id| {
+        let range = s.die.filter(|_| code).and_then(|id| {
             let unit = self.unit(id.unit).ok()?;
             let die = unit.entry(id.offset).ok()?;
             match s.kind {
@@ -652,8 +667,8 @@ impl Binary {
         Some(crate::index::SymbolEntry {
             name,
             kind: s.kind,
-            decl_file: Some(file),
-            decl_line: Some(s.line),
+            decl_file: file,
+            decl_line: s.line,
             range,
             die: s.die,
             form: s.form,

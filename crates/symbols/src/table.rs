@@ -191,18 +191,19 @@ impl Gathered {
             if let Some(key) = pack(f.key) {
                 self.keys.push((key, unit32, at, name));
             }
-            if let (Some(file), Some(line)) = (&f.decl_file, f.decl_line) {
-                let file = self.file(file);
-                self.listed.push(ListedRow {
-                    unit: unit32,
-                    pos: at,
-                    name,
-                    file,
-                    line: line.get(),
-                    kind: crate::symtab::kind_code(SymbolKind::Function, None),
-                    die,
-                });
-            }
+            let file = f
+                .decl_file
+                .as_ref()
+                .map_or(u32::MAX, |file| self.file(file));
+            self.listed.push(ListedRow {
+                unit: unit32,
+                pos: at,
+                name,
+                file,
+                line: f.decl_line.map_or(0, |l| l.get()),
+                kind: crate::symtab::kind_code(SymbolKind::Function, None),
+                die,
+            });
         }
         for e in &syms.others {
             let at = pos;
@@ -225,19 +226,20 @@ impl Gathered {
                 kind,
                 die,
             });
-            if let (Some(file), Some(line)) = (&e.decl_file, e.decl_line) {
-                let file = self.file(file);
-                let form: Option<TypeForm> = e.form;
-                self.listed.push(ListedRow {
-                    unit: unit32,
-                    pos: at,
-                    name,
-                    file,
-                    line: line.get(),
-                    kind: crate::symtab::kind_code(e.kind, form),
-                    die,
-                });
-            }
+            let file = e
+                .decl_file
+                .as_ref()
+                .map_or(u32::MAX, |file| self.file(file));
+            let form: Option<TypeForm> = e.form;
+            self.listed.push(ListedRow {
+                unit: unit32,
+                pos: at,
+                name,
+                file,
+                line: e.decl_line.map_or(0, |l| l.get()),
+                kind: crate::symtab::kind_code(e.kind, form),
+                die,
+            });
         }
         for (n, offset) in &syms.enumerators {
             let Ok(die) = u32::try_from(offset.0) else {
@@ -464,15 +466,13 @@ impl Gathered {
         listed.sort_unstable();
         let listing: Vec<crate::symtab::Listed> = listed
             .iter()
-            .filter_map(|l| {
-                Some(crate::symtab::Listed {
-                    name: rank[l.name as usize],
-                    file: file_rank[l.file as usize],
-                    line: crate::addr::Line::new(l.line)?,
-                    kind: l.kind,
-                    unit: l.unit,
-                    die: l.die,
-                })
+            .map(|l| crate::symtab::Listed {
+                name: rank[l.name as usize],
+                file: file_rank.get(l.file as usize).copied().unwrap_or(u32::MAX),
+                line: l.line,
+                kind: l.kind,
+                unit: l.unit,
+                die: l.die,
             })
             .collect();
         drop(listed);

@@ -230,47 +230,62 @@ fn the_symbol_table_gives_the_full_index_entries_and_finds_them_by_name() {
     for (name, bin) in programs(dir.path()) {
         let cache = IndexCache::new(dir.path().join(format!("{name}-entries")), u64::MAX);
         let table_binary = Binary::open(&bin).unwrap();
-        table_binary.build_index_cache(Some(&cache), &|_, _| {}).unwrap();
+        table_binary
+            .build_index_cache(Some(&cache), &|_, _| {})
+            .unwrap();
         let table = table_binary.symbol_table().unwrap();
         let full = Binary::open(&bin).unwrap();
         let index = full.symbol_index();
-        let with_decl = |e: &symbols::SymbolEntry| e.decl_file.is_some() && e.decl_line.is_some();
 
-        let mut expected: Vec<Listed> = index
-            .entries()
-            .filter(with_decl)
-            .map(|e| listed(&full, &e))
-            .collect();
+        // The table lists the DWARF entries, not the ELF symbols no DWARF covers.
+        let mut expected: Vec<Listed> = index.dwarf_entries().map(|e| listed(&full, &e)).collect();
         let mut found: Vec<Listed> = (0..table.symbol_count())
-            .map(|s| listed(&table_binary, &table_binary.table_entry(&table, s, None).unwrap()))
+            .map(|s| {
+                listed(
+                    &table_binary,
+                    &table_binary.table_entry(&table, s, None, true).unwrap(),
+                )
+            })
             .collect();
         expected.sort();
         found.sort();
         assert_eq!(found.len(), expected.len(), "{name}: symbols");
-        assert!(found == expected, "{name}: the table's entries differ from the full index's");
+        assert!(
+            found == expected,
+            "{name}: the table's entries differ from the full index's"
+        );
 
         let mut queries: Vec<String> = index
-            .entries()
-            .filter(with_decl)
+            .dwarf_entries()
             .map(|e| e.short_name().to_string())
             .collect();
         queries.sort();
         queries.dedup();
+        let dwarf: std::collections::HashSet<Listed> = expected.iter().cloned().collect();
         for q in &queries {
             let mut by_index: Vec<Listed> = index
                 .lookup(q)
-                .filter(with_decl)
                 .map(|e| listed(&full, &e))
+                .filter(|l| dwarf.contains(l))
                 .collect();
             let mut by_table: Vec<Listed> = table_binary
                 .table_symbols_named(&table, q)
                 .into_iter()
-                .map(|s| listed(&table_binary, &table_binary.table_entry(&table, s, None).unwrap()))
+                .map(|s| {
+                    listed(
+                        &table_binary,
+                        &table_binary.table_entry(&table, s, None, true).unwrap(),
+                    )
+                })
                 .collect();
             by_index.sort();
             by_table.sort();
             assert!(by_table == by_index, "{name}: entries named {q}");
         }
-        assert!(queries.len() > 5, "{name}: {} names looked up", queries.len());
+        assert!(
+            queries.len() > 5,
+            "{name}: {} names looked up",
+            queries.len()
+        );
     }
 }
