@@ -77,6 +77,9 @@ pub struct Brief<'a> {
     pub line: Option<Line>,
 }
 
+/// Type symbols with their files, and each file's path normalized.
+type Types = (Vec<(EntryId, FileId)>, Vec<std::path::PathBuf>);
+
 /// The names of one binary's symbol table.
 pub struct NameIndex {
     table: SymbolTable,
@@ -85,8 +88,8 @@ pub struct NameIndex {
     /// The symbols of each file: `by_file.1[by_file.0[f]..by_file.0[f + 1]]`, built on
     /// first use.
     by_file: OnceLock<(Vec<u32>, Vec<EntryId>)>,
-    /// Type symbols, each with its file normalized, built on first use.
-    types: OnceLock<Vec<(EntryId, Arc<Path>)>>,
+    /// Type symbols with their files, and each file normalized, built on first use.
+    types: OnceLock<Types>,
 }
 
 impl NameIndex {
@@ -221,22 +224,34 @@ impl NameIndex {
             .collect()
     }
 
-    /// Type symbols, in the table's order, each with its file normalized.
-    pub fn types(&self) -> &[(EntryId, Arc<Path>)] {
+    /// Type symbols with a declaration file, in the table's order, each with that file.
+    pub fn types(&self) -> &[(EntryId, FileId)] {
+        &self.types_and_files().0
+    }
+
+    /// File `f`'s path normalized (`symbols::lines::normalize_path`).
+    pub fn normalized_file(&self, f: FileId) -> &Path {
+        self.types_and_files()
+            .1
+            .get(f.index())
+            .map_or(Path::new(""), |p| p.as_path())
+    }
+
+    fn types_and_files(&self) -> &Types {
         self.types.get_or_init(|| {
-            let normalized: Vec<Arc<Path>> = self
+            let normalized = self
                 .files
                 .iter()
-                .map(|f| Arc::from(symbols::lines::normalize_path(f)))
+                .map(|f| symbols::lines::normalize_path(f))
                 .collect();
-            (0..self.len())
+            let types = (0..self.len())
                 .filter_map(|i| {
                     let s = self.table.symbol(i)?;
-                    (s.kind == SymbolKind::Type)
-                        .then(|| (EntryId(id(i)), normalized.get(s.file).cloned()))
-                        .and_then(|(e, f)| Some((e, f?)))
+                    (s.kind == SymbolKind::Type && s.file < self.files.len())
+                        .then(|| (EntryId(id(i)), FileId(id(s.file))))
                 })
-                .collect()
+                .collect();
+            (types, normalized)
         })
     }
 }

@@ -401,22 +401,19 @@ pub(crate) fn lay_out(
     };
     let name_rank = rank_of(&name_ids, names.len());
     let file_rank = rank_of(&file_ids, files.len());
-    let mut symbols: Vec<(u32, u32, u32, u32, u32, u32, u32)> = listed
-        .iter()
-        .enumerate()
-        .map(|(pos, l)| {
-            (
-                name_rank[l.name as usize],
-                file_rank.get(l.file as usize).copied().unwrap_or(u32::MAX),
-                l.line,
-                pos as u32,
-                l.kind,
-                l.unit,
-                l.die,
-            )
-        })
-        .collect();
-    symbols.sort_unstable();
+    // The symbols in ranking order: positions in `listed`, sorted by key (a big program
+    // lists millions: an index each, not a copy of each).
+    let key = |i: u32| {
+        let l = &listed[i as usize];
+        (
+            name_rank[l.name as usize],
+            file_rank.get(l.file as usize).copied().unwrap_or(u32::MAX),
+            l.line,
+            i,
+        )
+    };
+    let mut order: Vec<u32> = (0..listed.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| key(i));
 
     let mut strings: Vec<u8> = Vec::new();
     let base = out.len();
@@ -441,25 +438,30 @@ pub(crate) fn lay_out(
             }
         }
     }
-    let mut hay = String::new();
+    // Where each name's line starts in the haystack and its mask, from its lowercase
+    // text made one name at a time; the haystack itself is written last, made again,
+    // straight into `out`.
+    let mut lower = String::new();
     let mut hay_starts = Vec::with_capacity(name_ids.len() + 1);
     let mut masks = Vec::with_capacity(name_ids.len());
+    let mut hay_len = 0usize;
     for &n in &name_ids {
-        let start = hay.len();
-        hay_starts.push(start as u32);
-        crate::names::push_search_lowercase(&mut hay, names[n as usize]);
-        masks.push(crate::names::byte_mask(&hay.as_bytes()[start..]));
-        hay.push('\n');
+        lower.clear();
+        crate::names::push_search_lowercase(&mut lower, names[n as usize]);
+        hay_starts.push(hay_len as u32);
+        masks.push(crate::names::byte_mask(lower.as_bytes()));
+        hay_len += lower.len() + 1;
     }
-    hay_starts.push(hay.len() as u32);
+    hay_starts.push(hay_len as u32);
     let hay_starts_at = out.len();
     for s in &hay_starts {
         out.extend_from_slice(&s.to_le_bytes());
     }
+    drop(hay_starts);
     let members_at = out.len();
     let mut next = 0usize;
     for n in 0..=name_ids.len() {
-        while next < symbols.len() && (symbols[next].0 as usize) < n {
+        while next < order.len() && (key(order[next]).0 as usize) < n {
             next += 1;
         }
         out.extend_from_slice(&(next as u32).to_le_bytes());
@@ -468,14 +470,25 @@ pub(crate) fn lay_out(
     for m in &masks {
         out.extend_from_slice(&m.to_le_bytes());
     }
+    drop(masks);
     let symbols_at = out.len();
-    for &(name, file, line, _, kind, unit, die) in &symbols {
-        for v in [name, file, line, kind, unit, die] {
+    out.reserve(order.len() * SYMBOL + hay_len);
+    for &i in &order {
+        let l = &listed[i as usize];
+        let (name, file, line, _) = key(i);
+        for v in [name, file, line, l.kind, l.unit, l.die] {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
+    let symbol_count = order.len();
+    drop(order);
     let hay_at = out.len();
-    out.extend_from_slice(hay.as_bytes());
+    for &n in &name_ids {
+        lower.clear();
+        crate::names::push_search_lowercase(&mut lower, names[n as usize]);
+        out.extend_from_slice(lower.as_bytes());
+        out.push(b'\n');
+    }
     let fields = [
         files_at,
         file_ids.len(),
@@ -485,9 +498,9 @@ pub(crate) fn lay_out(
         members_at,
         masks_at,
         symbols_at,
-        symbols.len(),
+        symbol_count,
         hay_at,
-        hay.len(),
+        hay_len,
         0,
     ];
     LaidOut { strings, fields }

@@ -464,8 +464,9 @@ impl Gathered {
             file_rank[id as usize] = files.len() as u32 - 1;
         }
         listed.sort_unstable();
+        // In place (the rows are as big as what they become).
         let listing: Vec<crate::symtab::Listed> = listed
-            .iter()
+            .into_iter()
             .map(|l| crate::symtab::Listed {
                 name: rank[l.name as usize],
                 file: file_rank.get(l.file as usize).copied().unwrap_or(u32::MAX),
@@ -475,7 +476,6 @@ impl Gathered {
                 die: l.die,
             })
             .collect();
-        drop(listed);
         let mut laid = crate::symtab::lay_out(
             &mut p,
             &sorted,

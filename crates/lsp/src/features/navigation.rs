@@ -115,7 +115,7 @@ pub(crate) fn find_enumerator(
                 .names
                 .types()
                 .iter()
-                .filter(|(_, file)| (**file == *path) == same);
+                .filter(|(_, file)| (served.names.normalized_file(*file) == path) == same);
             // Each check reads a type; bound the work for binaries with many types.
             for (e, _) in enums.take(if same { 4096 } else { 256 }) {
                 let Some(brief) = served.names.brief(*e) else {
