@@ -175,15 +175,8 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
     })
 }
 
-/// The CRC-32 of the whole file but its own field (header bytes 24..28).
-fn checksum(file: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(&file[..24.min(file.len())]);
-    h.update(file.get(28..).unwrap_or_default());
-    h.finalize()
-}
-
-/// [`checksum`] of the file at `path`, read in chunks.
+/// The CRC-32 of the file at `path` but its own field (header bytes 24..28), read in
+/// chunks.
 fn checksum_of_file(path: &Path) -> std::io::Result<u32> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
@@ -228,25 +221,57 @@ pub(crate) struct TableEntry {
     pub(crate) die: DieId,
 }
 
-/// The file bytes of a table whose payload is `payload`, for `binary` under `key`: the
-/// header (with the checksum of the whole) put before the payload, in its buffer (a big
-/// program's table is hundreds of megabytes: not copied).
-pub(crate) fn with_header(binary: &Binary, key: &str, mut payload: Vec<u8>) -> Vec<u8> {
-    let mut header = Vec::with_capacity(HEADER);
-    header.extend_from_slice(MAGIC);
-    header.extend_from_slice(&VERSION.to_le_bytes());
-    header.extend_from_slice(&(HEADER as u32).to_le_bytes());
-    header.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes()); // the checksum, below
-    header.extend_from_slice(&(key.len() as u32).to_le_bytes());
-    header.extend_from_slice(&(binary.unit_count() as u32).to_le_bytes());
-    header.extend_from_slice(&0u32.to_le_bytes());
-    header.extend_from_slice(&binary.debug_info_bytes().to_le_bytes());
-    header.resize(HEADER, 0);
-    payload.splice(0..0, header);
-    let sum = checksum(&payload);
-    payload[24..28].copy_from_slice(&sum.to_le_bytes());
-    payload
+/// A writer of a whole file that checksums it as it goes: the header first (its checksum
+/// field left 0), then the payload through [`Write`]; [`Checksummed::finish`] gives the
+/// checksum to put in the field.
+pub(crate) struct Checksummed<'w> {
+    out: &'w mut dyn Write,
+    crc: crc32fast::Hasher,
+}
+
+impl<'w> Checksummed<'w> {
+    /// Writes the header of a file of `payload_len` bytes of payload for `binary` under
+    /// `key`.
+    pub(crate) fn new(
+        out: &'w mut dyn Write,
+        binary: &Binary,
+        key: &str,
+        payload_len: usize,
+    ) -> std::io::Result<Checksummed<'w>> {
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&VERSION.to_le_bytes());
+        header.extend_from_slice(&(HEADER as u32).to_le_bytes());
+        header.extend_from_slice(&(payload_len as u64).to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes()); // the checksum, at the end
+        header.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        header.extend_from_slice(&(binary.unit_count() as u32).to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        header.extend_from_slice(&binary.debug_info_bytes().to_le_bytes());
+        header.resize(HEADER, 0);
+        out.write_all(&header)?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&header[..24]);
+        crc.update(&header[28..]);
+        Ok(Checksummed { out, crc })
+    }
+
+    /// The checksum of everything written but the checksum field.
+    pub(crate) fn finish(self) -> u32 {
+        self.crc.finalize()
+    }
+}
+
+impl Write for Checksummed<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// Checks the magic, version and length a file's header gives.
@@ -548,6 +573,56 @@ pub(crate) fn key_of(binary: &Binary) -> Option<String> {
     Some(format!("p-{h:08x}{h2:08x}"))
 }
 
+/// Writes the cache file `path` with `write` (through a temporary file renamed over it,
+/// the checksum `write` returns put in its header) and maps what was written: the file's
+/// pages, not this process's memory.
+fn stream_and_map(
+    cache: &IndexCache,
+    path: &Path,
+    key: &str,
+    write: impl FnOnce(&mut dyn Write) -> Result<u32, String>,
+) -> std::io::Result<Mmap> {
+    use std::os::unix::fs::FileExt;
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(&cache.dir)?;
+    let tmp = cache.dir.join(format!(
+        ".{key}.{}.{:?}.tmp",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let written = (|| -> std::io::Result<(Mmap, u64)> {
+        let f = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, &f);
+        let sum = write(&mut out).map_err(std::io::Error::other)?;
+        out.flush()?;
+        drop(out);
+        f.write_all_at(&sum.to_le_bytes(), 24)?;
+        // SAFETY: a private read-only mapping of the file this thread just wrote, which
+        // is only ever replaced by rename afterwards, never written in place.
+        let map = unsafe { Mmap::map(&f) }?;
+        std::fs::rename(&tmp, path)?;
+        Ok((map, f.metadata()?.len()))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    let (map, bytes) = written?;
+    tracing::debug!(
+        target: "tandem::cache",
+        file = %path.display(),
+        bytes,
+        elapsed = ?started.elapsed(),
+        "index cache written"
+    );
+    cache.evict(path);
+    Ok(map)
+}
+
 /// Writes `bytes` as the cache file `path` (through a temporary file renamed over it) and
 /// maps what was written: the file's pages, not this process's memory.
 fn write_and_map(
@@ -680,17 +755,21 @@ impl Binary {
         let mut result = Ok(());
         let key = key_of(self).unwrap_or_default();
         self.cached.get_or_init(|| {
-            let bytes = self.table_bytes(&key, progress);
-            if let Some(cache) = cache.filter(|_| !key.is_empty()) {
-                match write_and_map(cache, &cache.path_for(&key), &key, &bytes) {
-                    Ok(map) => match self.adopt(Blob::Map(map), true, &key) {
-                        Ok(table) => return table,
-                        Err(e) => result = Err(std::io::Error::other(e)),
-                    },
-                    Err(e) => result = Err(e),
-                }
+            let Some(cache) = cache.filter(|_| !key.is_empty()) else {
+                return self.adopt_or_empty(self.table_bytes(&key, progress), &key);
+            };
+            // Streamed to its file: a big program's table is never whole in memory.
+            let gathered = self.gather(progress);
+            let streamed = stream_and_map(cache, &cache.path_for(&key), &key, |out| {
+                gathered.write(self, &key, out)
+            });
+            match streamed.map(|map| self.adopt(Blob::Map(map), true, &key)) {
+                Ok(Ok(table)) => return table,
+                Ok(Err(e)) => result = Err(std::io::Error::other(e)),
+                Err(e) => result = Err(e),
             }
-            self.adopt_or_empty(bytes, &key)
+            // The file could not be written: the table in memory after all.
+            self.adopt_or_empty(self.table_bytes(&key, progress), &key)
         });
         // A request that needed the table first built it in memory: written now.
         if let (Some(cache), Some(table)) = (cache, self.cached.get()) {

@@ -331,7 +331,7 @@ impl SymbolTable {
 }
 
 /// One symbol a table lists, before it is laid out: its name and file as indices into the
-/// names and files [`lay_out`] is given.
+/// names and files a [`Plan`] is given.
 #[derive(Clone, Copy)]
 pub(crate) struct Listed {
     pub(crate) name: u32,
@@ -345,165 +345,224 @@ pub(crate) struct Listed {
     pub(crate) die: u32,
 }
 
-/// What [`lay_out`] gives besides the regions it appends.
-pub(crate) struct LaidOut {
+/// How a table listing some symbols is laid out (see [`Plan::new`]): what is decided
+/// before a byte of it is written, so that it can be written in one pass (a big
+/// program's is hundreds of megabytes: streamed to its file, never whole in memory).
+pub(crate) struct Plan<'a> {
+    names: &'a [&'a str],
+    listed: &'a [Listed],
+    /// (string offset, length) of each listed file, in path order, and of each listed
+    /// name, in (length, name) order.
+    file_recs: Vec<(u32, u32)>,
+    name_recs: Vec<(u32, u32)>,
+    /// The listed names, in (length, name) order.
+    name_ids: Vec<u32>,
+    name_rank: Vec<u32>,
+    file_rank: Vec<u32>,
+    /// Positions in `listed`, in ranking order.
+    order: Vec<u32>,
+    hay_starts: Vec<u32>,
+    masks: Vec<u64>,
+    hay_len: usize,
     /// The strings the regions point to that were not given (paths, and names without
     /// `name_at`), to be placed `strings_from` bytes into the table's strings.
     pub(crate) strings: Vec<u8>,
-    /// The table's fields; the last (where its strings start in the payload) is the
-    /// caller's to set.
-    pub(crate) fields: [usize; FIELDS],
 }
 
-/// Appends to `out` (the payload, or the bytes of a table alone) the regions of a table
-/// listing `listed` (ties broken by position in it). Names and files are given once each
-/// (`listed` refers to them by index); `name_at`, when given, is where each name already
-/// is in the strings the table will point to, else names are added to the strings
-/// returned, which start `strings_from` bytes into them.
-pub(crate) fn lay_out(
-    out: &mut Vec<u8>,
-    names: &[&str],
-    name_at: Option<&[u32]>,
-    files: &[&Path],
-    listed: &[Listed],
-    strings_from: usize,
-) -> LaidOut {
-    // The files and names listed, each once: by path bytes, and by (length, name).
-    let used = |n: usize, of: &mut dyn Iterator<Item = u32>| {
-        let mut seen = vec![false; n];
-        for i in of {
-            if let Some(s) = seen.get_mut(i as usize) {
-                *s = true;
+impl<'a> Plan<'a> {
+    /// The layout of a table listing `listed` (ties broken by position in it). Names and
+    /// files are given once each (`listed` refers to them by index); `name_at`, when
+    /// given, is where each name already is in the strings the table will point to, else
+    /// names are added to [`Plan::strings`], which start `strings_from` bytes into them.
+    pub(crate) fn new(
+        names: &'a [&'a str],
+        name_at: Option<&[u32]>,
+        files: &[&Path],
+        listed: &'a [Listed],
+        strings_from: usize,
+    ) -> Plan<'a> {
+        // The files and names listed, each once: by path bytes, and by (length, name).
+        let used = |n: usize, of: &mut dyn Iterator<Item = u32>| {
+            let mut seen = vec![false; n];
+            for i in of {
+                if let Some(s) = seen.get_mut(i as usize) {
+                    *s = true;
+                }
             }
+            (0..n as u32)
+                .filter(|&i| seen[i as usize])
+                .collect::<Vec<u32>>()
+        };
+        let mut file_ids = used(files.len(), &mut listed.iter().map(|l| l.file));
+        file_ids.sort_unstable_by(|&a, &b| {
+            files[a as usize]
+                .as_os_str()
+                .as_bytes()
+                .cmp(files[b as usize].as_os_str().as_bytes())
+        });
+        let mut name_ids = used(names.len(), &mut listed.iter().map(|l| l.name));
+        name_ids.sort_unstable_by(|&a, &b| {
+            let (a, b) = (names[a as usize], names[b as usize]);
+            (a.len(), a).cmp(&(b.len(), b))
+        });
+        let rank_of = |ids: &[u32], n: usize| {
+            let mut rank = vec![0u32; n];
+            for (r, &id) in ids.iter().enumerate() {
+                rank[id as usize] = r as u32;
+            }
+            rank
+        };
+        let name_rank = rank_of(&name_ids, names.len());
+        let file_rank = rank_of(&file_ids, files.len());
+        let mut plan = Plan {
+            names,
+            listed,
+            file_recs: Vec::with_capacity(file_ids.len()),
+            name_recs: Vec::with_capacity(name_ids.len()),
+            name_ids,
+            name_rank,
+            file_rank,
+            order: (0..listed.len() as u32).collect(),
+            hay_starts: Vec::new(),
+            masks: Vec::new(),
+            hay_len: 0,
+            strings: Vec::new(),
+        };
+        // The symbols in ranking order: positions in `listed`, sorted by key (a big
+        // program lists millions: an index each, not a copy of each).
+        let mut order = std::mem::take(&mut plan.order);
+        order.sort_unstable_by_key(|&i| plan.key(i));
+        plan.order = order;
+        for &f in &file_ids {
+            let f = files[f as usize].as_os_str().as_bytes();
+            plan.file_recs
+                .push(((strings_from + plan.strings.len()) as u32, f.len() as u32));
+            plan.strings.extend_from_slice(f);
         }
-        (0..n as u32)
-            .filter(|&i| seen[i as usize])
-            .collect::<Vec<u32>>()
-    };
-    let mut file_ids = used(files.len(), &mut listed.iter().map(|l| l.file));
-    file_ids.sort_unstable_by(|&a, &b| {
-        files[a as usize]
-            .as_os_str()
-            .as_bytes()
-            .cmp(files[b as usize].as_os_str().as_bytes())
-    });
-    let mut name_ids = used(names.len(), &mut listed.iter().map(|l| l.name));
-    name_ids.sort_unstable_by(|&a, &b| {
-        let (a, b) = (names[a as usize], names[b as usize]);
-        (a.len(), a).cmp(&(b.len(), b))
-    });
-    let rank_of = |ids: &[u32], n: usize| {
-        let mut rank = vec![0u32; n];
-        for (r, &id) in ids.iter().enumerate() {
-            rank[id as usize] = r as u32;
+        for &n in &plan.name_ids {
+            let name = names[n as usize];
+            let at = match name_at.and_then(|at| at.get(n as usize)) {
+                Some(&at) => at,
+                None => {
+                    let at = (strings_from + plan.strings.len()) as u32;
+                    plan.strings.extend_from_slice(name.as_bytes());
+                    at
+                }
+            };
+            plan.name_recs.push((at, name.len() as u32));
         }
-        rank
-    };
-    let name_rank = rank_of(&name_ids, names.len());
-    let file_rank = rank_of(&file_ids, files.len());
-    // The symbols in ranking order: positions in `listed`, sorted by key (a big program
-    // lists millions: an index each, not a copy of each).
-    let key = |i: u32| {
-        let l = &listed[i as usize];
+        // Where each name's line starts in the haystack, and its mask, from its lowercase
+        // text made one name at a time (the haystack is made again as it is written).
+        let mut lower = String::new();
+        plan.hay_starts.reserve(plan.name_ids.len() + 1);
+        plan.masks.reserve(plan.name_ids.len());
+        for &n in &plan.name_ids {
+            lower.clear();
+            crate::names::push_search_lowercase(&mut lower, names[n as usize]);
+            plan.hay_starts.push(plan.hay_len as u32);
+            plan.masks.push(crate::names::byte_mask(lower.as_bytes()));
+            plan.hay_len += lower.len() + 1;
+        }
+        plan.hay_starts.push(plan.hay_len as u32);
+        plan
+    }
+
+    /// A listed symbol's ranking key: (name rank, file rank, line, position).
+    fn key(&self, i: u32) -> (u32, u32, u32, u32) {
+        let l = &self.listed[i as usize];
         (
-            name_rank[l.name as usize],
-            file_rank.get(l.file as usize).copied().unwrap_or(u32::MAX),
+            self.name_rank[l.name as usize],
+            self.file_rank
+                .get(l.file as usize)
+                .copied()
+                .unwrap_or(u32::MAX),
             l.line,
             i,
         )
-    };
-    let mut order: Vec<u32> = (0..listed.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| key(i));
+    }
 
-    let mut strings: Vec<u8> = Vec::new();
-    let base = out.len();
-    let put = |out: &mut Vec<u8>, at: usize, len: usize| {
-        out.extend_from_slice(&(at as u32).to_le_bytes());
-        out.extend_from_slice(&(len as u32).to_le_bytes());
-    };
-    let files_at = base;
-    for &f in &file_ids {
-        let f = files[f as usize].as_os_str().as_bytes();
-        put(out, strings_from + strings.len(), f.len());
-        strings.extend_from_slice(f);
+    /// Bytes of the regions (files, names, haystack starts, members, masks, symbols,
+    /// haystack), in that order.
+    fn region_sizes(&self) -> [usize; 7] {
+        let n = self.name_ids.len();
+        [
+            self.file_recs.len() * 8,
+            n * 8,
+            (n + 1) * 4,
+            (n + 1) * 4,
+            n * 8,
+            self.order.len() * SYMBOL,
+            self.hay_len,
+        ]
     }
-    let names_at = out.len();
-    for &n in &name_ids {
-        let name = names[n as usize];
-        match name_at.and_then(|at| at.get(n as usize)) {
-            Some(&at) => put(out, at as usize, name.len()),
-            None => {
-                put(out, strings_from + strings.len(), name.len());
-                strings.extend_from_slice(name.as_bytes());
+
+    /// Bytes of the regions [`Plan::write`] writes.
+    pub(crate) fn size(&self) -> usize {
+        self.region_sizes().iter().sum()
+    }
+
+    /// The table's fields when its regions start at `base` in the payload and its
+    /// strings at `strings_at`.
+    pub(crate) fn fields(&self, base: usize, strings_at: usize) -> [usize; FIELDS] {
+        let sizes = self.region_sizes();
+        let mut at = [0usize; 7];
+        let mut next = base;
+        for (a, size) in at.iter_mut().zip(sizes) {
+            *a = next;
+            next += size;
+        }
+        [
+            at[0],
+            self.file_recs.len(),
+            at[1],
+            self.name_ids.len(),
+            at[2],
+            at[3],
+            at[4],
+            at[5],
+            self.order.len(),
+            at[6],
+            self.hay_len,
+            strings_at,
+        ]
+    }
+
+    /// Writes the regions, [`Plan::size`] bytes.
+    pub(crate) fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let u32s = |w: &mut dyn std::io::Write, vs: &[u32]| -> std::io::Result<()> {
+            for v in vs {
+                w.write_all(&v.to_le_bytes())?;
             }
+            Ok(())
+        };
+        for &(at, len) in self.file_recs.iter().chain(&self.name_recs) {
+            u32s(w, &[at, len])?;
         }
-    }
-    // Where each name's line starts in the haystack and its mask, from its lowercase
-    // text made one name at a time; the haystack itself is written last, made again,
-    // straight into `out`.
-    let mut lower = String::new();
-    let mut hay_starts = Vec::with_capacity(name_ids.len() + 1);
-    let mut masks = Vec::with_capacity(name_ids.len());
-    let mut hay_len = 0usize;
-    for &n in &name_ids {
-        lower.clear();
-        crate::names::push_search_lowercase(&mut lower, names[n as usize]);
-        hay_starts.push(hay_len as u32);
-        masks.push(crate::names::byte_mask(lower.as_bytes()));
-        hay_len += lower.len() + 1;
-    }
-    hay_starts.push(hay_len as u32);
-    let hay_starts_at = out.len();
-    for s in &hay_starts {
-        out.extend_from_slice(&s.to_le_bytes());
-    }
-    drop(hay_starts);
-    let members_at = out.len();
-    let mut next = 0usize;
-    for n in 0..=name_ids.len() {
-        while next < order.len() && (key(order[next]).0 as usize) < n {
-            next += 1;
+        u32s(w, &self.hay_starts)?;
+        let mut next = 0usize;
+        for n in 0..=self.name_ids.len() {
+            while next < self.order.len() && (self.key(self.order[next]).0 as usize) < n {
+                next += 1;
+            }
+            u32s(w, &[next as u32])?;
         }
-        out.extend_from_slice(&(next as u32).to_le_bytes());
-    }
-    let masks_at = out.len();
-    for m in &masks {
-        out.extend_from_slice(&m.to_le_bytes());
-    }
-    drop(masks);
-    let symbols_at = out.len();
-    out.reserve(order.len() * SYMBOL + hay_len);
-    for &i in &order {
-        let l = &listed[i as usize];
-        let (name, file, line, _) = key(i);
-        for v in [name, file, line, l.kind, l.unit, l.die] {
-            out.extend_from_slice(&v.to_le_bytes());
+        for m in &self.masks {
+            w.write_all(&m.to_le_bytes())?;
         }
+        for &i in &self.order {
+            let l = &self.listed[i as usize];
+            let (name, file, line, _) = self.key(i);
+            u32s(w, &[name, file, line, l.kind, l.unit, l.die])?;
+        }
+        let mut lower = String::new();
+        for &n in &self.name_ids {
+            lower.clear();
+            crate::names::push_search_lowercase(&mut lower, self.names[n as usize]);
+            lower.push('\n');
+            w.write_all(lower.as_bytes())?;
+        }
+        Ok(())
     }
-    let symbol_count = order.len();
-    drop(order);
-    let hay_at = out.len();
-    for &n in &name_ids {
-        lower.clear();
-        crate::names::push_search_lowercase(&mut lower, names[n as usize]);
-        out.extend_from_slice(lower.as_bytes());
-        out.push(b'\n');
-    }
-    let fields = [
-        files_at,
-        file_ids.len(),
-        names_at,
-        name_ids.len(),
-        hay_starts_at,
-        members_at,
-        masks_at,
-        symbols_at,
-        symbol_count,
-        hay_at,
-        hay_len,
-        0,
-    ];
-    LaidOut { strings, fields }
 }
 
 /// Whether an ELF function symbol names something a user declared: not a compiler's
@@ -628,11 +687,12 @@ impl Binary {
         if listed.is_empty() {
             return None;
         }
-        let mut bytes = Vec::new();
-        let mut laid = lay_out(&mut bytes, &names, None, &files, &listed, 0);
-        laid.fields[FIELDS - 1] = bytes.len();
-        bytes.extend_from_slice(&laid.strings);
-        let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &laid.fields);
+        let plan = Plan::new(&names, None, &files, &listed, 0);
+        let mut bytes = Vec::with_capacity(plan.size() + plan.strings.len());
+        plan.write(&mut bytes).ok()?;
+        let fields = plan.fields(0, bytes.len());
+        bytes.extend_from_slice(&plan.strings);
+        let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &fields);
         tracing::debug!(
             target: "tandem::cache",
             binary = %self.path().display(),

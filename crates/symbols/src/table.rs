@@ -31,6 +31,7 @@
 //! the one written from a full in-memory index.
 
 use std::collections::HashMap;
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -266,6 +267,23 @@ impl Gathered {
     /// The file's bytes: header and payload, the payload's regions in the order the
     /// module documentation gives. `Err` when a region would not fit u32 offsets.
     pub(crate) fn finish(self, binary: &Binary, key: &str) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        let sum = self.write(binary, key, &mut out)?;
+        if let Some(field) = out.get_mut(24..28) {
+            field.copy_from_slice(&sum.to_le_bytes());
+        }
+        Ok(out)
+    }
+
+    /// Writes the file to `out` as [`Gathered::finish`] makes it, but for its checksum,
+    /// which is returned (the caller puts it at bytes 24..28): a big program's table is
+    /// streamed to its file, never whole in memory.
+    pub(crate) fn write(
+        self,
+        binary: &Binary,
+        key: &str,
+        out: &mut dyn Write,
+    ) -> Result<u32, String> {
         let Gathered {
             names,
             name_list,
@@ -367,90 +385,23 @@ impl Gathered {
         drop(key_rows);
         let slot_count = (slots_list.len() * 2).next_power_of_two().max(8);
         let ranges = binary.unit_address_ranges();
-
-        let key_pad = key.len().div_ceil(8) * 8;
-        let table = key_pad;
-        let ranges_at = table + 4 * crate::cache::TABLE_FIELDS;
-        let slots_at = ranges_at + ranges.len() * crate::cache::RANGE;
-        let links_at = slots_at + slot_count * crate::cache::SLOT;
-        let names_at = links_at + links.len() * 4;
-        let entries_at = names_at + sorted.len() * crate::cache::NAME;
-        let regions_end = entries_at + rows.len() * crate::cache::ENTRY;
-        fits(regions_end + strings_len)?;
-        let mut p = vec![0u8; regions_end];
-        p[..key.len()].copy_from_slice(key.as_bytes());
-        let put32 = |p: &mut [u8], at: usize, v: u32| {
-            p[at..at + 4].copy_from_slice(&v.to_le_bytes());
-        };
-        for (i, v) in [
-            ranges_at,
-            ranges.len(),
-            slots_at,
-            slot_count,
-            links_at,
-            links.len(),
-            names_at,
-            sorted.len(),
-            entries_at,
-            rows.len(),
-            0, // where the strings start: below, after the symbol table's regions
-            strings_len,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            put32(&mut p, table + 4 * i, v as u32);
-        }
-        for (i, &(start, end, unit)) in ranges.iter().enumerate() {
-            let at = ranges_at + i * crate::cache::RANGE;
-            p[at..at + 8].copy_from_slice(&start.to_le_bytes());
-            p[at + 8..at + 16].copy_from_slice(&end.to_le_bytes());
-            put32(&mut p, at + 16, unit as u32);
-        }
+        // The key slots, placed by open addressing: in memory (tens of megabytes), the
+        // rest is written as it is made.
+        let mut slots = vec![0u8; slot_count * crate::cache::SLOT];
         for &(hash, off, len, first, count) in &slots_list {
             let mut slot = hash as usize & (slot_count - 1);
-            while crate::cache::u32_at(&p, slots_at + slot * crate::cache::SLOT + 16) != Some(0) {
+            while crate::cache::u32_at(&slots, slot * crate::cache::SLOT + 16) != Some(0) {
                 slot = (slot + 1) & (slot_count - 1);
             }
-            let at = slots_at + slot * crate::cache::SLOT;
+            let at = slot * crate::cache::SLOT;
             for (k, v) in [hash, off, len, first, count].into_iter().enumerate() {
-                put32(&mut p, at + 4 * k, v);
+                slots[at + 4 * k..at + 4 * k + 4].copy_from_slice(&v.to_le_bytes());
             }
         }
         drop(slots_list);
-        for (i, l) in links.iter().enumerate() {
-            put32(&mut p, links_at + 4 * i, *l);
-        }
-        drop(links);
-        let mut next_row = 0usize;
-        for (r, s) in sorted.iter().enumerate() {
-            let first = next_row;
-            while next_row < rows.len() && rows[next_row].name as usize == r {
-                next_row += 1;
-            }
-            let at = names_at + r * crate::cache::NAME;
-            for (k, v) in [
-                string_at[r],
-                s.len() as u32,
-                first as u32,
-                (next_row - first) as u32,
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                put32(&mut p, at + 4 * k, v);
-            }
-        }
-        for (i, row) in rows.iter().enumerate() {
-            let at = entries_at + i * crate::cache::ENTRY;
-            put32(&mut p, at, row.kind as u32);
-            put32(&mut p, at + 4, row.unit);
-            put32(&mut p, at + 8, row.die);
-        }
-        drop(rows);
-        // The symbol table, in the full index's order of entries: its regions, then the
-        // strings both tables point to (the names, then the symbol table's paths).
-        // Distinct files by their bytes, as names are.
+
+        // The symbol table, in the full index's order of entries. Distinct files by their
+        // bytes, as names are.
         let mut file_order: Vec<u32> = (0..file_list.len() as u32).collect();
         let bytes = |id: u32| file_list[id as usize].as_os_str().as_bytes();
         file_order.sort_unstable_by(|&a, &b| bytes(a).cmp(bytes(b)));
@@ -476,32 +427,87 @@ impl Gathered {
                 die: l.die,
             })
             .collect();
-        let mut laid = crate::symtab::lay_out(
-            &mut p,
-            &sorted,
-            Some(&string_at),
-            &files,
-            &listing,
+        let plan =
+            crate::symtab::Plan::new(&sorted, Some(&string_at), &files, &listing, strings_len);
+
+        // Where everything goes: the name table's regions, the symbol table's, then the
+        // strings both point to (the names, then the symbol table's paths).
+        let key_pad = key.len().div_ceil(8) * 8;
+        let table = key_pad;
+        let ranges_at = table + 4 * crate::cache::TABLE_FIELDS;
+        let slots_at = ranges_at + ranges.len() * crate::cache::RANGE;
+        let links_at = slots_at + slots.len();
+        let names_at = links_at + links.len() * 4;
+        let entries_at = names_at + sorted.len() * crate::cache::NAME;
+        let symtab_at = entries_at + rows.len() * crate::cache::ENTRY;
+        let strings_at = symtab_at + plan.size();
+        let payload_len = strings_at + strings_len + plan.strings.len();
+        fits(payload_len)?;
+        let mut fields: Vec<u32> = [
+            ranges_at,
+            ranges.len(),
+            slots_at,
+            slot_count,
+            links_at,
+            links.len(),
+            names_at,
+            sorted.len(),
+            entries_at,
+            rows.len(),
+            strings_at,
             strings_len,
-        );
-        drop(listing);
-        let strings_at = p.len();
-        laid.fields[crate::symtab::FIELDS - 1] = strings_at;
-        put32(&mut p, table + 4 * 10, fits(strings_at)?);
-        p.reserve(strings_len + laid.strings.len());
-        for s in &sorted {
-            p.extend_from_slice(s.as_bytes());
-        }
-        p.extend_from_slice(&laid.strings);
-        for (i, v) in laid.fields.into_iter().enumerate() {
-            put32(
-                &mut p,
-                table + 4 * (crate::cache::NAME_FIELDS + i),
-                fits(v)?,
-            );
-        }
-        fits(p.len())?;
-        Ok(crate::cache::with_header(binary, key, p))
+        ]
+        .into_iter()
+        .map(|v| v as u32)
+        .collect();
+        fields.extend(plan.fields(symtab_at, strings_at).map(|v| v as u32));
+
+        let io = |e: std::io::Error| format!("cannot write the name table: {e}");
+        let mut w = crate::cache::Checksummed::new(out, binary, key, payload_len).map_err(io)?;
+        let u32s = |w: &mut dyn Write, vs: &[u32]| -> std::io::Result<()> {
+            for v in vs {
+                w.write_all(&v.to_le_bytes())?;
+            }
+            Ok(())
+        };
+        (|| -> std::io::Result<()> {
+            w.write_all(key.as_bytes())?;
+            w.write_all(&[0u8; 8][..key_pad - key.len()])?;
+            u32s(&mut w, &fields)?;
+            for &(start, end, unit) in ranges {
+                w.write_all(&start.to_le_bytes())?;
+                w.write_all(&end.to_le_bytes())?;
+                u32s(&mut w, &[unit as u32, 0])?;
+            }
+            w.write_all(&slots)?;
+            u32s(&mut w, &links)?;
+            let mut next_row = 0usize;
+            for (r, s) in sorted.iter().enumerate() {
+                let first = next_row;
+                while next_row < rows.len() && rows[next_row].name as usize == r {
+                    next_row += 1;
+                }
+                u32s(
+                    &mut w,
+                    &[
+                        string_at[r],
+                        s.len() as u32,
+                        first as u32,
+                        (next_row - first) as u32,
+                    ],
+                )?;
+            }
+            for row in &rows {
+                u32s(&mut w, &[row.kind as u32, row.unit, row.die])?;
+            }
+            plan.write(&mut w)?;
+            for s in &sorted {
+                w.write_all(s.as_bytes())?;
+            }
+            w.write_all(&plan.strings)
+        })()
+        .map_err(io)?;
+        Ok(w.finish())
     }
 }
 
@@ -515,6 +521,26 @@ impl Binary {
         key: &str,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Vec<u8> {
+        let gathered = self.gather(progress);
+        let started = std::time::Instant::now();
+        let laid_out = gathered.finish(self, key);
+        tracing::debug!(
+            target: "tandem::cache",
+            path = %self.path.display(),
+            elapsed = ?started.elapsed(),
+            "name table laid out"
+        );
+        match laid_out {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), "no name table: {e}");
+                Gathered::default().finish(self, key).unwrap_or_default()
+            }
+        }
+    }
+
+    /// What the name table needs of every unit (see [`Binary::table_bytes`]).
+    pub(crate) fn gather(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Gathered {
         let started = std::time::Instant::now();
         let n = self.units().len();
         let threads = std::thread::available_parallelism()
@@ -556,20 +582,7 @@ impl Binary {
             elapsed = ?started.elapsed(),
             "name table gathered"
         );
-        let laid_out = gathered.finish(self, key);
-        tracing::debug!(
-            target: "tandem::cache",
-            path = %self.path.display(),
-            elapsed = ?started.elapsed(),
-            "name table laid out"
-        );
-        match laid_out {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                tracing::warn!(path = %self.path.display(), "no name table: {e}");
-                Gathered::default().finish(self, key).unwrap_or_default()
-            }
-        }
+        gathered
     }
 }
 
