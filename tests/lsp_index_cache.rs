@@ -141,20 +141,22 @@ fn a_second_server_answers_workspace_symbols_from_the_cache_as_the_first_did() {
     let program = program();
     let cache = scratch_dir("lsp-cache");
 
-    // The reference: no cache, asked once the binary serves from its full index.
+    // The reference: no cache, asked once the binary serves from its table built in
+    // memory.
     let mut reference = serve_with(&program, &cache, &[("TANDEM_INDEX_CACHE", "0")], json!({}));
     wait_log(&mut reference, "binary serves the workspace");
     let memory_answers = answers(&mut reference);
     let reference_log = stop(reference);
     assert!(
-        !reference_log.contains("answered from the index cache")
+        reference_log.contains("answered from the symbol tables built in memory")
+            && !reference_log.contains("answered from the index cache")
             && !reference_log.contains("answered in part"),
         "the reference answers from its in-memory tables:\n{reference_log}"
     );
 
-    // Cold: builds the index, writes the cache file, then answers from it.
+    // Cold: builds the table, writes the cache file, then answers from it.
     let mut cold = serve(&program, &cache);
-    wait_log(&mut cold, "index cache written and adopted");
+    wait_log(&mut cold, "binary serves the workspace");
     let cold_answers = answers(&mut cold);
     let cold_log = stop(cold);
     assert!(cold_log.contains("index cache written"), "{cold_log}");

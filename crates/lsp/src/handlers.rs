@@ -120,8 +120,9 @@ document_params!(
 /// What a request's work returns.
 pub(crate) type Outcome = Result<Value, ResponseError>;
 
-/// `workspace/symbol`: from the cached symbol tables when every binary has one (at once,
-/// while the full index is still being built), else from the in-memory tables.
+/// `workspace/symbol`: from the binaries' symbol tables (their index cache files', or built
+/// in memory), and, while a binary is still being indexed, its partial table of ELF
+/// functions.
 pub(crate) fn workspace_symbol(
     snap: Snapshot,
     cancel: CancelToken,
@@ -141,7 +142,7 @@ pub(crate) fn workspace_symbol(
         }
     };
     let Some(tables) = tables else {
-        return features::workspace_symbol(&mut job.cx, &p.query, &job.cancel);
+        return Ok(Value::Array(Vec::new()));
     };
     let answer = features::workspace_symbol_cached(&mut job.cx, &tables, &p.query, &job.cancel);
     if tables.iter().any(|t| t.is_partial()) {
@@ -151,12 +152,19 @@ pub(crate) fn workspace_symbol(
             elapsed = ?started.elapsed(),
             "workspace/symbol answered in part, from the ELF functions (the index is being built)"
         );
-    } else {
+    } else if tables.iter().all(|t| t.table().from_cache_file()) {
         tracing::debug!(
             target: "tandem::cache",
             query = %p.query,
             elapsed = ?started.elapsed(),
             "workspace/symbol answered from the index cache"
+        );
+    } else {
+        tracing::debug!(
+            target: "tandem::cache",
+            query = %p.query,
+            elapsed = ?started.elapsed(),
+            "workspace/symbol answered from the symbol tables built in memory"
         );
     }
     answer

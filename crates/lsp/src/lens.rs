@@ -71,10 +71,14 @@ pub fn code_lenses(cx: &mut Context, path: &Path) -> Vec<(u32, Value)> {
     let mut seen = std::collections::HashSet::new();
     let served = cx.served.clone();
     for s in &served {
-        for e in s.index.entries() {
-            if e.kind != SymbolKind::Function || e.range.is_none() {
+        let files = s.names.files_where(|f| same_file(f, path));
+        for &sym in files.iter().flat_map(|&f| s.names.in_file(f)) {
+            if s.names.brief(sym).map(|b| b.kind) != Some(SymbolKind::Function) {
                 continue;
             }
+            let Some(e) = s.entry(sym, true).filter(|e| e.range.is_some()) else {
+                continue;
+            };
             let (Some(file), Some(line)) = (e.decl_file.as_deref(), e.decl_line) else {
                 continue;
             };

@@ -22,6 +22,7 @@ use crate::features::{
     cancelled, decl_end, find_word, global_variable, named_type, pos, same_file, Context, Lang,
     SourceText,
 };
+use crate::names::{last_component, FileId};
 
 /// Token types, in legend order.
 pub const TOKEN_TYPES: &[&str] = &[
@@ -629,11 +630,24 @@ fn classify(
     let mut types_read = 0usize;
     let served = cx.served.clone();
     for (si, s) in served.iter().enumerate() {
-        for (n, e) in s.index.entries().enumerate() {
+        // Per declaration file, compared once: the document's, and under a root.
+        let here_files: Vec<bool> = (0..s.names.file_count())
+            .map(|f| same_file(s.names.file(FileId::new(f)), path))
+            .collect();
+        let near_files: Vec<bool> = (0..s.names.file_count())
+            .map(|f| {
+                let file = s.names.file(FileId::new(f));
+                cx.roots.iter().any(|r| file.starts_with(r))
+            })
+            .collect();
+        for (n, sym) in s.names.all().enumerate() {
             if n % 4096 == 0 && cancel.is_cancelled() {
                 return Err(cancelled());
             }
-            let short = e.short_name();
+            let Some(e) = s.names.brief(sym) else {
+                continue;
+            };
+            let short = last_component(e.name);
             if lang == Lang::Rust {
                 let parts: Vec<&str> = e.name.split("::").collect();
                 for p in parts.iter().take(parts.len().saturating_sub(1)) {
@@ -643,18 +657,19 @@ fn classify(
                 }
             }
             if e.kind == SymbolKind::Type {
-                // rustc records no declaration line for types: a type named in the document
+                // rustc records no declaration for types: a type named in the document
                 // may be declared in it.
-                let here = e.decl_file.as_deref().is_some_and(|f| same_file(f, path))
-                    || (e.decl_file.is_none() && names.contains(short));
+                let here = match e.file {
+                    Some(f) => here_files.get(f.index()).copied().unwrap_or(false),
+                    None => names.contains(short),
+                };
                 let near = e
-                    .decl_file
-                    .as_deref()
-                    .is_some_and(|f| cx.roots.iter().any(|r| f.starts_with(r)))
+                    .file
+                    .is_some_and(|f| near_files.get(f.index()).copied().unwrap_or(false))
                     || names.contains(short);
                 if here || (near && types_read < 4096) {
                     types_read += 1;
-                    if let Some(ty) = named_type(&s.binary, &e.name) {
+                    if let Some(ty) = named_type(&s.binary, e.name) {
                         let (list, is_enum): (Vec<String>, bool) = match &ty.kind {
                             TypeKind::Enum {
                                 enumerators: list, ..
@@ -671,7 +686,8 @@ fn classify(
                         };
                         set.extend(list.iter().filter(|n| names.contains(n.as_str())).cloned());
                         if here && !list.is_empty() {
-                            let first = match e.decl_line {
+                            // rustc records no declaration line for types.
+                            let first = match e.line {
                                 Some(line) => Some(cx.sources.to_current(path, line.zero_based())),
                                 None => type_line(text, lang, short),
                             };
@@ -690,8 +706,13 @@ fn classify(
                     }
                 }
             }
-            if names.contains(short) && (e.decl_line.is_some() || e.kind == SymbolKind::Type) {
-                globals.entry(short.to_owned()).or_default().push((e, si));
+            if names.contains(short) && (e.line.is_some() || e.kind == SymbolKind::Type) {
+                if let Some(entry) = s.entry(sym, false) {
+                    globals
+                        .entry(short.to_owned())
+                        .or_default()
+                        .push((entry, si));
+                }
             }
         }
     }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use symbols::{Binary, SymbolIndex};
+use symbols::Binary;
 
 use crate::facts::Facts;
 use crate::features::CachedNames;
@@ -54,19 +54,15 @@ pub struct Served {
     pub path: PathBuf,
     mtime: Option<SystemTime>,
     pub binary: Binary,
-    pub index: Arc<SymbolIndex>,
-    /// The index's names arranged for searching and lookups.
+    /// The names of its symbol table arranged for lookups.
     pub names: NameIndex,
     /// DWARF answers remembered for the features (line resolutions, scopes, types).
     pub facts: Facts,
     /// The sources its line tables name, normalized.
     sources: std::collections::HashSet<PathBuf>,
-    /// The symbol table of the index cache file, when one was valid for this build or
-    /// once this server has written it: `workspace/symbol` answers from it
-    /// (`features::cached_symbols`).
-    cached_names: std::sync::OnceLock<Arc<CachedNames>>,
-    /// Whether the index came from a cache file; else `warm` writes one.
-    cache_hit: bool,
+    /// Its symbol table (the index cache file's, or built in memory without a cache):
+    /// `workspace/symbol` answers from it (`features::cached_symbols`).
+    cached_names: Arc<CachedNames>,
 }
 
 impl Served {
@@ -80,9 +76,24 @@ impl Served {
         self.sources.iter().map(PathBuf::as_path)
     }
 
-    /// The symbol table of the index cache file, when there is one.
+    /// Its symbol table.
     pub fn cached_names(&self) -> Option<Arc<CachedNames>> {
-        self.cached_names.get().cloned()
+        Some(self.cached_names.clone())
+    }
+
+    /// The entry of symbol `e` (with its code range when `code`: its DIE is read).
+    pub fn entry(&self, e: crate::names::EntryId, code: bool) -> Option<symbols::SymbolEntry> {
+        self.names.entry(&self.binary, e, code)
+    }
+
+    /// The entries whose qualified name ends with the components of `query`, in the
+    /// table's order, with their code ranges.
+    pub fn lookup(&self, query: &str) -> Vec<symbols::SymbolEntry> {
+        self.names
+            .lookup(&self.binary, query)
+            .into_iter()
+            .filter_map(|e| self.entry(e, true))
+            .collect()
     }
 
     /// Whether the binary was built from `file` (its line tables name it).
@@ -270,7 +281,7 @@ impl Workspace {
             match self.load(&path) {
                 Loaded::Served(served) => {
                     served.binary.release_file_pages();
-                    let served = warm(served, self.texts.clone(), self.config.roots.clone());
+                    let served = warm(served, self.texts.clone());
                     let mut state = self.state();
                     tracing::debug!(path = %served.path.display(), "binary serves the workspace");
                     state.quick.retain(|q| q.path != served.path);
@@ -302,8 +313,8 @@ impl Workspace {
             }
         };
         // A valid index cache file of this build answers `workspace/symbol` at once, while
-        // the full index (which the other features need) is built below. Looked at before
-        // the line tables are read for the binary's sources (every unit's line program).
+        // the rest of the binary is read. Looked at before the line tables are read for
+        // the binary's sources (every unit's line program).
         let started = Instant::now();
         let cache = symbols::IndexCache::from_env();
         let hit = cache.as_ref().is_some_and(|c| binary.load_index_cache(c));
@@ -348,25 +359,36 @@ impl Workspace {
         if let (false, Some(names)) = (configured, &quick_names) {
             self.serve_quick(path, names, started);
         }
-        if quick_names.is_some() {
+        if quick_names.is_some() && !hit {
             std::thread::sleep(self.config.full_index_delay);
         }
-        let index = binary.symbol_index();
-        tracing::info!(path = %path.display(), entries = index.len(), elapsed = ?started.elapsed(), "indexed");
-        let names = NameIndex::new(&index, &self.config.roots);
-        tracing::debug!(path = %path.display(), elapsed = ?started.elapsed(), "names arranged");
+        // The name table and symbol table, built one unit at a time and written to the
+        // cache (kept in memory without one): no in-memory index is kept.
+        if !hit {
+            if let (Err(e), Some(cache)) =
+                (binary.build_index_cache(cache.as_ref(), &|_, _| {}), &cache)
+            {
+                tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
+            }
+        }
+        let Some(table) = binary.symbol_table() else {
+            tracing::debug!(path = %path.display(), "no symbol table");
+            return Loaded::Rejected;
+        };
+        let cached_names = match cached_names {
+            Some(c) => c,
+            None => Arc::new(CachedNames::new(path, table.clone(), &self.config.roots)),
+        };
+        let names = NameIndex::new(table);
+        tracing::info!(path = %path.display(), symbols = names.len(), elapsed = ?started.elapsed(), "indexed");
         Loaded::Served(Box::new(Served {
             path: path.to_path_buf(),
             mtime,
             binary,
-            index,
             names,
             facts: Facts::default(),
             sources,
-            cached_names: cached_names
-                .map(std::sync::OnceLock::from)
-                .unwrap_or_default(),
-            cache_hit: hit,
+            cached_names,
         }))
     }
 
@@ -515,7 +537,7 @@ impl Workspace {
         for old in served.iter().filter(|s| mtime(&s.path) != s.mtime) {
             tracing::info!(path = %old.path.display(), "binary changed, re-indexing");
             let new = match self.load(&old.path) {
-                Loaded::Served(s) => Some(warm(s, self.texts.clone(), self.config.roots.clone())),
+                Loaded::Served(s) => Some(warm(s, self.texts.clone())),
                 Loaded::Rejected => None,
             };
             let mut state = self.state();
@@ -544,7 +566,7 @@ impl Workspace {
 /// declared in: the request waiting for the index is answered meanwhile, and later
 /// requests find the tables ready (or wait for the same build) and the files read (each
 /// still checked when used).
-fn warm(served: Box<Served>, texts: Arc<DiskTexts>, roots: Vec<PathBuf>) -> Arc<Served> {
+fn warm(served: Box<Served>, texts: Arc<DiskTexts>) -> Arc<Served> {
     let served: Arc<Served> = Arc::from(served);
     let background = served.clone();
     let spawned = std::thread::Builder::new()
@@ -556,9 +578,6 @@ fn warm(served: Box<Served>, texts: Arc<DiskTexts>, roots: Vec<PathBuf>) -> Arc<
                 libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
             }
             let started = Instant::now();
-            if let (false, Some(cache)) = (background.cache_hit, symbols::IndexCache::from_env()) {
-                store_cache(&background, &cache, &roots);
-            }
             background.names.warm();
             tracing::debug!(path = %background.path.display(), elapsed = ?started.elapsed(), "name tables built");
             for f in 0..background.names.file_count() {
@@ -567,28 +586,16 @@ fn warm(served: Box<Served>, texts: Arc<DiskTexts>, roots: Vec<PathBuf>) -> Arc<
             tracing::debug!(path = %background.path.display(), elapsed = ?started.elapsed(), "declaration files read");
             // The load and the tables read much of the DWARF once; requests read little.
             background.binary.release_file_pages();
+            // SAFETY: malloc_trim only walks the allocator's own free lists. What the
+            // table's build freed goes back to the system.
+            unsafe {
+                libc::malloc_trim(0);
+            }
         });
     if let Err(e) = spawned {
         tracing::warn!("name tables will be built on first use: {e}");
     }
     served
-}
-
-/// Writes the index cache file of `served` and adopts its symbol table.
-fn store_cache(served: &Served, cache: &symbols::IndexCache, roots: &[PathBuf]) {
-    let started = Instant::now();
-    if let Err(e) = served.binary.store_index_cache(cache) {
-        tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
-        return;
-    }
-    if served.binary.load_index_cache(cache) {
-        if let Some(t) = served.binary.symbol_table() {
-            let _ = served
-                .cached_names
-                .set(Arc::new(CachedNames::new(&served.path, t, roots)));
-        }
-    }
-    tracing::debug!(path = %served.path.display(), elapsed = ?started.elapsed(), "index cache written and adopted");
 }
 
 fn mtime(path: &Path) -> Option<SystemTime> {

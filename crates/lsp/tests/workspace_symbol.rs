@@ -1,10 +1,10 @@
-//! `workspace/symbol` against a plain reference: every index entry ranked (exact > prefix >
-//! substring > fuzzy, fuzzy only when the others are fewer than an answer holds), sorted by
-//! tier, declared outside a root, name length, name, declaration, then deduplicated and
-//! limited to files that can be opened. The server's haystack, precomputed ranking, lazy
-//! fuzzy walk and skipping of missing directories must give exactly that answer, over two
-//! binaries at once (a Rust one, whose standard-library names are declared under a
-//! `/rustc/…` directory that does not exist here, and a C one).
+//! `workspace/symbol` against a plain reference: every entry of the full in-memory index
+//! ranked (exact > prefix > substring > fuzzy, fuzzy only when the others are fewer than an
+//! answer holds), sorted by tier, declared outside a root, name length, name, declaration,
+//! then deduplicated and limited to files that can be opened. The server's search of its
+//! binaries' symbol tables (haystack, table order, lazy fuzzy walk) must give exactly that
+//! answer, over two binaries at once (a Rust one, whose standard-library names are declared
+//! under a `/rustc/…` directory that does not exist here, and a C one).
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use lsp::features::{workspace_symbol, Context, Sources, MAX_WORKSPACE_SYMBOLS};
+use lsp::features::{workspace_symbol_cached, Context, Sources, MAX_WORKSPACE_SYMBOLS};
 use lsp::text::PositionEncoding;
 use lsp::workspace::{Served, Workspace, WorkspaceConfig};
 use serde_json::Value;
@@ -46,7 +46,7 @@ fn reference(served: &[Arc<Served>], roots: &[PathBuf], query: &str) -> Listed {
     let q = query.trim().to_lowercase();
     let mut hits = Vec::new();
     for (si, s) in served.iter().enumerate() {
-        for (n, e) in s.index.entries().enumerate() {
+        for (n, e) in s.binary.symbol_index().entries().enumerate() {
             let (Some(file), Some(line)) = (e.decl_file.clone(), e.decl_line) else {
                 continue;
             };
@@ -205,7 +205,8 @@ fn answers_match_the_reference_ranking() {
                 roots: roots.clone(),
                 live: None,
             };
-            let answer = workspace_symbol(&mut cx, q, &Default::default()).unwrap();
+            let tables: Vec<_> = served.iter().filter_map(|s| s.cached_names()).collect();
+            let answer = workspace_symbol_cached(&mut cx, &tables, q, &Default::default()).unwrap();
             let expected = reference(&served, &roots, q);
             assert_eq!(listed(&answer), expected, "query {q:?}, pass {pass}");
             if matches!(q, "" | "mn" | "a") {

@@ -324,6 +324,40 @@ impl Binary {
         }
     }
 
+    /// Drops from this process's memory the file pages of unit `index`'s DIEs in
+    /// `.debug_info` (see [`Binary::release_file_pages`]): a pass over every unit reads
+    /// each once, and keeping them all resident made its peak hundreds of megabytes.
+    /// Nothing for a unit whose section is not mapped (inflated into memory) or split.
+    pub(crate) fn release_unit_pages(&self, index: usize) {
+        let Some(slot) = self.units().get(index) else {
+            return;
+        };
+        if slot.offset >= crate::units::SPLIT_BASE {
+            return;
+        }
+        let section = gimli::Section::reader(&self.dwarf().debug_info).bytes();
+        let Ok(start) = usize::try_from(slot.offset) else {
+            return;
+        };
+        let len = slot.header.length_including_self();
+        let Some(unit) = section.get(start..start.saturating_add(len)) else {
+            return;
+        };
+        let at = unit.as_ptr() as usize;
+        let mut maps: Vec<&Mmap> = vec![&self.map];
+        maps.extend(self.debug_map.as_deref());
+        if let Some(data) = self.lazy.get() {
+            maps.extend(data.section_maps.iter().map(|m| &**m));
+        }
+        for map in maps {
+            let base = map.as_ptr() as usize;
+            if at >= base && at + unit.len() <= base + map.len() {
+                crate::sections::release_pages(map, (at - base) as u64, unit.len() as u64);
+                return;
+            }
+        }
+    }
+
     fn dwarf_data(&self) -> &DwarfData {
         self.lazy.get_or_init(|| {
             let started = std::time::Instant::now();

@@ -1,8 +1,9 @@
-//! The on-disk index cache: what the full symbol index learned about a binary (which
-//! units define or inline each function name, which unit covers each address), kept in
-//! one flat file per build and read through mmap without deserialising, so a second
-//! session on the same program needs neither the background index nor a walk of every
-//! unit's DIEs.
+//! The on-disk index cache: a binary's name table (`table.rs`: every named function,
+//! global, type and enumerator with the DIE it names, the units inlining each function,
+//! which unit covers each address, and the symbol table `workspace/symbol` searches),
+//! kept in one flat file per build and read through mmap without deserialising, so a
+//! session on the same program needs neither a walk of every unit's DIEs nor an
+//! in-memory index. Without a cache the same table is built in memory.
 //!
 //! Files live in one directory (`$XDG_CACHE_HOME/tandem`, chosen by the caller), named
 //! by the binary's build-id (else by a hash of its path, size and mtime). Layout, little
@@ -13,15 +14,11 @@
 //!                    CRC-32 of the whole file but this field u32, key length u32, unit count u32, 0 u32,
 //!                    bytes of unit DIEs u64, 16 reserved bytes
 //! payload:           key bytes (padded to 8)
-//!                    table: address map offset, count; name slots offset, count;
-//!                           unit lists offset; strings offset; then the symbol
-//!                           table's 12 fields (`symtab.rs`)       (18 × u32)
-//!                    address map: (start u64, end u64, unit u32, 0 u32), sorted by start
-//!                    name slots: (hash u32, name offset u32, name length u32,
-//!                                 units offset u32, units count u32), open addressing
-//!                                 (FNV-1a, linear probing, a power of two of slots)
-//!                    unit lists: u32 unit indices
-//!                    strings: the names, one blob
+//!                    table: address map offset, count; key slots offset, count; links
+//!                           offset, count; names offset, count; entries offset,
+//!                           count; strings offset, length; then the symbol table's
+//!                           12 fields (`symtab.rs`)                      (24 × u32)
+//!                    the name table's regions (`table.rs`)
 //!                    the symbol table (`symtab.rs`): what `workspace/symbol` lists
 //! ```
 //!
@@ -39,14 +36,18 @@ use std::sync::Arc;
 use memmap2::Mmap;
 
 use crate::binary::Binary;
-use crate::index::SymbolIndex;
+use crate::table::EntryKind;
+use crate::units::DieId;
 
 const MAGIC: &[u8; 8] = b"TNDMIDX\0";
 /// Bumped whenever the layout or the meaning of an entry changes.
-const VERSION: u32 = 3;
+const VERSION: u32 = 6;
 const HEADER: usize = 64;
-const SLOT: usize = 20;
-const RANGE: usize = 24;
+/// Bytes of a key slot, an address range, a name and an entry (`table.rs`).
+pub(crate) const SLOT: usize = 20;
+pub(crate) const RANGE: usize = 24;
+pub(crate) const NAME: usize = 16;
+pub(crate) const ENTRY: usize = 12;
 const SUFFIX: &str = "tidx";
 /// The default size cap of [`IndexCache::from_env`].
 const DEFAULT_MAX_BYTES: u64 = 4 << 30;
@@ -130,35 +131,52 @@ impl IndexCache {
     }
 }
 
-/// An opened, verified cache file.
+/// The bytes a table is read from: a mapped cache file, or a buffer of this process's own
+/// when there is no cache (or it could not be written).
+pub(crate) enum Blob {
+    /// A read-only private mapping of a cache file.
+    Map(Mmap),
+    /// Built in memory.
+    Heap(Vec<u8>),
+}
+
+impl std::ops::Deref for Blob {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Blob::Map(m) => m,
+            Blob::Heap(v) => v,
+        }
+    }
+}
+
+/// An opened, verified name table (a cache file's, or one built in memory).
 pub(crate) struct CachedIndex {
-    map: Arc<Mmap>,
-    payload: usize,
+    blob: Arc<Blob>,
+    /// Whether `blob` is a cache file's mapping.
+    mapped: bool,
     ranges: (usize, usize),
     slots: (usize, usize),
-    strings: usize,
+    links: (usize, usize),
+    names: (usize, usize),
+    entries: (usize, usize),
+    strings: (usize, usize),
     symbols: crate::symtab::SymbolTable,
 }
 
-/// Fields of the table at the payload's start: 6 of the name and address maps, then the
-/// symbol table's.
-const TABLE_FIELDS: usize = 6 + crate::symtab::FIELDS;
+/// Fields of the table at the payload's start: those of the name and address maps, then
+/// the symbol table's.
+pub(crate) const NAME_FIELDS: usize = 12;
+pub(crate) const TABLE_FIELDS: usize = NAME_FIELDS + crate::symtab::FIELDS;
 
-fn fnv1a(bytes: &[u8]) -> u32 {
+pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })
 }
 
-/// The CRC-32 of the whole file but its own field (header bytes 24..28).
-fn checksum(file: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(&file[..24.min(file.len())]);
-    h.update(file.get(28..).unwrap_or_default());
-    h.finalize()
-}
-
-/// [`checksum`] of the file at `path`, read in chunks.
+/// The CRC-32 of the file at `path` but its own field (header bytes 24..28), read in
+/// chunks.
 fn checksum_of_file(path: &Path) -> std::io::Result<u32> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
@@ -184,7 +202,7 @@ fn checksum_of_file(path: &Path) -> std::io::Result<u32> {
     Ok(h.finalize())
 }
 
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(
         b.get(at..at.checked_add(4)?)?.try_into().ok()?,
     ))
@@ -196,6 +214,85 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     ))
 }
 
+/// One entry of the name table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TableEntry {
+    pub(crate) kind: EntryKind,
+    pub(crate) die: DieId,
+}
+
+/// A writer of a whole file that checksums it as it goes: the header first (its checksum
+/// field left 0), then the payload through [`Write`]; [`Checksummed::finish`] gives the
+/// checksum to put in the field.
+pub(crate) struct Checksummed<'w> {
+    out: &'w mut dyn Write,
+    crc: crc32fast::Hasher,
+}
+
+impl<'w> Checksummed<'w> {
+    /// Writes the header of a file of `payload_len` bytes of payload for `binary` under
+    /// `key`.
+    pub(crate) fn new(
+        out: &'w mut dyn Write,
+        binary: &Binary,
+        key: &str,
+        payload_len: usize,
+    ) -> std::io::Result<Checksummed<'w>> {
+        let mut header = Vec::with_capacity(HEADER);
+        header.extend_from_slice(MAGIC);
+        header.extend_from_slice(&VERSION.to_le_bytes());
+        header.extend_from_slice(&(HEADER as u32).to_le_bytes());
+        header.extend_from_slice(&(payload_len as u64).to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes()); // the checksum, at the end
+        header.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        header.extend_from_slice(&(binary.unit_count() as u32).to_le_bytes());
+        header.extend_from_slice(&0u32.to_le_bytes());
+        header.extend_from_slice(&binary.debug_info_bytes().to_le_bytes());
+        header.resize(HEADER, 0);
+        out.write_all(&header)?;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&header[..24]);
+        crc.update(&header[28..]);
+        Ok(Checksummed { out, crc })
+    }
+
+    /// The checksum of everything written but the checksum field.
+    pub(crate) fn finish(self) -> u32 {
+        self.crc.finalize()
+    }
+}
+
+impl Write for Checksummed<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Checks the magic, version and length a file's header gives.
+fn check_header(b: &[u8]) -> Result<(), String> {
+    if b.len() < HEADER || &b[..8] != MAGIC {
+        return Err("not an index cache file".into());
+    }
+    let version = u32_at(b, 8).unwrap_or(0);
+    if version != VERSION {
+        return Err(format!("version {version}, not {VERSION}"));
+    }
+    let payload_len = u64_at(b, 16).unwrap_or(u64::MAX);
+    if u64::try_from(b.len() - HEADER).ok() != Some(payload_len) {
+        return Err(format!(
+            "truncated: {} bytes of payload, the header says {payload_len}",
+            b.len() - HEADER
+        ));
+    }
+    Ok(())
+}
+
 impl CachedIndex {
     /// Opens and verifies the file at `path` for a binary whose key is `key`, with
     /// `units` units and `die_bytes` bytes of DIEs; the reason when it is unusable.
@@ -203,28 +300,30 @@ impl CachedIndex {
         let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
         // SAFETY: a private read-only mapping of a file that is only ever replaced by
         // rename, never written in place, so its inode's contents do not change.
-        let map = Arc::new(unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?);
-        let b = &map[..];
-        if b.len() < HEADER || &b[..8] != MAGIC {
-            return Err("not an index cache file".into());
-        }
-        let version = u32_at(b, 8).unwrap_or(0);
-        if version != VERSION {
-            return Err(format!("version {version}, not {VERSION}"));
-        }
-        let payload_len = u64_at(b, 16).unwrap_or(u64::MAX);
-        if u64::try_from(b.len() - HEADER).ok() != Some(payload_len) {
-            return Err(format!(
-                "truncated: {} bytes of payload, the header says {payload_len}",
-                b.len() - HEADER
-            ));
-        }
-        let payload = &b[HEADER..];
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
+        check_header(&map)?;
         // Read through read(2), not the mapping: checking a file of hundreds of megabytes
-        // (a big C++ program's symbol table) must not make every page of it resident.
-        if checksum_of_file(path).map_err(|e| e.to_string())? != u32_at(b, 24).unwrap_or(0) {
+        // must not make every page of it resident.
+        let sum = checksum_of_file(path).map_err(|e| e.to_string())?;
+        if sum != u32_at(&map, 24).unwrap_or(0) {
             return Err("checksum mismatch".into());
         }
+        CachedIndex::parse(Blob::Map(map), true, key, units, die_bytes)
+    }
+
+    /// The table in `blob` (a whole file's bytes, its checksum already checked or made
+    /// here), checked against the binary's `key`, unit count and DIE size, its regions
+    /// against the bytes.
+    pub(crate) fn parse(
+        blob: Blob,
+        mapped: bool,
+        key: &str,
+        units: usize,
+        die_bytes: u64,
+    ) -> Result<CachedIndex, String> {
+        let b = &blob[..];
+        check_header(b)?;
+        let payload = &b[HEADER..];
         let key_len = u32_at(b, 28).unwrap_or(0) as usize;
         if payload.get(..key_len) != Some(key.as_bytes()) {
             return Err("written for another build".into());
@@ -234,9 +333,8 @@ impl CachedIndex {
         }
         let table = key_len.div_ceil(8) * 8;
         let field = |i: usize| u32_at(payload, table + 4 * i).map(|v| v as usize);
-        let (Some(r0), Some(rn), Some(s0), Some(sn), Some(_lists), Some(strings)) =
-            (field(0), field(1), field(2), field(3), field(4), field(5))
-        else {
+        let fields: Option<Vec<usize>> = (0..NAME_FIELDS).map(field).collect();
+        let Some(&[r0, rn, s0, sn, l0, ln, n0, nn, e0, en, t0, tn]) = fields.as_deref() else {
             return Err("no table".into());
         };
         let fits = |start: usize, n: usize, size: usize| {
@@ -247,34 +345,130 @@ impl CachedIndex {
         if !fits(r0, rn, RANGE)
             || !fits(s0, sn, SLOT)
             || !sn.is_power_of_two()
-            || strings > payload.len()
+            || !fits(l0, ln, 4)
+            || !fits(n0, nn, NAME)
+            || !fits(e0, en, ENTRY)
+            || !fits(t0, tn, 1)
         {
             return Err("a table lies outside the file".into());
         }
-        let symbol_fields: Option<Vec<usize>> = (6..TABLE_FIELDS).map(field).collect();
+        let symbol_fields: Option<Vec<usize>> = (NAME_FIELDS..TABLE_FIELDS).map(field).collect();
+        let blob = Arc::new(blob);
         let symbols = symbol_fields
-            .and_then(|f| crate::symtab::SymbolTable::open(map.clone(), HEADER, &f))
+            .and_then(|f| crate::symtab::SymbolTable::open(blob.clone(), HEADER, &f))
             .ok_or("the symbol table lies outside the file")?;
         Ok(CachedIndex {
-            map,
-            payload: HEADER,
+            blob,
+            mapped,
             ranges: (r0, rn),
             slots: (s0, sn),
-            strings,
+            links: (l0, ln),
+            names: (n0, nn),
+            entries: (e0, en),
+            strings: (t0, tn),
             symbols,
         })
     }
 
-    fn payload(&self) -> &[u8] {
-        &self.map[self.payload..]
+    /// A table with no name, no range and no symbol.
+    fn empty() -> CachedIndex {
+        let blob = Arc::new(Blob::Heap(vec![0; HEADER]));
+        CachedIndex {
+            symbols: crate::symtab::SymbolTable::empty(blob.clone(), HEADER),
+            blob,
+            mapped: false,
+            ranges: (0, 0),
+            slots: (0, 0),
+            links: (0, 0),
+            names: (0, 0),
+            entries: (0, 0),
+            strings: (0, 0),
+        }
     }
 
-    /// The units that define or inline a function whose name ends with the components
-    /// of `name` (normalized), or `None` when no unit does.
-    pub(crate) fn units_for_name(&self, name: &str) -> Option<Vec<usize>> {
+    fn payload(&self) -> &[u8] {
+        self.blob.get(HEADER..).unwrap_or_default()
+    }
+
+    /// The whole file's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.blob
+    }
+
+    /// Whether the table is a cache file's mapping (not this process's own memory).
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.mapped
+    }
+
+    /// Number of distinct names.
+    pub(crate) fn name_count(&self) -> usize {
+        self.names.1
+    }
+
+    /// Name `n` (names are in the order of their bytes).
+    pub(crate) fn name(&self, n: usize) -> Option<&str> {
+        if n >= self.names.1 {
+            return None;
+        }
+        let p = self.payload();
+        let at = self.names.0 + NAME * n;
+        let off = self.strings.0.checked_add(u32_at(p, at)? as usize)?;
+        let len = u32_at(p, at + 4)? as usize;
+        std::str::from_utf8(p.get(off..off.checked_add(len)?)?).ok()
+    }
+
+    /// The entries of name `n`, in (unit, kind, offset) order.
+    pub(crate) fn entries(&self, n: usize) -> impl Iterator<Item = TableEntry> + '_ {
+        let p = self.payload();
+        let at = self.names.0 + NAME * n;
+        let (first, count) = if n < self.names.1 {
+            (
+                u32_at(p, at + 8).unwrap_or(0) as usize,
+                u32_at(p, at + 12).unwrap_or(0) as usize,
+            )
+        } else {
+            (0, 0)
+        };
+        let end = first.saturating_add(count).min(self.entries.1);
+        (first.min(end)..end).filter_map(move |i| {
+            let at = self.entries.0 + ENTRY * i;
+            let kind = EntryKind::from_code(u32_at(p, at)?)?;
+            let unit = u32_at(p, at + 4)? as usize;
+            let offset = u32_at(p, at + 8)? as usize;
+            Some(TableEntry {
+                kind,
+                die: DieId {
+                    unit,
+                    offset: gimli::UnitOffset(offset),
+                },
+            })
+        })
+    }
+
+    /// The names `key` stands for, as their whole name or one of their `::`-suffixes:
+    /// (name, whether `key` is the whole name), in name order.
+    pub(crate) fn names_for_key(&self, key: &str) -> Vec<(usize, bool)> {
+        self.links_for_key(key)
+            .map(|(l0, count)| {
+                let p = self.payload();
+                (0..count)
+                    .filter_map(|i| {
+                        let n = u32_at(p, l0.checked_add(4 * i)?)? as usize;
+                        let whole = self.name(n)?.len() == key.len();
+                        Some((n, whole))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn links_for_key(&self, key: &str) -> Option<(usize, usize)> {
         let p = self.payload();
         let (s0, n) = self.slots;
-        let hash = fnv1a(name.as_bytes());
+        if n == 0 || key.is_empty() {
+            return None;
+        }
+        let hash = fnv1a(key.as_bytes());
         let mut slot = hash as usize & (n - 1);
         for _ in 0..n {
             let at = s0 + slot * SLOT;
@@ -283,18 +477,72 @@ impl CachedIndex {
                 return None;
             }
             if u32_at(p, at)? == hash {
-                let off = self.strings.checked_add(u32_at(p, at + 4)? as usize)?;
+                let off = self.strings.0.checked_add(u32_at(p, at + 4)? as usize)?;
                 let len = u32_at(p, at + 8)? as usize;
-                if p.get(off..off.checked_add(len)?) == Some(name.as_bytes()) {
-                    let lists = u32_at(p, at + 12)? as usize;
-                    return (0..count)
-                        .map(|i| u32_at(p, lists.checked_add(4 * i)?).map(|u| u as usize))
-                        .collect();
+                if p.get(off..off.checked_add(len)?) == Some(key.as_bytes()) {
+                    let first = u32_at(p, at + 12)? as usize;
+                    let l0 = self.links.0.checked_add(first.checked_mul(4)?)?;
+                    let count = count.min(self.links.1.saturating_sub(first));
+                    return Some((l0, count));
                 }
             }
             slot = (slot + 1) & (n - 1);
         }
         None
+    }
+
+    /// The entries of every name `key` stands for (whole or suffix) whose kind `want`
+    /// accepts, with whether the key is that name whole.
+    pub(crate) fn lookup(
+        &self,
+        key: &str,
+        want: impl Fn(EntryKind) -> bool,
+    ) -> Vec<(TableEntry, bool)> {
+        let mut out = Vec::new();
+        for (n, whole) in self.names_for_key(key) {
+            out.extend(self.entries(n).filter(|e| want(e.kind)).map(|e| (e, whole)));
+        }
+        out
+    }
+
+    /// The units that define or inline a function whose name ends with the components
+    /// of `name` (normalized), or `None` when no unit does.
+    pub(crate) fn units_for_name(&self, name: &str) -> Option<Vec<usize>> {
+        let mut units: Vec<usize> = self
+            .lookup(name, |k| {
+                matches!(k, EntryKind::Function | EntryKind::Inlined)
+            })
+            .into_iter()
+            .map(|(e, _)| e.die.unit)
+            .collect();
+        units.sort_unstable();
+        units.dedup();
+        (!units.is_empty()).then_some(units)
+    }
+
+    /// The names that start with `prefix`: a range of name indices.
+    pub(crate) fn names_with_prefix(&self, prefix: &str) -> std::ops::Range<usize> {
+        let below = |n: usize, strict: bool| {
+            let name = self.name(n).unwrap_or_default().as_bytes();
+            if strict {
+                name < prefix.as_bytes()
+            } else {
+                name.starts_with(prefix.as_bytes()) || name < prefix.as_bytes()
+            }
+        };
+        let search = |strict: bool| {
+            let (mut lo, mut hi) = (0usize, self.names.1);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if below(mid, strict) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        search(true)..search(false)
     }
 
     /// Number of address ranges recorded (for logs).
@@ -325,143 +573,107 @@ pub(crate) fn key_of(binary: &Binary) -> Option<String> {
     Some(format!("p-{h:08x}{h2:08x}"))
 }
 
-/// Builds the file's bytes from a full index.
-fn serialize(binary: &Binary, key: &str, index: &SymbolIndex) -> Vec<u8> {
-    // Names → units: every "::"-suffix of each function's qualified name (what a query
-    // matches, `names::normalized_matches`), for the unit holding the function and the
-    // units holding inlined copies of it. Each (name, unit) is taken once before its
-    // suffixes are (a function inlined a thousand times in a unit is one pair), the
-    // suffixes borrow from the index's names, and pairs are ordered by hash first, so
-    // the sort compares strings only for equal hashes: on ceph-osd the string sort was
-    // a fifth of the background index's CPU.
-    let mut qualified_of: std::collections::HashMap<crate::units::DieId, &str> =
-        std::collections::HashMap::new();
-    for (_, f) in index.unit_functions() {
-        qualified_of.insert(f.key, &f.qualified);
+/// Writes the cache file `path` with `write` (through a temporary file renamed over it,
+/// the checksum `write` returns put in its header) and maps what was written: the file's
+/// pages, not this process's memory.
+fn stream_and_map(
+    cache: &IndexCache,
+    path: &Path,
+    key: &str,
+    write: impl FnOnce(&mut dyn Write) -> Result<u32, String>,
+) -> std::io::Result<Mmap> {
+    use std::os::unix::fs::FileExt;
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(&cache.dir)?;
+    let tmp = cache.dir.join(format!(
+        ".{key}.{}.{:?}.tmp",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let written = (|| -> std::io::Result<(Mmap, u64)> {
+        let f = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, &f);
+        let sum = write(&mut out).map_err(std::io::Error::other)?;
+        out.flush()?;
+        drop(out);
+        f.write_all_at(&sum.to_le_bytes(), 24)?;
+        // SAFETY: a private read-only mapping of the file this thread just wrote, which
+        // is only ever replaced by rename afterwards, never written in place.
+        let map = unsafe { Mmap::map(&f) }?;
+        std::fs::rename(&tmp, path)?;
+        Ok((map, f.metadata()?.len()))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    let mut roots: Vec<(&str, u32)> = Vec::new();
-    for (_, f) in index.unit_functions() {
-        if let Ok(unit) = u32::try_from(f.die.unit) {
-            roots.push((&f.qualified, unit));
-        }
-    }
-    for (unit, key) in index.inlined_keys() {
-        if let (Some(name), Ok(unit)) = (qualified_of.get(&key), u32::try_from(unit)) {
-            roots.push((name, unit));
-        }
-    }
-    // By the name's address: copies of one function share its string.
-    roots.sort_unstable_by_key(|&(name, unit)| (name.as_ptr() as usize, name.len(), unit));
-    roots.dedup_by_key(|&mut (name, unit)| (name.as_ptr() as usize, name.len(), unit));
-    let mut pairs: Vec<(u32, &str, u32)> = Vec::new();
-    for &(name, unit) in &roots {
-        pairs.push((fnv1a(name.as_bytes()), name, unit));
-        for (i, _) in name.match_indices("::") {
-            let suffix = &name[i + 2..];
-            pairs.push((fnv1a(suffix.as_bytes()), suffix, unit));
-        }
-    }
-    pairs.sort_unstable();
-    pairs.dedup();
+    let (map, bytes) = written?;
+    tracing::debug!(
+        target: "tandem::cache",
+        file = %path.display(),
+        bytes,
+        elapsed = ?started.elapsed(),
+        "index cache written"
+    );
+    cache.evict(path);
+    Ok(map)
+}
 
-    let mut strings: Vec<u8> = Vec::new();
-    let mut lists: Vec<u32> = Vec::new();
-    // (hash, name offset, name length, first list index, count)
-    let mut names: Vec<(u32, u32, u32, u32, u32)> = Vec::new();
-    let mut i = 0;
-    while i < pairs.len() {
-        let (hash, name, _) = pairs[i];
-        let first = lists.len() as u32;
-        while i < pairs.len() && pairs[i].0 == hash && pairs[i].1 == name {
-            lists.push(pairs[i].2);
-            i += 1;
-        }
-        let off = strings.len() as u32;
-        strings.extend_from_slice(name.as_bytes());
-        names.push((
-            hash,
-            off,
-            name.len() as u32,
-            first,
-            lists.len() as u32 - first,
-        ));
+/// Writes `bytes` as the cache file `path` (through a temporary file renamed over it) and
+/// maps what was written: the file's pages, not this process's memory.
+fn write_and_map(
+    cache: &IndexCache,
+    path: &Path,
+    key: &str,
+    bytes: &[u8],
+) -> std::io::Result<Mmap> {
+    let started = std::time::Instant::now();
+    std::fs::create_dir_all(&cache.dir)?;
+    let tmp = cache.dir.join(format!(
+        ".{key}.{}.{:?}.tmp",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let written = (|| -> std::io::Result<Mmap> {
+        // Readable too: the mapping below is made through this handle.
+        let mut f = std::fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        // Not synced: a file a crash left torn fails its checksum and is rebuilt, and
+        // flushing hundreds of megabytes would hold the session's index up for seconds.
+        f.write_all(bytes)?;
+        // SAFETY: a private read-only mapping of the file this thread just wrote, which
+        // is only ever replaced by rename afterwards, never written in place.
+        let map = unsafe { Mmap::map(&f) }?;
+        std::fs::rename(&tmp, path)?;
+        Ok(map)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    let slot_count = (names.len() * 2).next_power_of_two().max(8);
-    let ranges = binary.unit_address_ranges();
-
-    let key_pad = key.len().div_ceil(8) * 8;
-    let table = key_pad;
-    let ranges_at = table + 4 * TABLE_FIELDS;
-    let slots_at = ranges_at + ranges.len() * RANGE;
-    let lists_at = slots_at + slot_count * SLOT;
-    let strings_at = lists_at + lists.len() * 4;
-    let mut p = vec![0u8; strings_at];
-    p[..key.len()].copy_from_slice(key.as_bytes());
-    let put32 = |p: &mut [u8], at: usize, v: usize| {
-        p[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes());
-    };
-    for (i, v) in [
-        ranges_at,
-        ranges.len(),
-        slots_at,
-        slot_count,
-        lists_at,
-        strings_at,
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        put32(&mut p, table + 4 * i, v);
-    }
-    for (i, &(start, end, unit)) in ranges.iter().enumerate() {
-        let at = ranges_at + i * RANGE;
-        p[at..at + 8].copy_from_slice(&start.to_le_bytes());
-        p[at + 8..at + 16].copy_from_slice(&end.to_le_bytes());
-        put32(&mut p, at + 16, unit);
-    }
-    for &(hash, off, len, first, count) in &names {
-        let mut slot = hash as usize & (slot_count - 1);
-        while u32_at(&p, slots_at + slot * SLOT + 16) != Some(0) {
-            slot = (slot + 1) & (slot_count - 1);
-        }
-        let at = slots_at + slot * SLOT;
-        put32(&mut p, at, hash as usize);
-        put32(&mut p, at + 4, off as usize);
-        put32(&mut p, at + 8, len as usize);
-        put32(&mut p, at + 12, lists_at + 4 * first as usize);
-        put32(&mut p, at + 16, count as usize);
-    }
-    for (i, u) in lists.iter().enumerate() {
-        put32(&mut p, lists_at + 4 * i, *u as usize);
-    }
-    p.extend_from_slice(&strings);
-    let (symbols, fields) = crate::symtab::serialize(binary, index, p.len());
-    p.extend_from_slice(&symbols);
-    for (i, v) in fields.into_iter().enumerate() {
-        put32(&mut p, table + 4 * (6 + i), v);
-    }
-
-    let mut out = Vec::with_capacity(HEADER + p.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend_from_slice(&(HEADER as u32).to_le_bytes());
-    out.extend_from_slice(&(p.len() as u64).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes()); // the checksum, below
-    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(binary.unit_count() as u32).to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&binary.debug_info_bytes().to_le_bytes());
-    out.resize(HEADER, 0);
-    out.extend_from_slice(&p);
-    let sum = checksum(&out);
-    out[24..28].copy_from_slice(&sum.to_le_bytes());
-    out
+    let map = written?;
+    tracing::debug!(
+        target: "tandem::cache",
+        file = %path.display(),
+        bytes = bytes.len(),
+        elapsed = ?started.elapsed(),
+        "index cache written"
+    );
+    cache.evict(path);
+    Ok(map)
 }
 
 impl Binary {
     /// Opens this binary's file in `cache` when there is a valid one, so name lookups
-    /// walk only the units it names (see [`Binary::functions_by_index_section`]);
-    /// `false` on a miss. A file that fails verification is removed (and logged).
+    /// need no walk of every unit (see [`Binary::functions_by_index_section`]); `false`
+    /// on a miss. A file that fails verification is removed (and logged).
     pub fn load_index_cache(&self, cache: &IndexCache) -> bool {
         let Some(key) = key_of(self) else {
             return false;
@@ -482,6 +694,7 @@ impl Binary {
                     binary = %self.path.display(),
                     file = %path.display(),
                     ranges = c.range_count(),
+                    names = c.name_count(),
                     "index cache hit"
                 );
                 let _ = self.cached.set(c);
@@ -501,45 +714,113 @@ impl Binary {
         }
     }
 
-    /// Writes this binary's built index to `cache` (atomically) and trims the cache to
-    /// its cap. Does nothing before the full index is built.
+    /// Writes this binary's name table to `cache` (atomically) and trims the cache to its
+    /// cap: the table in use when there is one, else the one the built full index gives.
+    /// Does nothing when there is neither (see [`Binary::build_index_cache`] for a
+    /// session's background build).
     pub fn store_index_cache(&self, cache: &IndexCache) -> std::io::Result<()> {
-        let Some(index) = self.built_index() else {
-            return Ok(());
-        };
         let Some(key) = key_of(self) else {
             return Ok(());
         };
-        std::fs::create_dir_all(&cache.dir)?;
-        let bytes = serialize(self, &key, &index);
         let path = cache.path_for(&key);
-        let tmp = cache.dir.join(format!(
-            ".{key}.{}.{:?}.tmp",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let written = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&bytes)?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
+        if let Some(table) = self.cached.get() {
+            if !table.is_mapped() {
+                write_and_map(cache, &path, &key, table.bytes())?;
+            }
+            return Ok(());
         }
-        written?;
-        tracing::debug!(
-            target: "tandem::cache",
-            binary = %self.path.display(),
-            file = %path.display(),
-            bytes = bytes.len(),
-            "index cache written"
-        );
-        cache.evict(&path);
+        if self.built_index().is_none() {
+            return Ok(());
+        }
+        // Every unit's symbols are cached by the full index: nothing is walked again.
+        let bytes = self.table_bytes(&key, &|_, _| {});
+        write_and_map(cache, &path, &key, &bytes)?;
         Ok(())
     }
 
-    /// The cache file opened by [`Binary::load_index_cache`], if any.
+    /// Builds the name table on behalf of no request (its walks are counted as the
+    /// background's, [`crate::CacheStats`]), one unit at a time, each unit's tables
+    /// dropped once read; writes it to `cache` and maps the file (without a cache, or
+    /// when the file cannot be written, the table stays in this process's memory). From
+    /// then on every name lookup reads the table. Does nothing when the binary has one
+    /// (a cache file was loaded); a lookup that needs the table meanwhile waits for this
+    /// build. For the thread a session starts to index its program.
+    pub fn build_index_cache(
+        &self,
+        cache: Option<&IndexCache>,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> std::io::Result<()> {
+        let was = crate::stats::in_background();
+        crate::stats::set_background(true);
+        let mut result = Ok(());
+        let key = key_of(self).unwrap_or_default();
+        self.cached.get_or_init(|| {
+            let Some(cache) = cache.filter(|_| !key.is_empty()) else {
+                return self.adopt_or_empty(self.table_bytes(&key, progress), &key);
+            };
+            // Streamed to its file: a big program's table is never whole in memory.
+            let gathered = self.gather(progress);
+            let streamed = stream_and_map(cache, &cache.path_for(&key), &key, |out| {
+                gathered.write(self, &key, out)
+            });
+            match streamed.map(|map| self.adopt(Blob::Map(map), true, &key)) {
+                Ok(Ok(table)) => return table,
+                Ok(Err(e)) => result = Err(std::io::Error::other(e)),
+                Err(e) => result = Err(e),
+            }
+            // The file could not be written: the table in memory after all.
+            self.adopt_or_empty(self.table_bytes(&key, progress), &key)
+        });
+        // A request that needed the table first built it in memory: written now.
+        if let (Some(cache), Some(table)) = (cache, self.cached.get()) {
+            if !table.is_mapped() && result.is_ok() && !key.is_empty() {
+                result = write_and_map(cache, &cache.path_for(&key), &key, table.bytes()).map(drop);
+            }
+        }
+        crate::stats::set_background(was);
+        result
+    }
+
+    fn adopt(&self, blob: Blob, mapped: bool, key: &str) -> Result<CachedIndex, String> {
+        CachedIndex::parse(
+            blob,
+            mapped,
+            key,
+            self.unit_count(),
+            self.debug_info_bytes(),
+        )
+    }
+
+    /// The table in `bytes`, kept in memory; an empty one if they do not parse (which
+    /// only a bug makes happen).
+    fn adopt_or_empty(&self, bytes: Vec<u8>, key: &str) -> CachedIndex {
+        self.adopt(Blob::Heap(bytes), false, key)
+            .unwrap_or_else(|e| {
+                tracing::warn!(path = %self.path.display(), "name table unusable: {e}");
+                CachedIndex::empty()
+            })
+    }
+
+    /// The name table every name lookup reads: the cache file's when one was loaded or
+    /// written, else built now on the calling thread (every unit walked once) and kept in
+    /// memory — or the one a session's background build is making, waited for.
+    pub(crate) fn name_table(&self) -> &CachedIndex {
+        self.cached.get_or_init(|| {
+            let key = key_of(self).unwrap_or_default();
+            let started = std::time::Instant::now();
+            let bytes = self.table_bytes(&key, &|_, _| {});
+            tracing::debug!(
+                target: "tandem::cache",
+                binary = %self.path.display(),
+                bytes = bytes.len(),
+                elapsed = ?started.elapsed(),
+                "name table built in memory for a request"
+            );
+            self.adopt_or_empty(bytes, &key)
+        })
+    }
+
+    /// The name table, if it is there (loaded, or built by anyone): never builds it.
     pub(crate) fn cached_index(&self) -> Option<&CachedIndex> {
         self.cached.get()
     }
@@ -550,7 +831,8 @@ impl Binary {
         self.cached.get().map(|c| c.symbols.clone())
     }
 
-    /// Whether a valid cache file answers this binary's name lookups.
+    /// Whether a name table (a cache file's, or one built) answers this binary's name
+    /// lookups.
     pub fn has_index_cache(&self) -> bool {
         self.cached.get().is_some()
     }

@@ -17,7 +17,7 @@ use crate::units::{attr_u64, Die, DieId, Unit};
 
 /// Enclosing DIEs during a walk: depth, name (as stored, converted only when a
 /// qualified name must be built from it) and tag.
-type Scopes = [(isize, Option<crate::reader::R>, gimli::DwTag)];
+pub(crate) type Scopes = [(isize, Option<crate::reader::R>, gimli::DwTag)];
 
 /// A symbol from the ELF symbol table.
 #[derive(Clone, Debug)]
@@ -73,6 +73,10 @@ pub(crate) struct UnitSymbols {
     pub(crate) inlined: Vec<(DieId, u64)>,
     /// Global variables and named types.
     pub(crate) others: Vec<SymbolEntry>,
+    /// Enumerators of the enums outside functions: the name they are looked up by
+    /// (`Red` in C, `geo::Red` for C++'s `enum Color` in `geo`, `geo::Color::Red` for an
+    /// `enum class`), and the offset of their enum's DIE.
+    pub(crate) enumerators: Vec<(Arc<str>, gimli::UnitOffset<usize>)>,
     /// Namespace paths (`ns::Class::`, empty at the top) of the functions without a
     /// linkage name, by DIE offset: what naming an inlined call of one needs.
     pub(crate) paths: HashMap<gimli::UnitOffset<usize>, Arc<str>>,
@@ -176,6 +180,41 @@ impl FunctionCache {
 /// the stack.
 pub(crate) const MAX_NESTING: usize = 256;
 
+/// Whether the unit walk reads a DIE's attributes: those of functions, inlined calls,
+/// globals, types and enumerators outside functions, and the names of the scopes that
+/// can hold them; the rest (members, parameters, template parameters, modified types, a
+/// function's locals and blocks, call sites) are skipped unread.
+fn wanted(
+    tag: gimli::DwTag,
+    has_children: bool,
+    in_function: bool,
+    enum_child: bool,
+    declaration: bool,
+) -> bool {
+    match tag {
+        gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine => true,
+        // A static data member is a `DW_TAG_member` declaration in DWARF 4.
+        gimli::DW_TAG_member => !in_function && declaration,
+        gimli::DW_TAG_variable
+        | gimli::DW_TAG_structure_type
+        | gimli::DW_TAG_class_type
+        | gimli::DW_TAG_union_type
+        | gimli::DW_TAG_enumeration_type
+        | gimli::DW_TAG_typedef => !in_function || has_children,
+        gimli::DW_TAG_enumerator => enum_child,
+        // Scopes without a name anything recorded is qualified by.
+        gimli::DW_TAG_lexical_block
+        | gimli::DW_TAG_subroutine_type
+        | gimli::DW_TAG_array_type
+        | gimli::DW_TAG_call_site
+        | gimli::DW_TAG_GNU_call_site
+        | gimli::DW_TAG_formal_parameter
+        | gimli::DW_TAG_GNU_template_parameter_pack
+        | gimli::DW_TAG_GNU_formal_parameter_pack => false,
+        _ => has_children,
+    }
+}
+
 /// Total size of a function's ranges (to pick the innermost of nested functions).
 pub(crate) fn span(ranges: &[(u64, u64)]) -> u64 {
     ranges
@@ -212,6 +251,32 @@ impl Binary {
         result.clone().map_err(Error::from)
     }
 
+    /// One unit's symbols as [`Binary::unit_functions`] gives them, but walked for this
+    /// caller alone when no request walked the unit before: a pass over every unit (the
+    /// name table's) must not keep them all. The unit's scope paths are kept
+    /// ([`Binary::scope_path_of`] reads them for other units' functions).
+    pub(crate) fn unit_symbols_once(&self, index: usize) -> Result<Arc<UnitSymbols>> {
+        let slot = self
+            .units()
+            .get(index)
+            .ok_or(Error::BadReference(index as u64))?;
+        if let Some(done) = slot.funcs.get() {
+            return done.clone().map_err(Error::from);
+        }
+        let unit = self.unit(index).inspect_err(|e| {
+            if let Error::Dwarf(e) = e {
+                self.note_unreadable(index, e);
+            }
+        })?;
+        self.counters
+            .die_walk(&self.path, index, self.units().len());
+        let syms = self.walk_unit(index, &unit).inspect_err(|e| {
+            self.note_unreadable(index, e);
+        })?;
+        let _ = slot.paths.set(Arc::new(syms.paths.clone()));
+        Ok(Arc::new(syms))
+    }
+
     fn walk_unit(
         &self,
         index: usize,
@@ -222,26 +287,107 @@ impl Binary {
         // Scope paths of the functions seen so far, for concrete instances whose
         // abstract origin came earlier in the unit (the usual order).
         let mut paths: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
+        // The enum whose enumerators come next: its depth, offset and the prefix of
+        // their names.
+        let mut current_enum: Option<(isize, gimli::UnitOffset<usize>, String)> = None;
+        let language = self.unit_language(index).ok().flatten();
+        // The key of each inlined function met (inlined calls repeat them).
+        let mut keys: HashMap<DieId, DieId> = HashMap::new();
         // Scope paths of the variables declared in a namespace or a class (`geo::`,
         // `S::`): gcc defines each such variable at the top of the unit with a
         // `DW_AT_specification` pointing back here (`int S::total = 42;`, and every
         // namespace-scope variable), and its qualified name is the declaration's.
         let mut declared: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
-        let mut cursor = unit.entries();
-        while let Some(die) = cursor.next_dfs()? {
-            let depth = die.depth();
+        // Read raw: a DIE whose attributes name nothing the walk records (members,
+        // parameters, template parameters, modified types, a function's locals) has them
+        // skipped, not parsed. Most of a C++ unit's DIEs are such.
+        let mut raw = unit.entries_raw(None)?;
+        let mut entry = Die::null();
+        while !raw.is_empty() {
+            let depth = raw.next_depth();
+            let offset = raw.next_offset();
+            let Some(abbrev) = raw.read_abbreviation()? else {
+                continue;
+            };
             while scopes.last().is_some_and(|s| s.0 >= depth) {
                 scopes.pop();
             }
+            let tag = abbrev.tag();
+            let in_function = scopes
+                .iter()
+                .any(|s| matches!(s.2, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
+            let enum_child = current_enum.as_ref().is_some_and(|e| e.0 + 1 == depth);
+            let declaration = abbrev
+                .attributes()
+                .iter()
+                .any(|a| a.name() == gimli::DW_AT_declaration);
+            if !wanted(
+                tag,
+                abbrev.has_children(),
+                in_function,
+                enum_child,
+                declaration,
+            ) {
+                raw.skip_attributes(abbrev.attributes())?;
+                if abbrev.has_children() {
+                    scopes.push((depth, None, tag));
+                }
+                continue;
+            }
+            entry.tag = tag;
+            entry.has_children = abbrev.has_children();
+            entry.offset = offset;
+            entry.depth = depth;
+            raw.read_attributes(abbrev.attributes(), &mut entry.attrs)?;
+            let die = &entry;
             let id = DieId {
                 unit: index,
                 offset: die.offset(),
             };
-            let tag = die.tag();
-            let in_function = scopes
-                .iter()
-                .any(|s| matches!(s.2, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
             match tag {
+                gimli::DW_TAG_enumerator => {
+                    if let Some((_, enum_offset, prefix)) =
+                        current_enum.as_ref().filter(|e| e.0 + 1 == depth)
+                    {
+                        if let Some(name) = self.attr_str(unit, die, gimli::DW_AT_name) {
+                            out.enumerators.push((
+                                self.names.intern(&format!("{prefix}{name}")),
+                                *enum_offset,
+                            ));
+                        }
+                    }
+                }
+                gimli::DW_TAG_enumeration_type if !in_function && die.has_children() => {
+                    // As gdb qualifies them (`Binary::enumerator_scope`): C++'s by the
+                    // scopes around the enum, and by the enum too for an `enum class`
+                    // (Rust's alike); C's enumerators are at file scope wherever declared.
+                    let enum_class = matches!(
+                        die.attr_value(gimli::DW_AT_enum_class),
+                        Some(gimli::AttributeValue::Flag(true))
+                    );
+                    let prefix = match language {
+                        Some(crate::types::Language::Cpp) if !enum_class => {
+                            Self::scope_path(&scopes)
+                        }
+                        Some(crate::types::Language::Cpp | crate::types::Language::Rust) => {
+                            let own = self.attr_str(unit, die, gimli::DW_AT_name);
+                            let mut p = Self::scope_path(&scopes);
+                            if let Some(own) = own {
+                                p.push_str(&own);
+                                p.push_str("::");
+                            }
+                            p
+                        }
+                        _ => String::new(),
+                    };
+                    current_enum = Some((depth, die.offset(), prefix));
+                    if die.attr_value(gimli::DW_AT_declaration).is_none() {
+                        if let Some(e) = self.simple_entry(unit, die, id, &scopes, SymbolKind::Type)
+                        {
+                            out.others.push(e);
+                        }
+                    }
+                }
                 gimli::DW_TAG_subprogram => {
                     if let Some(f) = self.func_entry(unit, die, id, &scopes, &mut paths) {
                         out.funcs.push(f);
@@ -252,7 +398,7 @@ impl Binary {
                         .attr_value(gimli::DW_AT_abstract_origin)
                         .and_then(|v| self.resolve_ref(index, &v));
                     if let Some(origin) = origin {
-                        let key = self.func_key(origin);
+                        let key = *keys.entry(origin).or_insert_with(|| self.func_key(origin));
                         let entry = self
                             .attr_address(unit, die, gimli::DW_AT_entry_pc)
                             .or_else(|| self.die_ranges(unit, die).first().map(|r| r.0));
@@ -345,14 +491,13 @@ impl Binary {
         current
     }
 
-    fn scope_path(scopes: &Scopes) -> String {
-        use gimli::Reader;
+    pub(crate) fn scope_path(scopes: &Scopes) -> String {
         let mut path = String::new();
         for (_, name, tag) in scopes {
-            if *tag == gimli::DW_TAG_compile_unit {
+            if *tag == gimli::DW_TAG_compile_unit || name.is_none() {
                 continue;
             }
-            if let Some(n) = name.as_ref().and_then(|n| n.to_string_lossy().ok()) {
+            if let Some(n) = crate::units::text(name) {
                 path.push_str(&n);
                 path.push_str("::");
             }
@@ -389,8 +534,8 @@ impl Binary {
             return None;
         }
         let info = self.die_info(id, unit, die);
-        let qualified = match &info.linkage {
-            Some(l) => self.names.qualified_of_linkage(l),
+        let qualified = match crate::units::text(&info.linkage_at) {
+            Some(l) => self.names.qualified_of_linkage(&l),
             None => {
                 let prefix = if info.key == id {
                     own_path.as_deref().unwrap_or_default().to_string()
@@ -401,7 +546,7 @@ impl Binary {
                 };
                 self.names.intern(&format!(
                     "{prefix}{}",
-                    info.name.clone().unwrap_or_default()
+                    crate::units::text(&info.name_at).unwrap_or_default()
                 ))
             }
         };
@@ -416,43 +561,6 @@ impl Binary {
             decl_file: info.decl_file,
             decl_line: info.decl_line,
         })
-    }
-
-    /// Namespace path of a DIE found by offset: recorded by the unit's walk for
-    /// functions without a linkage name, else found by walking the unit to its parents.
-    pub(crate) fn scope_path_of(&self, id: DieId) -> String {
-        // Only when the unit's walk is done (`get`, never `unit_functions`: the walk
-        // itself calls this, and initializing the cell again would deadlock).
-        if let Some(path) = self
-            .units()
-            .get(id.unit)
-            .and_then(|slot| slot.funcs.get())
-            .and_then(|syms| syms.as_ref().ok())
-            .and_then(|syms| syms.paths.get(&id.offset).cloned())
-        {
-            return path.to_string();
-        }
-        let Ok(unit) = self.unit(id.unit) else {
-            return String::new();
-        };
-        let mut scopes: Vec<(isize, Option<crate::reader::R>, gimli::DwTag)> = Vec::new();
-        let mut cursor = unit.entries();
-        while let Ok(Some(die)) = cursor.next_dfs() {
-            let depth = die.depth();
-            while scopes.last().is_some_and(|s| s.0 >= depth) {
-                scopes.pop();
-            }
-            if die.offset() == id.offset {
-                return Self::scope_path(&scopes);
-            }
-            if die.has_children() {
-                let name = die
-                    .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| unit.dwarf().attr_string(&unit, v).ok());
-                scopes.push((depth, name, die.tag()));
-            }
-        }
-        String::new()
     }
 
     /// The scope path of the declaration a variable's definition refers to with
@@ -493,13 +601,14 @@ impl Binary {
         kind: SymbolKind,
     ) -> Option<SymbolEntry> {
         let info = self.die_info(id, unit, die);
-        let name = info.name?;
+        let name = crate::units::text(&info.name_at)?;
         let range = if kind == SymbolKind::Variable {
             self.static_address(unit, die)
                 .map(|a| FileAddr(a)..FileAddr(a))
         } else {
             None
         };
+        let form = (kind == SymbolKind::Type).then(|| crate::index::form_of_tag(die.tag()));
         Some(SymbolEntry {
             name: self.names.intern(&format!("{path}{name}")),
             kind,
@@ -507,6 +616,7 @@ impl Binary {
             decl_line: info.decl_line,
             range,
             die: Some(id),
+            form,
         })
     }
 
@@ -545,7 +655,7 @@ impl Binary {
     fn linkage_of(&self, id: DieId) -> Option<String> {
         let unit = self.unit(id.unit).ok()?;
         let die = unit.entry(id.offset).ok()?;
-        self.die_info(id, &unit, &die).linkage
+        self.die_info(id, &unit, &die).linkage()
     }
 
     fn function_from_symbol(s: &ElfSymbol) -> Function {
@@ -565,9 +675,21 @@ impl Binary {
     /// `ns::Class::method`, C names. Out-of-line copies and inlined copies of the same
     /// function are merged into one [`Function`]. Falls back to the ELF symbol table
     /// for code without DWARF.
+    ///
+    /// The name table ([`Binary::build_index_cache`], built first if need be) names the
+    /// units that define or inline a match; only those are walked.
     pub fn functions_by_name(&self, query: &str) -> Result<Vec<Function>> {
-        let index = self.symbol_index();
-        self.functions_in(&index, query)
+        let query = names::normalize(query);
+        let units = self.name_table().units_for_name(&query).unwrap_or_default();
+        self.functions_in_units(&units, &query)
+    }
+
+    fn functions_in_units(&self, units: &[usize], query: &str) -> Result<Vec<Function>> {
+        let syms = units
+            .iter()
+            .filter_map(|&u| self.unit_functions(u).ok())
+            .collect();
+        self.functions_in(&crate::index::SymbolIndex::of_units(syms), query)
     }
 
     /// Finds functions by name through the on-disk index cache (when loaded), the
@@ -594,17 +716,11 @@ impl Binary {
         };
         units.sort_unstable();
         units.dedup();
-        let syms = units
-            .iter()
-            .filter_map(|&u| self.unit_functions(u).ok())
-            .collect();
-        let found = self
-            .functions_in(&crate::index::SymbolIndex::of_units(syms), &query)
-            .ok()?;
+        let found = self.functions_in_units(&units, &query).ok()?;
         (!found.is_empty()).then_some(found)
     }
 
-    fn functions_in(
+    pub(crate) fn functions_in(
         &self,
         index: &crate::index::SymbolIndex,
         query: &str,
@@ -707,6 +823,33 @@ impl Binary {
                 && s.demangled().contains(last)
                 && names::normalized_matches(query, &names::normalize(s.demangled()))
         })
+    }
+
+    /// The names (demangled, normalized) of the ELF symbols that start with `prefix` and
+    /// that `keep` accepts, in byte order, at most `limit`, each with its kind (the first
+    /// symbol's): completion of code without DWARF.
+    pub fn elf_symbols_with_prefix(
+        &self,
+        prefix: &str,
+        limit: usize,
+        keep: impl Fn(&str) -> bool,
+    ) -> Vec<(String, SymbolKind)> {
+        let mut out: Vec<(String, SymbolKind)> = Vec::new();
+        for s in self.elf_symbols() {
+            // A name starting with `prefix` holds it verbatim mangled too.
+            if !s.name().contains(prefix) {
+                continue;
+            }
+            let name = names::normalize(s.demangled());
+            if name.starts_with(prefix) && keep(&name) {
+                out.push((name, s.kind));
+            }
+        }
+        // By name, the first symbol of each name kept (a stable sort).
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.dedup_by(|a, b| a.0 == b.0);
+        out.truncate(limit);
+        out
     }
 
     /// The address of the data symbol (an object in `.symtab` or `.dynsym`) named exactly
@@ -886,8 +1029,8 @@ impl Binary {
         ranges: &[(u64, u64)],
     ) -> InlinedCall {
         let info = self.die_info(id, _unit, die);
-        let name = match (&info.linkage, &info.name) {
-            (Some(l), _) => names::normalize(&names::demangle(l)),
+        let name = match (info.linkage(), info.name()) {
+            (Some(l), _) => names::normalize(&names::demangle(&l)),
             (None, Some(n)) => format!("{}{n}", self.scope_path_of(info.key)),
             (None, None) => String::new(),
         };

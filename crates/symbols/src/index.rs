@@ -57,6 +57,8 @@ pub struct SymbolEntry {
     /// Code range for functions (entry range), address for variables.
     pub range: Option<Range<FileAddr>>,
     pub(crate) die: Option<DieId>,
+    /// How a type is declared (types only): its DIE's tag.
+    pub(crate) form: Option<TypeForm>,
 }
 
 impl SymbolEntry {
@@ -76,8 +78,6 @@ pub struct SymbolIndex {
     /// ELF symbols not covered by DWARF.
     elf_only: Vec<SymbolEntry>,
     inlined: HashMap<DieId, Vec<u64>>,
-    /// The unit index of each of `units` (empty for an index of some units only).
-    unit_ids: Vec<usize>,
 }
 
 fn func_symbol(f: &FuncEntry) -> SymbolEntry {
@@ -88,6 +88,7 @@ fn func_symbol(f: &FuncEntry) -> SymbolEntry {
         decl_line: f.decl_line,
         range: f.ranges.first().map(|&(a, b)| FileAddr(a)..FileAddr(b)),
         die: Some(f.die),
+        form: None,
     }
 }
 
@@ -109,7 +110,6 @@ impl SymbolIndex {
             units,
             elf_only: Vec::new(),
             inlined,
-            unit_ids: Vec::new(),
         }
     }
 
@@ -124,6 +124,17 @@ impl SymbolIndex {
                     .chain(u.others.iter().cloned())
             })
             .chain(self.elf_only.iter().cloned())
+    }
+
+    /// The DWARF entries: [`SymbolIndex::entries`] without the ELF symbols no DWARF covers.
+    #[doc(hidden)]
+    pub fn dwarf_entries(&self) -> impl Iterator<Item = SymbolEntry> + '_ {
+        self.units.iter().flat_map(|u| {
+            u.funcs
+                .iter()
+                .map(func_symbol)
+                .chain(u.others.iter().cloned())
+        })
     }
 
     /// Number of entries.
@@ -190,21 +201,6 @@ impl SymbolIndex {
         groups
     }
 
-    /// Every DWARF function entry with the index of its unit.
-    pub(crate) fn unit_functions(&self) -> impl Iterator<Item = (usize, &FuncEntry)> + '_ {
-        self.units
-            .iter()
-            .flat_map(|u| u.funcs.iter().map(|f| (f.die.unit, f)))
-    }
-
-    /// (unit, key of the inlined function) of every inlined call, per unit.
-    pub(crate) fn inlined_keys(&self) -> impl Iterator<Item = (usize, DieId)> + '_ {
-        self.units
-            .iter()
-            .zip(&self.unit_ids)
-            .flat_map(|(u, &unit)| u.inlined.iter().map(move |&(key, _)| (unit, key)))
-    }
-
     pub(crate) fn inlined_of(&self, key: DieId) -> &[u64] {
         self.inlined.get(&key).map_or(&[], Vec::as_slice)
     }
@@ -218,7 +214,9 @@ impl Binary {
         if e.kind != SymbolKind::Type {
             return None;
         }
-        self.type_form_of(e.die?)
+        // An entry from a symbol table carries it (its tag's form, which a type's own DIE
+        // gives: the definitions a table lists are never signature declarations).
+        e.form.or_else(|| self.type_form_of(e.die?))
     }
 
     /// The type a [`SymbolKind::Type`] entry names (`None` for other entries): what
@@ -235,14 +233,19 @@ impl Binary {
             .type_die(crate::types::TypeRef(self.global_offset(die)))
             .ok()?;
         let entry = unit.entry(id.offset).ok()?;
-        Some(match entry.tag() {
-            gimli::DW_TAG_class_type => TypeForm::Class,
-            gimli::DW_TAG_structure_type => TypeForm::Struct,
-            gimli::DW_TAG_union_type => TypeForm::Union,
-            gimli::DW_TAG_enumeration_type => TypeForm::Enum,
-            gimli::DW_TAG_typedef => TypeForm::Typedef,
-            _ => TypeForm::Other,
-        })
+        Some(form_of_tag(entry.tag()))
+    }
+}
+
+/// The [`TypeForm`] of a type DIE's tag.
+pub(crate) fn form_of_tag(tag: gimli::DwTag) -> TypeForm {
+    match tag {
+        gimli::DW_TAG_class_type => TypeForm::Class,
+        gimli::DW_TAG_structure_type => TypeForm::Struct,
+        gimli::DW_TAG_union_type => TypeForm::Union,
+        gimli::DW_TAG_enumeration_type => TypeForm::Enum,
+        gimli::DW_TAG_typedef => TypeForm::Typedef,
+        _ => TypeForm::Other,
     }
 }
 
@@ -262,20 +265,6 @@ impl Binary {
         self.index
             .get_or_init(|| Arc::new(self.build_index(progress)))
             .clone()
-    }
-
-    /// Builds the index as [`Binary::symbol_index_with_progress`] does, on behalf of no
-    /// request: the parsing is counted as the background's ([`crate::CacheStats`]).
-    /// For the thread a session starts to index its program.
-    pub fn index_in_background(
-        &self,
-        progress: &(dyn Fn(usize, usize) + Sync),
-    ) -> Arc<SymbolIndex> {
-        let was = crate::stats::in_background();
-        crate::stats::set_background(true);
-        let index = self.symbol_index_with_progress(progress);
-        crate::stats::set_background(was);
-        index
     }
 
     /// The index, if it has been built (by anyone): never builds it.
@@ -318,7 +307,6 @@ impl Binary {
                 index.inlined.entry(key).or_default().push(addr);
             }
             index.units.push(syms);
-            index.unit_ids.push(i);
         }
         // ELF symbols not covered by any DWARF function (assembly, stripped objects).
         let mut covered: Vec<(u64, u64)> = index
@@ -344,6 +332,7 @@ impl Binary {
                 decl_line: None,
                 range: Some(FileAddr(s.addr)..FileAddr(s.addr.saturating_add(s.size))),
                 die: None,
+                form: None,
             });
         }
         for v in index.inlined.values_mut() {

@@ -16,18 +16,22 @@ use crate::names;
 /// Shards, so that the index's worker threads rarely wait for each other.
 const SHARDS: usize = 16;
 
+/// Names are the binary's, not an adversary's: foldhash (hashbrown's own) rather than
+/// SipHash, which was a tenth of the name table's build on ceph-osd.
+type Hasher = foldhash::fast::FixedState;
+
 #[derive(Default)]
 struct Shard {
-    names: HashSet<Arc<str>>,
+    names: HashSet<Arc<str>, Hasher>,
     /// Linkage name → its demangled, normalized form (itself in `names`).
-    demangled: HashMap<Box<str>, Arc<str>>,
+    demangled: HashMap<Box<str>, Arc<str>, Hasher>,
 }
 
 /// The shared names of one binary (see the module documentation).
 #[derive(Default)]
 pub(crate) struct Names {
     shards: [Mutex<Shard>; SHARDS],
-    hasher: std::collections::hash_map::RandomState,
+    hasher: Hasher,
 }
 
 impl std::fmt::Debug for Names {

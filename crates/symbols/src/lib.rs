@@ -17,12 +17,15 @@ mod gdbindex;
 /// Guessing where sources built elsewhere are on this machine.
 pub mod guess;
 mod intern;
+mod oracle;
 mod reader;
+mod scopes;
 mod sections;
 mod seqs;
 mod split;
 mod stats;
 mod symtab;
+mod table;
 mod units;
 
 pub use cache::IndexCache;

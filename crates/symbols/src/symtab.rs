@@ -1,5 +1,5 @@
-//! The symbol table of an index cache file: every symbol a front-end can list (a name with
-//! a declaration file and line), laid out so that `workspace/symbol` searches the mapped
+//! The symbol table of an index cache file: every symbol of the index (`workspace/symbol`
+//! lists those with a declaration file and line; rustc records neither for its types), laid out so that `workspace/symbol` searches the mapped
 //! file itself — a haystack of lowercased distinct names, the symbols of each name in
 //! ranking order — without materialising a name it does not answer with.
 //!
@@ -11,8 +11,10 @@
 //! hay starts: (N + 1) × u32, where each name starts in the haystack, and its end
 //! members:    (N + 1) × u32, where each name's symbols start in the symbols, and their end
 //! masks:      N × u64, the bytes of each lowercased name (`names::byte_mask`)
-//! symbols:    E × (name u32, file u32, line u32, kind u32), sorted by (name, file, line,
-//!             position in the index): the language server's ranking order
+//! symbols:    E × (name u32, file u32, line u32, kind u32, unit u32, DIE offset u32),
+//!             sorted by (name, file, line, position in the index): the language server's
+//!             ranking order (unit `u32::MAX`: no DIE, an ELF symbol; file `u32::MAX`
+//!             and line 0: none recorded)
 //! haystack:   the lowercased names (`names::push_search_lowercase`), each ending in '\n'
 //! strings:    names and paths, one blob
 //! ```
@@ -24,35 +26,36 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use memmap2::Mmap;
-
 use crate::addr::Line;
 use crate::binary::Binary;
-use crate::index::{SymbolIndex, SymbolKind, TypeForm};
+use crate::index::{SymbolKind, TypeForm};
 
 /// Number of u32 fields the table of the cache file gives this table.
 pub(crate) const FIELDS: usize = 12;
-const SYMBOL: usize = 16;
+const SYMBOL: usize = 24;
 
 /// One listable symbol of a [`SymbolTable`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TableSymbol {
     /// Its distinct name (an index below [`SymbolTable::name_count`]).
     pub name: usize,
-    /// Its declaration file (an index below [`SymbolTable::file_count`]).
+    /// Its declaration file (an index below [`SymbolTable::file_count`]; `usize::MAX` when
+    /// the compiler recorded none, as rustc for types).
     pub file: usize,
-    /// Its declaration line.
-    pub line: Line,
+    /// Its declaration line (`None`: the compiler recorded none, as rustc for types).
+    pub line: Option<Line>,
     /// What it is.
     pub kind: SymbolKind,
     /// How a type is declared (types only).
     pub form: Option<TypeForm>,
+    /// The DIE that declares it (`None` for an ELF symbol's).
+    pub(crate) die: Option<crate::units::DieId>,
 }
 
 /// The symbol table of an opened, verified index cache file (shares its mapping).
 #[derive(Clone)]
 pub struct SymbolTable {
-    map: Arc<Mmap>,
+    map: Arc<crate::cache::Blob>,
     payload: usize,
     files: (usize, usize),
     names: (usize, usize),
@@ -80,12 +83,14 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     ))
 }
 
-fn kind_code(kind: SymbolKind) -> u32 {
-    match kind {
+/// A symbol's kind code: its [`SymbolKind`] in the low byte, its [`TypeForm`] above.
+pub(crate) fn kind_code(kind: SymbolKind, form: Option<TypeForm>) -> u32 {
+    let kind = match kind {
         SymbolKind::Function => 0,
         SymbolKind::Variable => 1,
         SymbolKind::Type => 2,
-    }
+    };
+    kind | form_code(form) << 8
 }
 
 fn form_code(form: Option<TypeForm>) -> u32 {
@@ -121,7 +126,27 @@ fn decode_kind(code: u32) -> (SymbolKind, Option<TypeForm>) {
 impl SymbolTable {
     /// The table whose [`FIELDS`] fields are `fields`, in the mapped file `map` whose
     /// payload starts at `payload`; `None` when a region lies outside the file.
-    pub(crate) fn open(map: Arc<Mmap>, payload: usize, fields: &[usize]) -> Option<SymbolTable> {
+    /// A table listing nothing, over `map`.
+    pub(crate) fn empty(map: Arc<crate::cache::Blob>, payload: usize) -> SymbolTable {
+        SymbolTable {
+            map,
+            payload,
+            files: (0, 0),
+            names: (0, 0),
+            hay_starts: 0,
+            members: 0,
+            masks: 0,
+            symbols: (0, 0),
+            hay: (0, 0),
+            strings: 0,
+        }
+    }
+
+    pub(crate) fn open(
+        map: Arc<crate::cache::Blob>,
+        payload: usize,
+        fields: &[usize],
+    ) -> Option<SymbolTable> {
         let &[files_at, files_n, names_at, names_n, hay_starts, members, masks, symbols_at, symbols_n, hay_at, hay_len, strings] =
             fields
         else {
@@ -156,7 +181,7 @@ impl SymbolTable {
     }
 
     fn p(&self) -> &[u8] {
-        &self.map[self.payload..]
+        self.map.get(self.payload..).unwrap_or_default()
     }
 
     fn string(&self, at: usize) -> Option<&[u8]> {
@@ -164,6 +189,11 @@ impl SymbolTable {
         let off = self.strings.checked_add(u32_at(p, at)? as usize)?;
         let len = u32_at(p, at + 4)? as usize;
         p.get(off..off.checked_add(len)?)
+    }
+
+    /// Whether the table is an index cache file's (mapped), not built in memory.
+    pub fn from_cache_file(&self) -> bool {
+        matches!(*self.map, crate::cache::Blob::Map(_))
     }
 
     /// Number of distinct declaration files.
@@ -246,6 +276,22 @@ impl SymbolTable {
         s.min(e)..e
     }
 
+    /// The name spelled `name`, if the table has it (names are sorted by (length, name)).
+    pub fn find_name(&self, name: &str) -> Option<usize> {
+        let key = (name.len(), name.as_bytes());
+        let (mut lo, mut hi) = (0usize, self.names.1);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let at = self.name(mid).unwrap_or_default();
+            match (at.len(), at.as_bytes()).cmp(&key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
+
     /// Number of symbols.
     pub fn symbol_count(&self) -> usize {
         self.symbols.1
@@ -261,155 +307,262 @@ impl SymbolTable {
         let at = self.symbols.0 + SYMBOL * i;
         let name = u32_at(p, at)? as usize;
         let file = u32_at(p, at + 4)? as usize;
-        let line = Line::new(u32_at(p, at + 8)?)?;
+        let line = Line::new(u32_at(p, at + 8)?);
         let (kind, form) = decode_kind(u32_at(p, at + 12)?);
-        (name < self.names.1 && file < self.files.1).then_some(TableSymbol {
+        let unit = u32_at(p, at + 16)?;
+        let die = (unit != u32::MAX).then(|| crate::units::DieId {
+            unit: unit as usize,
+            offset: gimli::UnitOffset(u32_at(p, at + 20).unwrap_or(0) as usize),
+        });
+        let file = if file < self.files.1 {
+            file
+        } else {
+            usize::MAX
+        };
+        (name < self.names.1).then_some(TableSymbol {
             name,
             file,
             line,
             kind,
             form,
+            die,
         })
     }
 }
 
-/// One symbol a table lists, before it is laid out.
-struct Listed {
-    name: Arc<str>,
-    file: Arc<Path>,
-    line: Line,
-    kind: u32,
+/// One symbol a table lists, before it is laid out: its name and file as indices into the
+/// names and files a [`Plan`] is given.
+#[derive(Clone, Copy)]
+pub(crate) struct Listed {
+    pub(crate) name: u32,
+    pub(crate) file: u32,
+    /// Its line, 0 for none.
+    pub(crate) line: u32,
+    /// [`kind_code`].
+    pub(crate) kind: u32,
+    /// Its DIE: unit (`u32::MAX` for none) and offset in the unit.
+    pub(crate) unit: u32,
+    pub(crate) die: u32,
 }
 
-/// Serialises the symbol table of `index`; `base` is where the returned bytes will start
-/// in the payload. Returns the bytes and the table's [`FIELDS`] fields.
-pub(crate) fn serialize(
-    binary: &Binary,
-    index: &SymbolIndex,
-    base: usize,
-) -> (Vec<u8>, [usize; FIELDS]) {
-    // What the language server lists: entries with a declaration file and line, in the
-    // index's order (their position breaks ties, as the server's in-memory table does).
-    let listed: Vec<Listed> = index
-        .entries()
-        .filter_map(|e| {
-            let (file, line) = (e.decl_file.clone()?, e.decl_line?);
-            let form = binary.type_form(&e);
-            Some(Listed {
-                kind: kind_code(e.kind) | form_code(form) << 8,
-                name: e.name,
-                file,
-                line,
-            })
-        })
-        .collect();
-    lay_out(&listed, base)
+/// How a table listing some symbols is laid out (see [`Plan::new`]): what is decided
+/// before a byte of it is written, so that it can be written in one pass (a big
+/// program's is hundreds of megabytes: streamed to its file, never whole in memory).
+pub(crate) struct Plan<'a> {
+    names: &'a [&'a str],
+    listed: &'a [Listed],
+    /// (string offset, length) of each listed file, in path order, and of each listed
+    /// name, in (length, name) order.
+    file_recs: Vec<(u32, u32)>,
+    name_recs: Vec<(u32, u32)>,
+    /// The listed names, in (length, name) order.
+    name_ids: Vec<u32>,
+    name_rank: Vec<u32>,
+    file_rank: Vec<u32>,
+    /// Positions in `listed`, in ranking order.
+    order: Vec<u32>,
+    hay_starts: Vec<u32>,
+    masks: Vec<u64>,
+    hay_len: usize,
+    /// The strings the regions point to that were not given (paths, and names without
+    /// `name_at`), to be placed `strings_from` bytes into the table's strings.
+    pub(crate) strings: Vec<u8>,
 }
 
-/// The regions of a table listing `listed` (ties broken by position in it), starting at
-/// `base` in the payload.
-fn lay_out(listed: &[Listed], base: usize) -> (Vec<u8>, [usize; FIELDS]) {
-    let mut files: Vec<&[u8]> = listed
-        .iter()
-        .map(|l| l.file.as_os_str().as_bytes())
-        .collect();
-    files.sort_unstable();
-    files.dedup();
-    let mut names: Vec<&str> = listed.iter().map(|l| &*l.name).collect();
-    names.sort_unstable_by(|a, b| (a.len(), a).cmp(&(b.len(), b)));
-    names.dedup();
-    let name_rank: std::collections::HashMap<&str, u32> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (*n, i as u32))
-        .collect();
-    let file_rank: std::collections::HashMap<&[u8], u32> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (*f, i as u32))
-        .collect();
-    let mut symbols: Vec<(u32, u32, u32, u32, u32)> = listed
-        .iter()
-        .enumerate()
-        .map(|(pos, l)| {
-            (
-                name_rank[&*l.name],
-                file_rank[l.file.as_os_str().as_bytes()],
-                l.line.get(),
-                pos as u32,
-                l.kind,
-            )
-        })
-        .collect();
-    symbols.sort_unstable();
-
-    let mut strings: Vec<u8> = Vec::new();
-    let mut put_string = |s: &[u8], out: &mut Vec<u8>| {
-        out.extend_from_slice(&(strings.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        strings.extend_from_slice(s);
-    };
-    let mut out: Vec<u8> = Vec::new();
-    let files_at = base;
-    for f in &files {
-        put_string(f, &mut out);
-    }
-    let names_at = base + out.len();
-    for n in &names {
-        put_string(n.as_bytes(), &mut out);
-    }
-    let mut hay = String::new();
-    let mut hay_starts = Vec::with_capacity(names.len() + 1);
-    let mut masks = Vec::with_capacity(names.len());
-    for n in &names {
-        let start = hay.len();
-        hay_starts.push(start as u32);
-        crate::names::push_search_lowercase(&mut hay, n);
-        masks.push(crate::names::byte_mask(&hay.as_bytes()[start..]));
-        hay.push('\n');
-    }
-    hay_starts.push(hay.len() as u32);
-    let hay_starts_at = base + out.len();
-    for s in &hay_starts {
-        out.extend_from_slice(&s.to_le_bytes());
-    }
-    let members_at = base + out.len();
-    let mut next = 0usize;
-    for n in 0..=names.len() {
-        while next < symbols.len() && (symbols[next].0 as usize) < n {
-            next += 1;
+impl<'a> Plan<'a> {
+    /// The layout of a table listing `listed` (ties broken by position in it). Names and
+    /// files are given once each (`listed` refers to them by index); `name_at`, when
+    /// given, is where each name already is in the strings the table will point to, else
+    /// names are added to [`Plan::strings`], which start `strings_from` bytes into them.
+    pub(crate) fn new(
+        names: &'a [&'a str],
+        name_at: Option<&[u32]>,
+        files: &[&Path],
+        listed: &'a [Listed],
+        strings_from: usize,
+    ) -> Plan<'a> {
+        // The files and names listed, each once: by path bytes, and by (length, name).
+        let used = |n: usize, of: &mut dyn Iterator<Item = u32>| {
+            let mut seen = vec![false; n];
+            for i in of {
+                if let Some(s) = seen.get_mut(i as usize) {
+                    *s = true;
+                }
+            }
+            (0..n as u32)
+                .filter(|&i| seen[i as usize])
+                .collect::<Vec<u32>>()
+        };
+        let mut file_ids = used(files.len(), &mut listed.iter().map(|l| l.file));
+        file_ids.sort_unstable_by(|&a, &b| {
+            files[a as usize]
+                .as_os_str()
+                .as_bytes()
+                .cmp(files[b as usize].as_os_str().as_bytes())
+        });
+        let mut name_ids = used(names.len(), &mut listed.iter().map(|l| l.name));
+        name_ids.sort_unstable_by(|&a, &b| {
+            let (a, b) = (names[a as usize], names[b as usize]);
+            (a.len(), a).cmp(&(b.len(), b))
+        });
+        let rank_of = |ids: &[u32], n: usize| {
+            let mut rank = vec![0u32; n];
+            for (r, &id) in ids.iter().enumerate() {
+                rank[id as usize] = r as u32;
+            }
+            rank
+        };
+        let name_rank = rank_of(&name_ids, names.len());
+        let file_rank = rank_of(&file_ids, files.len());
+        let mut plan = Plan {
+            names,
+            listed,
+            file_recs: Vec::with_capacity(file_ids.len()),
+            name_recs: Vec::with_capacity(name_ids.len()),
+            name_ids,
+            name_rank,
+            file_rank,
+            order: (0..listed.len() as u32).collect(),
+            hay_starts: Vec::new(),
+            masks: Vec::new(),
+            hay_len: 0,
+            strings: Vec::new(),
+        };
+        // The symbols in ranking order: positions in `listed`, sorted by key (a big
+        // program lists millions: an index each, not a copy of each).
+        let mut order = std::mem::take(&mut plan.order);
+        order.sort_unstable_by_key(|&i| plan.key(i));
+        plan.order = order;
+        for &f in &file_ids {
+            let f = files[f as usize].as_os_str().as_bytes();
+            plan.file_recs
+                .push(((strings_from + plan.strings.len()) as u32, f.len() as u32));
+            plan.strings.extend_from_slice(f);
         }
-        out.extend_from_slice(&(next as u32).to_le_bytes());
-    }
-    let masks_at = base + out.len();
-    for m in &masks {
-        out.extend_from_slice(&m.to_le_bytes());
-    }
-    let symbols_at = base + out.len();
-    for &(name, file, line, _, kind) in &symbols {
-        for v in [name, file, line, kind] {
-            out.extend_from_slice(&v.to_le_bytes());
+        for &n in &plan.name_ids {
+            let name = names[n as usize];
+            let at = match name_at.and_then(|at| at.get(n as usize)) {
+                Some(&at) => at,
+                None => {
+                    let at = (strings_from + plan.strings.len()) as u32;
+                    plan.strings.extend_from_slice(name.as_bytes());
+                    at
+                }
+            };
+            plan.name_recs.push((at, name.len() as u32));
         }
+        // Where each name's line starts in the haystack, and its mask, from its lowercase
+        // text made one name at a time (the haystack is made again as it is written).
+        let mut lower = String::new();
+        plan.hay_starts.reserve(plan.name_ids.len() + 1);
+        plan.masks.reserve(plan.name_ids.len());
+        for &n in &plan.name_ids {
+            lower.clear();
+            crate::names::push_search_lowercase(&mut lower, names[n as usize]);
+            plan.hay_starts.push(plan.hay_len as u32);
+            plan.masks.push(crate::names::byte_mask(lower.as_bytes()));
+            plan.hay_len += lower.len() + 1;
+        }
+        plan.hay_starts.push(plan.hay_len as u32);
+        plan
     }
-    let hay_at = base + out.len();
-    out.extend_from_slice(hay.as_bytes());
-    let strings_at = base + out.len();
-    out.extend_from_slice(&strings);
-    let fields = [
-        files_at,
-        files.len(),
-        names_at,
-        names.len(),
-        hay_starts_at,
-        members_at,
-        masks_at,
-        symbols_at,
-        symbols.len(),
-        hay_at,
-        hay.len(),
-        strings_at,
-    ];
-    (out, fields)
+
+    /// A listed symbol's ranking key: (name rank, file rank, line, position).
+    fn key(&self, i: u32) -> (u32, u32, u32, u32) {
+        let l = &self.listed[i as usize];
+        (
+            self.name_rank[l.name as usize],
+            self.file_rank
+                .get(l.file as usize)
+                .copied()
+                .unwrap_or(u32::MAX),
+            l.line,
+            i,
+        )
+    }
+
+    /// Bytes of the regions (files, names, haystack starts, members, masks, symbols,
+    /// haystack), in that order.
+    fn region_sizes(&self) -> [usize; 7] {
+        let n = self.name_ids.len();
+        [
+            self.file_recs.len() * 8,
+            n * 8,
+            (n + 1) * 4,
+            (n + 1) * 4,
+            n * 8,
+            self.order.len() * SYMBOL,
+            self.hay_len,
+        ]
+    }
+
+    /// Bytes of the regions [`Plan::write`] writes.
+    pub(crate) fn size(&self) -> usize {
+        self.region_sizes().iter().sum()
+    }
+
+    /// The table's fields when its regions start at `base` in the payload and its
+    /// strings at `strings_at`.
+    pub(crate) fn fields(&self, base: usize, strings_at: usize) -> [usize; FIELDS] {
+        let sizes = self.region_sizes();
+        let mut at = [0usize; 7];
+        let mut next = base;
+        for (a, size) in at.iter_mut().zip(sizes) {
+            *a = next;
+            next += size;
+        }
+        [
+            at[0],
+            self.file_recs.len(),
+            at[1],
+            self.name_ids.len(),
+            at[2],
+            at[3],
+            at[4],
+            at[5],
+            self.order.len(),
+            at[6],
+            self.hay_len,
+            strings_at,
+        ]
+    }
+
+    /// Writes the regions, [`Plan::size`] bytes.
+    pub(crate) fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let u32s = |w: &mut dyn std::io::Write, vs: &[u32]| -> std::io::Result<()> {
+            for v in vs {
+                w.write_all(&v.to_le_bytes())?;
+            }
+            Ok(())
+        };
+        for &(at, len) in self.file_recs.iter().chain(&self.name_recs) {
+            u32s(w, &[at, len])?;
+        }
+        u32s(w, &self.hay_starts)?;
+        let mut next = 0usize;
+        for n in 0..=self.name_ids.len() {
+            while next < self.order.len() && (self.key(self.order[next]).0 as usize) < n {
+                next += 1;
+            }
+            u32s(w, &[next as u32])?;
+        }
+        for m in &self.masks {
+            w.write_all(&m.to_le_bytes())?;
+        }
+        for &i in &self.order {
+            let l = &self.listed[i as usize];
+            let (name, file, line, _) = self.key(i);
+            u32s(w, &[name, file, line, l.kind, l.unit, l.die])?;
+        }
+        let mut lower = String::new();
+        for &n in &self.name_ids {
+            lower.clear();
+            crate::names::push_search_lowercase(&mut lower, self.names[n as usize]);
+            lower.push('\n');
+            w.write_all(lower.as_bytes())?;
+        }
+        Ok(())
+    }
 }
 
 /// Whether an ELF function symbol names something a user declared: not a compiler's
@@ -508,29 +661,38 @@ impl Binary {
                 .collect()
         });
         located.sort_unstable_by_key(|l| l.0);
-        let mut files: std::collections::HashMap<std::path::PathBuf, Arc<Path>> =
-            std::collections::HashMap::new();
-        let mut listed = Vec::new();
-        for (name, path, line) in located.into_iter().flat_map(|l| l.1) {
-            let file = files
-                .entry(path)
-                .or_insert_with_key(|p| Arc::from(p.as_path()))
-                .clone();
+        let mut names: Vec<&str> = Vec::new();
+        let mut name_ids: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+        let mut files: Vec<&Path> = Vec::new();
+        let mut file_ids: std::collections::HashMap<&Path, u32> = std::collections::HashMap::new();
+        let mut listed: Vec<Listed> = Vec::new();
+        for (name, path, line) in located.iter().flat_map(|l| &l.1) {
+            let name = *name_ids.entry(name).or_insert_with(|| {
+                names.push(name);
+                names.len() as u32 - 1
+            });
+            let file = *file_ids.entry(path).or_insert_with(|| {
+                files.push(path);
+                files.len() as u32 - 1
+            });
             listed.push(Listed {
                 name,
                 file,
-                line,
-                kind: kind_code(SymbolKind::Function),
+                line: line.get(),
+                kind: kind_code(SymbolKind::Function, None),
+                unit: u32::MAX,
+                die: 0,
             });
         }
         if listed.is_empty() {
             return None;
         }
-        let (bytes, fields) = lay_out(&listed, 0);
-        let mut map = memmap2::MmapMut::map_anon(bytes.len()).ok()?;
-        map.copy_from_slice(&bytes);
-        let map = map.make_read_only().ok()?;
-        let table = SymbolTable::open(Arc::new(map), 0, &fields);
+        let plan = Plan::new(&names, None, &files, &listed, 0);
+        let mut bytes = Vec::with_capacity(plan.size() + plan.strings.len());
+        plan.write(&mut bytes).ok()?;
+        let fields = plan.fields(0, bytes.len());
+        bytes.extend_from_slice(&plan.strings);
+        let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &fields);
         tracing::debug!(
             target: "tandem::cache",
             binary = %self.path().display(),
@@ -539,5 +701,66 @@ impl Binary {
             "symbol table of the ELF symbols built"
         );
         table
+    }
+}
+
+impl Binary {
+    /// The index entry of symbol `sym` of `table` (this binary's): its name, kind,
+    /// declaration and DIE, and with `code` for a function the entry range of its code,
+    /// for a global its address (its DIE read; without, `range` is `None`). `file` is the
+    /// declaration file when the caller keeps one copy per file, else one is made. `None`
+    /// for a symbol out of range.
+    pub fn table_entry(
+        &self,
+        table: &SymbolTable,
+        sym: usize,
+        file: Option<Arc<Path>>,
+        code: bool,
+    ) -> Option<crate::index::SymbolEntry> {
+        let s = table.symbol(sym)?;
+        let name: Arc<str> = Arc::from(table.name(s.name)?);
+        let file = match file {
+            Some(f) => Some(f),
+            None => table.file(s.file).map(Arc::from),
+        };
+        let range = s.die.filter(|_| code).and_then(|id| {
+            let unit = self.unit(id.unit).ok()?;
+            let die = unit.entry(id.offset).ok()?;
+            match s.kind {
+                SymbolKind::Function => self
+                    .die_ranges(&unit, &die)
+                    .first()
+                    .map(|&(a, b)| crate::FileAddr(a)..crate::FileAddr(b)),
+                SymbolKind::Variable => self
+                    .static_address(&unit, &die)
+                    .map(|a| crate::FileAddr(a)..crate::FileAddr(a)),
+                SymbolKind::Type => None,
+            }
+        });
+        Some(crate::index::SymbolEntry {
+            name,
+            kind: s.kind,
+            decl_file: file,
+            decl_line: s.line,
+            range,
+            die: s.die,
+            form: s.form,
+        })
+    }
+
+    /// The symbols of `table` (this binary's) whose qualified name ends with the
+    /// components of `query`, in the table's order: the name table finds the names (as
+    /// whole names or `::`-suffixes), `table` lists their symbols.
+    pub fn table_symbols_named(&self, table: &SymbolTable, query: &str) -> Vec<usize> {
+        let key = crate::names::normalize(query);
+        let names = self.name_table();
+        let mut out: Vec<usize> = names
+            .names_for_key(&key)
+            .into_iter()
+            .filter_map(|(n, _)| table.find_name(names.name(n)?))
+            .flat_map(|n| table.members(n))
+            .collect();
+        out.sort_unstable();
+        out
     }
 }

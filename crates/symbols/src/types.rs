@@ -8,7 +8,6 @@ use gimli::AttributeValue;
 
 use crate::binary::Binary;
 use crate::error::{Error, Result};
-use crate::index::SymbolKind;
 use crate::reader::R;
 use crate::units::{attr_i64, attr_u64, reader_bytes, Die, DieId, Unit};
 
@@ -245,7 +244,7 @@ pub struct Type {
 /// Most types kept by [`TypeCache`] per binary.
 pub(crate) const TYPE_CACHE_MAX: usize = 1 << 16;
 
-/// The most bytes of DIEs for which [`Binary::definition_of`] builds the symbol index
+/// The most bytes of DIEs for which [`Binary::definition_of`] builds the name table
 /// itself (a second or so on this kind of machine).
 pub const DEFINITION_INDEX_MAX: u64 = 64 << 20;
 
@@ -917,15 +916,15 @@ impl Binary {
     /// without defining it has a declaration only (clang's default limited debug info
     /// emits `std::vector<T>` in full in one unit; a C library's opaque `struct` is
     /// defined in its own unit). `None` when `t` is not such a declaration or nothing
-    /// defines it. The first question builds the symbol index, but not a big program's
+    /// defines it. The first question builds the name table, but not a big program's
     /// (over [`DEFINITION_INDEX_MAX`] bytes of DIEs: seconds of work on the thread that
-    /// asks, the tracer's): there the answer is `None` until another thread (a
-    /// session's background index) has built it.
+    /// asks, the tracer's): there the answer is `None` until the table is there (a cache
+    /// file, or a session's background build).
     pub fn definition_of(&self, t: TypeRef) -> Option<TypeRef> {
         if let Some(found) = lock(&self.type_cache.definitions).get(&t) {
             return *found;
         }
-        if self.built_index().is_none() && self.debug_info_bytes() > DEFINITION_INDEX_MAX {
+        if !self.has_index_cache() && self.debug_info_bytes() > DEFINITION_INDEX_MAX {
             return None;
         }
         let found = self.find_definition(t);
@@ -956,29 +955,29 @@ impl Binary {
                 _ => None,
             }
         };
-        let candidates: Vec<(TypeRef, CompositeKind)> = self
+        // Read lazily, in order: a big program has a definition of a common class in
+        // hundreds of units, and the first of the right kind is the answer.
+        let candidates: Vec<TypeRef> = self
             .types_by_name(&qualified)
             .into_iter()
             .filter(|c| *c != t)
-            .filter_map(|c| Some((c, defined(&c)?)))
             .collect();
+        if let Some(exact) = candidates.iter().find(|c| defined(c) == Some(kind)) {
+            return Some(*exact);
+        }
         // A union is never a struct's definition; `class` and `struct` may differ
         // between a declaration and its definition.
         let union = matches!(kind, CompositeKind::Union);
         candidates
             .iter()
-            .find(|(_, k)| *k == kind)
-            .or_else(|| {
-                candidates
-                    .iter()
-                    .find(|(_, k)| matches!(k, CompositeKind::Union) == union)
-            })
-            .map(|(c, _)| *c)
+            .find(|c| defined(c).is_some_and(|k| matches!(k, CompositeKind::Union) == union))
+            .copied()
     }
 
     /// Named types (struct, class, union, enum, typedef) matching `name` (a plain or
-    /// qualified name, a template instance by its exact qualified name; `struct S` and
-    /// `S` both work). Declarations are skipped.
+    /// qualified name, a template instance by its exact qualified name or a `::`-suffix
+    /// of it; `struct S` and `S` both work). Declarations are skipped. Answered from the
+    /// name table (built first if need be): no unit is walked.
     pub fn types_by_name(&self, name: &str) -> Vec<TypeRef> {
         let name = name
             .trim_start_matches("struct ")
@@ -986,21 +985,58 @@ impl Binary {
             .trim_start_matches("enum ")
             .trim_start_matches("class ")
             .trim();
-        let index = self.symbol_index();
+        let table = self.name_table();
         let query = crate::names::normalize(name);
-        let mut out: Vec<TypeRef> = index
-            .entries()
-            .filter(|e| {
-                e.kind == SymbolKind::Type
-                    && (e.short_name() == name
-                        || &*e.name == name
-                        || crate::names::normalized_matches(&query, &e.name))
-            })
-            .filter_map(|e| e.die.map(|d| TypeRef(self.global_offset(d))))
-            .collect();
+        let mut out: Vec<TypeRef> = Vec::new();
+        for key in [name, query.as_str()] {
+            for (e, _) in table.lookup(key, |k| k == crate::table::EntryKind::Type) {
+                if let Some(t) = self.type_ref_of(e.die) {
+                    out.push(t);
+                }
+            }
+        }
         out.sort();
         out.dedup();
         out
+    }
+
+    /// The type reference of a DIE the name table names (its split unit loaded first, so
+    /// that the reference is the one every other answer gives).
+    pub(crate) fn type_ref_of(&self, die: crate::units::DieId) -> Option<TypeRef> {
+        let header = &self.units().get(die.unit)?.header;
+        // Only a skeleton's DIE ids depend on its split unit being loaded; parsing every
+        // other unit named (hundreds, for a common class) would be wasted.
+        let may_be_skeleton = matches!(header.type_(), gimli::UnitType::Skeleton(_))
+            || (header.version() < 5
+                && !gimli::Section::reader(&self.dwarf().debug_addr).is_empty());
+        if may_be_skeleton {
+            self.unit(die.unit).ok()?;
+        }
+        Some(TypeRef(self.global_offset(die)))
+    }
+
+    /// The value and enum type of the enumerator `name` (`Red`, or as qualified as gdb
+    /// qualifies it: `geo::Red`, `geo::Color::Red` for an `enum class`), from the name
+    /// table: the first enum, in unit order, that has one by that name or `::`-suffix.
+    pub fn enumerator_named(&self, name: &str) -> Option<(i128, TypeRef)> {
+        let table = self.name_table();
+        let mut found = table.lookup(name, |k| k == crate::table::EntryKind::Enumerator);
+        found.sort_by_key(|(e, _)| e.die);
+        let own = name.rsplit("::").next().unwrap_or(name);
+        for (e, _) in found {
+            let Some(t) = self.type_ref_of(e.die) else {
+                continue;
+            };
+            let Ok(info) = self.type_info_shared(t) else {
+                continue;
+            };
+            if let TypeKind::Enum { enumerators, .. } = &info.kind {
+                if let Some((_, v)) = enumerators.iter().find(|(n, _)| n == own) {
+                    return Some((*v, t));
+                }
+            }
+        }
+        None
     }
 
     /// A C-like display name for a type: `int`, `char *`, `const struct S *`, `int [4]`.

@@ -114,6 +114,9 @@ pub(crate) struct UnitSlot {
     /// Single sequences of the line table, decoded before (or instead of) `lines`.
     pub(crate) seqs: crate::seqs::SeqCache,
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
+    /// The scope paths of the unit's functions without a linkage name (as in `funcs`),
+    /// when `funcs` is not kept (`Binary::unit_symbols_once`).
+    pub(crate) paths: OnceLock<Arc<std::collections::HashMap<UnitOffset<usize>, Arc<str>>>>,
     /// The address → scope index (`blocks.rs`), built from `funcs` on first use.
     pub(crate) blocks: OnceLock<Result<Arc<crate::blocks::BlockIndex>, gimli::Error>>,
     pub(crate) call_sites: OnceLock<Result<Arc<crate::callsites::UnitCallSites>, gimli::Error>>,
@@ -135,6 +138,7 @@ impl UnitSlot {
             lines: OnceLock::new(),
             seqs: Default::default(),
             funcs: OnceLock::new(),
+            paths: OnceLock::new(),
             blocks: OnceLock::new(),
             call_sites: OnceLock::new(),
         }
@@ -501,8 +505,10 @@ impl Binary {
 /// its `DW_AT_abstract_origin` / `DW_AT_specification` chain.
 #[derive(Clone, Debug)]
 pub(crate) struct DieInfo {
-    pub(crate) name: Option<String>,
-    pub(crate) linkage: Option<String>,
+    /// The name and linkage name as stored (see [`DieInfo::name`]): most callers only
+    /// look at them, and a unit walk gathers millions.
+    pub(crate) name_at: Option<R>,
+    pub(crate) linkage_at: Option<R>,
     pub(crate) decl_file: Option<Arc<std::path::Path>>,
     pub(crate) decl_line: Option<crate::addr::Line>,
     pub(crate) ty: Option<DieId>,
@@ -510,13 +516,35 @@ pub(crate) struct DieInfo {
     pub(crate) key: DieId,
 }
 
+/// The text of a string attribute as stored (borrowed when it is valid UTF-8, checked
+/// the fast way first: a unit walk reads millions of names).
+pub(crate) fn text(r: &Option<R>) -> Option<std::borrow::Cow<'_, str>> {
+    let r = r.as_ref()?;
+    if let Ok(s) = std::str::from_utf8(r.bytes()) {
+        return Some(std::borrow::Cow::Borrowed(s));
+    }
+    r.to_string_lossy().ok()
+}
+
+impl DieInfo {
+    /// The name, owned.
+    pub(crate) fn name(&self) -> Option<String> {
+        text(&self.name_at).map(|t| t.into_owned())
+    }
+
+    /// The linkage name, owned.
+    pub(crate) fn linkage(&self) -> Option<String> {
+        text(&self.linkage_at).map(|t| t.into_owned())
+    }
+}
+
 impl Binary {
     /// Collects [`DieInfo`] starting from a DIE already in hand (no re-parse unless
     /// an attribute lives on an origin).
     pub(crate) fn die_info(&self, id: DieId, unit: &Unit, die: &Die) -> DieInfo {
         let mut info = DieInfo {
-            name: None,
-            linkage: None,
+            name_at: None,
+            linkage_at: None,
             decl_file: None,
             decl_line: None,
             ty: None,
@@ -540,13 +568,16 @@ impl Binary {
         unit: &Unit,
         die: &Die,
     ) -> Option<DieId> {
-        if info.name.is_none() {
-            info.name = self.attr_str(unit, die, gimli::DW_AT_name);
+        let stored = |at: gimli::DwAt| {
+            let value = die.attr_value(at)?;
+            unit.dwarf().attr_string(unit, value).ok()
+        };
+        if info.name_at.is_none() {
+            info.name_at = stored(gimli::DW_AT_name);
         }
-        if info.linkage.is_none() {
-            info.linkage = self
-                .attr_str(unit, die, gimli::DW_AT_linkage_name)
-                .or_else(|| self.attr_str(unit, die, gimli::DW_AT_MIPS_linkage_name));
+        if info.linkage_at.is_none() {
+            info.linkage_at = stored(gimli::DW_AT_linkage_name)
+                .or_else(|| stored(gimli::DW_AT_MIPS_linkage_name));
         }
         if info.decl_file.is_none() {
             info.decl_file = match die.attr_value(gimli::DW_AT_decl_file) {

@@ -202,50 +202,60 @@ impl Binary {
     /// The globals and statics named `name` of every unit, in the order gdb looks
     /// beyond the current unit: definitions with external linkage first, then the
     /// statics of the units (a `static` of another file is found last, as gdb's
-    /// `lookup_static_symbol` does). Answers are cached per name, so a condition naming
-    /// another unit's global costs a hash lookup per hit.
+    /// `lookup_static_symbol` does). Found through the name table (built first if need
+    /// be), reading only the DIEs it names; answers are cached per name, so a condition
+    /// naming another unit's global costs a hash lookup per hit.
     pub fn globals_named(&self, name: &str) -> Arc<[Variable]> {
         if let Some(found) = self.globals_cache.get(name) {
             return found;
         }
         let mut external = Vec::new();
         let mut statics = Vec::new();
-        for unit_index in 0..self.units().len() {
-            let Ok(syms) = self.unit_functions(unit_index) else {
+        for id in self.global_dies_named(name) {
+            let Ok(unit) = self.unit(id.unit) else {
                 continue;
             };
-            let mut unit = None;
-            for entry in syms
-                .others
-                .iter()
-                .filter(|e| e.kind == SymbolKind::Variable && &*e.name == name)
-            {
-                let Some(id) = entry.die else { continue };
-                if unit.is_none() {
-                    unit = self.unit(unit_index).ok();
-                }
-                let Some(unit) = unit.as_ref() else { break };
-                let Ok(die) = unit.entry(id.offset) else {
-                    continue;
-                };
-                let Some(v) = self.entry_variable(unit, entry, id, &die, 0, true) else {
-                    continue;
-                };
-                let is_external = matches!(
-                    self.attr_via_origin(id, gimli::DW_AT_external),
-                    Some((_, AttributeValue::Flag(true)))
-                );
-                if is_external {
-                    external.push(v);
-                } else {
-                    statics.push(v);
-                }
+            let Ok(die) = unit.entry(id.offset) else {
+                continue;
+            };
+            // A class's constant declared with its value is found by name too
+            // (`variable_of`, not `make_variable`, which drops declarations).
+            let Some(mut v) =
+                self.variable_of(&unit, id, &die, VariableKind::Global, 0, 0, 0, None)
+            else {
+                continue;
+            };
+            // The table's key for it is its qualified name.
+            v.qualified_name = Some(name.into());
+            let is_external = matches!(
+                self.attr_via_origin(id, gimli::DW_AT_external),
+                Some((_, AttributeValue::Flag(true)))
+            );
+            if is_external {
+                external.push(v);
+            } else {
+                statics.push(v);
             }
         }
         external.extend(statics);
         let found: Arc<[Variable]> = external.into();
         self.globals_cache.put(name, found.clone());
         found
+    }
+
+    /// The DIEs of the global variables whose qualified name is `name`, in unit and DIE
+    /// order (the name table's entries for it as a whole name).
+    fn global_dies_named(&self, name: &str) -> Vec<DieId> {
+        let mut out: Vec<DieId> = self
+            .name_table()
+            .lookup(name, |k| k == crate::table::EntryKind::Variable)
+            .into_iter()
+            .filter(|&(_, whole)| whole)
+            .map(|(e, _)| e.die)
+            .filter(|d| d.unit < self.units().len())
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -342,7 +352,7 @@ impl Binary {
     /// The global of a unit's table `entry`, with the entry's qualified name. A class's
     /// constant declared with its value (`static const int sides = 4;`) is one when
     /// looked up by name (`constants`), not in a unit's list of globals.
-    fn entry_variable(
+    pub(crate) fn entry_variable(
         &self,
         unit: &Unit,
         entry: &SymbolEntry,
@@ -362,7 +372,7 @@ impl Binary {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn make_variable(
+    pub(crate) fn make_variable(
         &self,
         unit: &Unit,
         id: DieId,
@@ -395,7 +405,7 @@ impl Binary {
         entry: Option<u64>,
     ) -> Option<Variable> {
         let info = self.die_info(id, unit, die);
-        let name = info.name;
+        let name = info.name();
         let ty = info.ty.map(|d| TypeRef(self.global_offset(d)));
         let (decl_file, decl_line) = (
             info.decl_file.as_deref().map(std::path::Path::to_path_buf),

@@ -70,7 +70,7 @@ fn cached(dir: &std::path::Path, bin: &std::path::Path) -> (IndexCache, Binary, 
 fn same_answers(built: &Binary, warm: &Binary, names: &[String]) -> usize {
     let mut checked = 0;
     for name in names {
-        let full = built.functions_by_name(name).unwrap();
+        let full = built.functions_by_name_in_full_index(name).unwrap();
         if full.is_empty() || !full.iter().all(|f| f.from_dwarf) {
             continue;
         }

@@ -183,18 +183,28 @@ impl Session {
             for n in visible {
                 found.insert(n, CompletionKind::Variable);
             }
-            let index = self.main_binary().symbol_index();
-            for e in index.entries() {
-                let kind = match e.kind {
+            // Only names an expression can spell (not `completed.0`, `ns::f`): the name
+            // table's, then the ELF symbols' (code without DWARF). The first
+            // MAX_COMPLETIONS of each in byte order are all that can be listed.
+            let binary = self.main_binary();
+            let spellable = |name: &str| name.chars().all(is_ident);
+            for (name, kind) in binary.names_with_prefix(&partial, MAX_COMPLETIONS, spellable) {
+                let kind = match kind {
                     SymbolKind::Variable => CompletionKind::Variable,
                     SymbolKind::Function => CompletionKind::Function,
                     SymbolKind::Type => CompletionKind::Type,
                     _ => continue,
                 };
-                // Only names an expression can spell (not `completed.0`, `ns::f`).
-                if e.name.starts_with(partial.as_str()) && e.name.chars().all(is_ident) {
-                    found.entry(e.name.to_string()).or_insert(kind);
-                }
+                found.entry(name).or_insert(kind);
+            }
+            for (name, kind) in binary.elf_symbols_with_prefix(&partial, MAX_COMPLETIONS, spellable)
+            {
+                let kind = match kind {
+                    SymbolKind::Variable => CompletionKind::Variable,
+                    SymbolKind::Function => CompletionKind::Function,
+                    _ => continue,
+                };
+                found.entry(name).or_insert(kind);
             }
         }
         Ok(found

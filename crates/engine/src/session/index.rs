@@ -1,13 +1,16 @@
-//! The program's full symbol index, built on a background thread once the session has
-//! started, with progress events; when it is done, function breakpoints resolved before
-//! it through the ELF symbol table get their inlined copies too.
+//! The program's name table (`symbols::Binary::build_index_cache`), built on a background
+//! thread once the session has started, with progress events, written to the index cache
+//! and mapped from there; when it is done, function breakpoints resolved before it
+//! through the ELF symbol table get their inlined copies too.
 //!
-//! Why: the full index walks every unit's DIEs (seconds on a large C++ program), and the
+//! Why: the table walks every unit's DIEs (seconds on a large C++ program), and the
 //! first stop needs none of it — a function breakpoint by name is found through
 //! `.symtab` and the one unit holding the function ([`super::tracer_side::resolve_in`]),
 //! a line through line-program headers. Only inlined copies of a function need every
-//! unit, so they are added when the index is ready, as a `BreakpointResolved` event,
-//! the way a library load adds the breakpoint's locations in the library.
+//! unit, so they are added when the table is ready, as a `BreakpointResolved` event,
+//! the way a library load adds the breakpoint's locations in the library. The table is
+//! built one unit at a time and no in-memory index is kept: a cold session then holds
+//! what a warm one (which mapped the file) holds.
 
 use std::sync::{Mutex, Weak};
 
@@ -34,13 +37,13 @@ pub(super) fn start(
     // Below the quick-lookup size every lookup builds the index at once (it takes
     // milliseconds), so there is nothing to build in the background nor to report.
     if !main.info().has_dwarf
-        || main.built_index().is_some()
+        || main.has_index_cache()
         || !super::tracer_side::indexed_in_background(&main)
     {
         return;
     }
     // A warm session: the cache file of this build names the units of every function,
-    // so lookups need no full index (see `symbols::cache`).
+    // so lookups need no walk of every unit (see `symbols::cache`).
     let cache = index_cache();
     if cache.as_ref().is_some_and(|c| main.load_index_cache(c)) {
         return;
@@ -48,12 +51,19 @@ pub(super) fn start(
     let spawned = std::thread::Builder::new()
         .name("tandem-index".into())
         .spawn(move || {
+            // Below the session's own threads: the build's threads (which inherit this
+            // nice value) take both cores only when the session and the debuggee do not.
+            // SAFETY: setpriority only reads its arguments; with PRIO_PROCESS and a thread
+            // id it changes this thread's nice value alone (Linux). Failing is harmless.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+            }
             let total = main.unit_count();
             let started = Instant::now();
             let _ = events.send(SessionEvent::Indexing { done: 0, total });
             let step = total.div_ceil(PROGRESS_STEPS).max(1);
             let reported = std::sync::atomic::AtomicUsize::new(0);
-            main.index_in_background(&|done, total| {
+            let built = main.build_index_cache(cache.as_ref(), &|done, total| {
                 let bucket = done / step;
                 if done < total
                     && reported.fetch_max(bucket, std::sync::atomic::Ordering::Relaxed) < bucket
@@ -61,6 +71,13 @@ pub(super) fn start(
                     let _ = events.send(SessionEvent::Indexing { done, total });
                 }
             });
+            if let (Err(e), Some(cache)) = (built, &cache) {
+                tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
+            }
+            // What the build read and allocated is not kept: the table is mapped (or
+            // one buffer), the units' tables were dropped as it went.
+            main.release_file_pages();
+            release_free_heap();
             tracing::debug!(
                 path = %main.path().display(),
                 units = total,
@@ -73,11 +90,6 @@ pub(super) fn start(
                     "warning: {}: {unit}\n",
                     main.path().display()
                 )));
-            }
-            if let Some(cache) = &cache {
-                if let Err(e) = main.store_index_cache(cache) {
-                    tracing::warn!(dir = %cache.dir().display(), "cannot write the index cache: {e}");
-                }
             }
             let (Some(handle), Some(core)) = (handle.upgrade(), core.upgrade()) else {
                 return;
@@ -94,6 +106,16 @@ pub(super) fn start(
     }
 }
 
+/// Gives the heap pages freed by the background build back to the system: glibc keeps
+/// the free memory of its arenas (the build's threads each had one) for later
+/// allocations, which a session that is done indexing will not make.
+fn release_free_heap() {
+    // SAFETY: malloc_trim only walks the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Adds to every function breakpoint the locations the full index finds in the main
 /// executable beyond those it has (inlined copies), once that index is built; reports
 /// each breakpoint that changed. Runs on the tracer thread.
@@ -102,7 +124,7 @@ pub(super) fn complete_function_breakpoints(t: &mut Tracer, c: &mut Core) {
         .modules
         .all()
         .iter()
-        .filter(|m| m.main && m.binary().is_some_and(|b| b.built_index().is_some()))
+        .filter(|m| m.main && m.binary().is_some_and(|b| b.has_index_cache()))
         .cloned()
         .collect();
     if main.is_empty() {

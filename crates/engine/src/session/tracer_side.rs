@@ -664,20 +664,19 @@ pub(super) fn resolve_in_with(
             BpKey::Function(name) => {
                 // A system library's DWARF (libc's separate debug file) is large: find
                 // its functions by ELF symbol, reading only the units that match.
-                // The main executable's full index may still be building in the
+                // The main executable's name table may still be building in the
                 // background: until it is, find the function the same way (its inlined
-                // copies are added when the index is done, see `index.rs`), and wait
-                // for the index only for a name no ELF symbol has.
-                // A `.gdb_index` names the units that define the function: walking
-                // those gives the whole answer (inlined copies too) at once.
-                let indexed = (m.main && b.built_index().is_none())
-                    .then(|| b.functions_by_index_section(name))
-                    .flatten();
+                // copies are added when the table is done, see `index.rs`), and wait
+                // for the table only for a name no ELF symbol has.
+                // The name table (or a `.gdb_index`, `.debug_names`) names the units
+                // that define the function: walking those gives the whole answer
+                // (inlined copies too) at once.
+                let indexed = m.main.then(|| b.functions_by_index_section(name)).flatten();
                 let found = if let Some(found) = indexed {
                     Ok(found)
                 } else if !m.main && is_system(&m.path) {
                     b.functions_by_symbol_name(name)
-                } else if m.main && b.built_index().is_none() && indexed_in_background(b) {
+                } else if m.main && !b.has_index_cache() && indexed_in_background(b) {
                     match b.functions_by_symbol_name(name) {
                         Ok(quick) if !quick.is_empty() => Ok(quick),
                         _ => b.functions_by_name(name),

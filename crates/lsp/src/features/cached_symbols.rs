@@ -1,12 +1,12 @@
-//! `workspace/symbol` answered from the symbol table of the on-disk index cache
-//! (`symbols::SymbolTable`, mapped, never copied): a warm server answers before its full
-//! index is built, and every query searches the mapped haystack of names at memory speed.
+//! `workspace/symbol` answered from the binaries' symbol tables (`symbols::SymbolTable`:
+//! the on-disk index cache file's, mapped, never copied, or one built in memory without a
+//! cache): every query searches the haystack of names at memory speed.
 //!
-//! The answer is the one the in-memory table gives (`workspace_symbols.rs`): the same
-//! tiers (exact, prefix, substring, fuzzy), the same order within a tier (symbols under a
-//! root first, then by name length, name, file, line: the order the cache stores symbols
-//! in), the same duplicates dropped and the same cap. tests/lsp_index_cache.rs compares
-//! the two servers' answers.
+//! The answer ranks by tier (exact, prefix, substring, fuzzy), then within a tier symbols
+//! under a root first, then by name length, name, file, line (the order the table stores
+//! symbols in), duplicates dropped, capped. crates/lsp/tests/workspace_symbol.rs compares
+//! it with a plain ranking of the full index's entries; tests/lsp_index_cache.rs the
+//! answers of servers with and without a cache file.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -99,7 +99,7 @@ impl CachedNames {
             name,
             s.and_then(|s| self.table.file(s.file))
                 .map(|p| p.as_os_str().as_bytes()),
-            s.map(|s| s.line),
+            s.and_then(|s| s.line),
         )
     }
 }
@@ -240,8 +240,18 @@ impl<'a> Fuzzy<'a> {
     }
 }
 
-/// `workspace/symbol` over cached symbol tables: what
-/// [`super::workspace_symbol`] answers over the in-memory tables of the same binaries.
+/// `workspace/symbol` over the symbol tables of the context's binaries.
+pub fn workspace_symbol(
+    cx: &mut Context,
+    query: &str,
+    cancel: &CancelToken,
+) -> Result<Value, ResponseError> {
+    let tables: Vec<Arc<CachedNames>> = cx.served.iter().filter_map(|s| s.cached_names()).collect();
+    workspace_symbol_cached(cx, &tables, query, cancel)
+}
+
+/// `workspace/symbol` over symbol tables (the binaries' own, or partial tables of ELF
+/// functions while a binary is indexed).
 pub fn workspace_symbol_cached(
     cx: &mut Context,
     tables: &[Arc<CachedNames>],
@@ -323,10 +333,12 @@ fn search(
                         cut[i] = true;
                         continue;
                     }
-                    // A symbol whose file cannot be read is never listed: it does not
-                    // take a kept candidate's place.
+                    // A symbol whose file cannot be read, or without a line, is never
+                    // listed: it does not take a kept candidate's place.
                     if keep.is_some() {
-                        let Some(s) = table.symbol(sym) else { continue };
+                        let Some(s) = table.symbol(sym).filter(|s| s.line.is_some()) else {
+                            continue;
+                        };
                         let Some(path) = table.file(s.file) else {
                             continue;
                         };
@@ -384,6 +396,8 @@ fn search(
         }
         let table = &tables[ti].table;
         let Some(s) = table.symbol(sym) else { continue };
+        // Listed only at a line (a Rust type has none).
+        let Some(line) = s.line else { continue };
         let (Some(name), Some(path)) = (table.name(s.name), table.file(s.file)) else {
             continue;
         };
@@ -391,7 +405,7 @@ fn search(
         if files.files[f].text.is_none() {
             continue;
         }
-        if seen.insert((name, f, s.line, s.kind), ()).is_some() {
+        if seen.insert((name, f, line, s.kind), ()).is_some() {
             continue;
         }
         let kind = match s.kind {
@@ -404,7 +418,7 @@ fn search(
             path,
             name,
             kind,
-            s.line,
+            line,
             cx.encoding,
         ));
     }

@@ -1,9 +1,8 @@
 //! `textDocument/documentSymbol`: the functions, variables and types a binary declares in
 //! the document, nested by type and Rust module.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::{json, Value};
 use symbols::{Binary, Line, SymbolKind, Type, TypeKind};
@@ -34,20 +33,21 @@ pub fn document_symbols(
     let lang = Lang::of(path);
     let mut found: Vec<Found> = Vec::new();
     let mut seen = HashSet::new();
-    let mut same: HashMap<usize, bool> = HashMap::new();
     for (si, served) in cx.served.iter().enumerate() {
-        for (n, e) in served.index.entries().enumerate() {
+        // The symbols declared in the document's file(s), each compared once.
+        let files = served.names.files_where(|f| same_file(f, path));
+        let symbols = files.iter().flat_map(|&f| served.names.in_file(f));
+        for (n, &sym) in symbols.enumerate() {
             if n % 4096 == 0 && cancel.is_cancelled() {
                 return Err(cancelled());
             }
-            let (Some(file), Some(line)) = (&e.decl_file, e.decl_line) else {
+            let Some(e) = served.entry(sym, false) else {
                 continue;
             };
-            // Entries share their file's `Arc`: compare each distinct file once.
-            let in_doc = *same
-                .entry(Arc::as_ptr(file) as *const u8 as usize)
-                .or_insert_with(|| same_file(file, path));
-            if !in_doc || !seen.insert((e.name.clone(), line)) {
+            let Some(line) = e.decl_line else {
+                continue;
+            };
+            if !seen.insert((e.name.clone(), line)) {
                 continue;
             }
             let ty = (e.kind == SymbolKind::Type)

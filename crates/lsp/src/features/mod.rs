@@ -7,7 +7,7 @@
 //! that are not open are read from disk). DWARF gives lines; columns come from finding the
 //! name on its declaration line.
 
-/// `workspace/symbol` from the index cache's symbol table.
+/// `workspace/symbol` from the binaries' symbol tables.
 pub mod cached_symbols;
 /// What a request works on, and the pieces of answers features share.
 pub mod context;
@@ -17,15 +17,15 @@ pub mod document_symbols;
 pub mod hover;
 /// What the identifier under the cursor refers to; `definition` and `declaration`.
 pub mod navigation;
-/// `workspace/symbol`.
+/// `workspace/symbol`'s ranking and results.
 pub mod workspace_symbols;
 
-pub use cached_symbols::{workspace_symbol_cached, CachedNames};
+pub use cached_symbols::{workspace_symbol, workspace_symbol_cached, CachedNames};
 pub use context::{Context, LiveHover, Target};
 pub use document_symbols::document_symbols;
 pub use hover::{hover, live_hover};
 pub use navigation::{declaration, definition};
-pub use workspace_symbols::{workspace_symbol, MAX_WORKSPACE_SYMBOLS};
+pub use workspace_symbols::MAX_WORKSPACE_SYMBOLS;
 
 // The helpers the other feature modules of the crate (tokens, lenses, live values) share.
 pub(crate) use crate::dwarf::named_type;

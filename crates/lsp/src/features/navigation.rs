@@ -1,6 +1,7 @@
 //! What the identifier under the cursor refers to (member chains, locals in scope, statics,
 //! the symbol index, enumerators), and `definition` / `declaration` from it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use symbols::{
 
 use super::context::{location, location_current, Context, Target};
 use crate::dwarf::strip;
+use crate::names::{last_component, EntryId, FileId};
 use crate::sources::{
     decl_end, find_word, is_ident_byte, line_span, pos, same_file, word_at, SourceText,
 };
@@ -85,11 +87,15 @@ pub(crate) fn expr_type(
         }
     }
     for served in &cx.served {
-        for e in served.names.lookup(name) {
-            if e.kind == SymbolKind::Variable {
-                if let Some(t) = global_variable(served, e).and_then(|v| v.ty) {
-                    return Some((t, served.clone()));
-                }
+        for e in served.names.lookup(&served.binary, name) {
+            if served.names.brief(e).map(|b| b.kind) != Some(SymbolKind::Variable) {
+                continue;
+            }
+            let Some(e) = served.entry(e, false) else {
+                continue;
+            };
+            if let Some(t) = global_variable(served, &e).and_then(|v| v.ty) {
+                return Some((t, served.clone()));
             }
         }
     }
@@ -109,15 +115,19 @@ pub(crate) fn find_enumerator(
                 .names
                 .types()
                 .iter()
-                .filter(|(_, file)| (**file == *path) == same);
+                .filter(|(_, file)| (served.names.normalized_file(*file) == path) == same);
             // Each check reads a type; bound the work for binaries with many types.
             for (e, _) in enums.take(if same { 4096 } else { 256 }) {
-                let e = served.names.entry(*e);
-                let Some(enumerators) = served.facts.enumerators(&served.binary, &e.name) else {
+                let Some(brief) = served.names.brief(*e) else {
+                    continue;
+                };
+                let name: Arc<str> = Arc::from(brief.name);
+                let Some(enumerators) = served.facts.enumerators(&served.binary, &name) else {
                     continue;
                 };
                 if let Some((_, v)) = enumerators.iter().find(|(n, _)| n == ident) {
-                    return Some((e.clone(), *v, served.clone()));
+                    let owner = served.entry(*e, false)?;
+                    return Some((owner, *v, served.clone()));
                 }
             }
         }
@@ -143,11 +153,16 @@ pub(crate) fn inner_decl(
 /// The index entry declaring the named struct, union or enum `ty`.
 pub(crate) fn type_entry(served: &Served, ty: &Type) -> Option<SymbolEntry> {
     let name = ty.name.as_deref()?;
-    served
+    let found = served
         .names
-        .lookup(name)
-        .find(|e| e.kind == SymbolKind::Type && e.decl_line.is_some() && e.short_name() == name)
-        .cloned()
+        .lookup(&served.binary, name)
+        .into_iter()
+        .find(|&e| {
+            served.names.brief(e).is_some_and(|b| {
+                b.kind == SymbolKind::Type && b.line.is_some() && last_component(b.name) == name
+            })
+        })?;
+    served.entry(found, false)
 }
 
 /// Resolves the identifier at `offset` of `path`: locals and parameters visible at that line
@@ -188,26 +203,33 @@ pub(crate) fn resolve(cx: &mut Context, path: &Path, offset: usize) -> Option<Re
             }
         }
     }
-    let mut best: Option<((bool, u8), SymbolEntry, Arc<Served>)> = None;
+    let mut best: Option<((bool, u8), EntryId, Arc<Served>)> = None;
     for served in &cx.served {
-        for e in served.names.lookup(&ident) {
-            let Some(file) = &e.decl_file else { continue };
-            if e.decl_line.is_none() {
+        let mut same: HashMap<FileId, bool> = HashMap::new();
+        for e in served.names.lookup(&served.binary, &ident) {
+            let Some(brief) = served.names.brief(e) else {
                 continue;
-            }
-            let kind_rank = match (e.kind, tag) {
+            };
+            let (Some(file), Some(_)) = (brief.file, brief.line) else {
+                continue;
+            };
+            let here = *same
+                .entry(file)
+                .or_insert_with(|| same_file(served.names.file(file), path));
+            let kind_rank = match (brief.kind, tag) {
                 (SymbolKind::Type, true) => 0,
                 (SymbolKind::Type, false) => 1,
                 (_, true) => 1,
                 _ => 0,
             };
-            let key = (!same_file(file, path), kind_rank);
+            let key = (!here, kind_rank);
             if best.as_ref().is_none_or(|b| key < b.0) {
-                best = Some((key, e.clone(), served.clone()));
+                best = Some((key, e, served.clone()));
             }
         }
     }
-    if let Some((_, e, served)) = best {
+    if let Some(e) = best.and_then(|(_, e, served)| Some((served.entry(e, true)?, served))) {
+        let (e, served) = e;
         return Some(Resolved {
             ident,
             span: (start, end),
@@ -413,14 +435,14 @@ pub(crate) fn prototype_line(
 /// The DWARF description of a global variable from the index, through the scope of a
 /// function of the same file.
 pub(crate) fn global_variable(served: &Served, e: &SymbolEntry) -> Option<Variable> {
-    let file = e.decl_file.as_ref()?;
+    let file = served.names.file_id(e.decl_file.as_ref()?)?;
     let name = e.short_name();
     served
         .names
-        .entries()
+        .in_file(file)
         .iter()
-        .filter(|f| f.kind == SymbolKind::Function && f.decl_file.as_ref() == Some(file))
-        .filter_map(|f| f.range.as_ref().map(|r| r.start))
+        .filter(|&&f| served.names.brief(f).map(|b| b.kind) == Some(SymbolKind::Function))
+        .filter_map(|&f| served.entry(f, true)?.range.map(|r| r.start))
         .take(4)
         .find_map(|pc| {
             served

@@ -104,63 +104,38 @@ pub(crate) trait ModuleGlobals {
 pub(crate) type GlobalFinder<'f> =
     dyn FnMut(&std::path::Path, LoadBias, &Arc<Binary>) -> Option<Result<EVal>> + 'f;
 
-/// The enumerators of every enum type of a binary, collected on first use.
+/// The enumerators of a binary's enum types, looked up by name in its name table.
 #[derive(Debug)]
 pub struct Enumerators {
     binary: Arc<Binary>,
-    map: std::sync::OnceLock<std::collections::HashMap<String, (i128, TypeRef)>>,
 }
 
 impl Enumerators {
     /// Enumerators of `binary`'s enum types (read lazily).
     pub fn new(binary: Arc<Binary>) -> Enumerators {
-        Enumerators {
-            binary,
-            map: std::sync::OnceLock::new(),
-        }
+        Enumerators { binary }
     }
 
     /// The value and enum type of an enumerator, by its name as C++ qualifies it
     /// (`geo::Color::Blue`, `geo::Blue`, `geo::Mode::Slow` of an `enum class`), or by
     /// its own name (`Blue`, wherever its enum is).
     pub(crate) fn get(&self, name: &str) -> Option<(i128, TypeRef)> {
-        self.map
-            .get_or_init(|| {
-                let mut map = std::collections::HashMap::new();
-                let index = self.binary.symbol_index();
-                let mut seen = std::collections::HashSet::new();
-                for e in index
-                    .entries()
-                    .filter(|e| e.kind == symbols::SymbolKind::Type)
-                {
-                    let Some(t) = self.binary.entry_type(&e) else {
-                        continue;
-                    };
-                    if !seen.insert(t) {
-                        continue;
-                    }
-                    // Through a typedef: `typedef enum { A } T;` names `A` too.
-                    let Ok(info) = resolve(&self.binary, t) else {
-                        continue;
-                    };
-                    let TypeKind::Enum { enumerators, .. } = info.kind else {
-                        continue;
-                    };
-                    let parts = crate::expr::qualified::split_path(&e.name);
-                    let scope = parts[..parts.len().saturating_sub(1)].join("::");
-                    for (n, v) in enumerators {
-                        map.entry(format!("{}::{n}", e.name)).or_insert((v, t));
-                        // gdb refuses `geo::Slow` for an `enum class`: accepted here.
-                        if !scope.is_empty() {
-                            map.entry(format!("{scope}::{n}")).or_insert((v, t));
-                        }
-                        map.entry(n).or_insert((v, t));
-                    }
-                }
-                map
-            })
-            .get(name)
-            .copied()
+        if let Some(found) = self.binary.enumerator_named(name) {
+            return Some(found);
+        }
+        // `geo::Color::Blue` of an unscoped enum: the table has it as `geo::Blue` (its
+        // scope's), with the enum's own name left out.
+        let parts = crate::expr::qualified::split_path(name);
+        if parts.len() < 2 {
+            return None;
+        }
+        let enum_name = parts[parts.len() - 2];
+        let mut shorter = parts.clone();
+        shorter.remove(parts.len() - 2);
+        let (v, t) = self.binary.enumerator_named(&shorter.join("::"))?;
+        let type_name = self.binary.type_name(t).ok()?;
+        let own = crate::expr::qualified::split_path(&type_name);
+        (own.last() == Some(&enum_name)).then_some((v, t))
     }
 }
 
