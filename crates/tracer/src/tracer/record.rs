@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 /// passed since the last one.
 const SNAPSHOT_EVERY_CALLS: u64 = 256;
 const SNAPSHOT_EVERY: Duration = Duration::from_millis(200);
+/// Flushes of the system-call buffer that count as one call toward a snapshot.
+const FLUSHES_PER_CALL: u64 = 4;
 /// At most this many snapshots are kept; past it the densest of the older ones are thinned.
 const MAX_SNAPSHOTS: usize = 24;
 /// The newest snapshots are never thinned: a step back from the present starts near it.
@@ -219,6 +221,8 @@ pub(super) struct Recorder {
     pub tail: sysbuf::Interval,
     /// Calls buffered in the program so far (the intervals' calls).
     pub buffered: u64,
+    /// Flush events so far.
+    pub flushes: u64,
 }
 
 /// An interval worth keeping (most events of a program that buffers nothing have none).
@@ -282,6 +286,7 @@ impl Tracer {
             live_fault: None,
             tail: sysbuf::Interval::default(),
             buffered: 0,
+            flushes: 0,
         }));
         // Stopped inside execve (its exec event): the first snapshot is made at its
         // exit, the first system-call boundary.
@@ -626,7 +631,13 @@ impl Tracer {
             event: rec.events.len() as u64,
             path: Vec::new(),
         });
-        rec.since_snapshot += 1;
+        // A flush is a boundary, not a call a replay makes with two stops: a replay
+        // passes runs of them at once. Counted as a quarter of one, so snapshots come
+        // every few tens of thousands of buffered calls (forks cost more than that).
+        rec.flushes += 1;
+        if rec.flushes % FLUSHES_PER_CALL == 0 {
+            rec.since_snapshot += 1;
+        }
         if rec.since_snapshot >= SNAPSHOT_EVERY_CALLS
             || rec.last_snapshot.elapsed() >= SNAPSHOT_EVERY
         {

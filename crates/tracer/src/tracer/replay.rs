@@ -80,12 +80,20 @@ pub(super) struct Replay {
     present_thread: ThreadIndex,
     /// The current call makes a thread: the recorded thread-id words are written.
     thread_call: bool,
+    /// The buffer holds several intervals separated by flush events (`batch_ends`):
+    /// where each but the last ends in it, in bytes (`sysbuf_sync`).
+    pub(super) batch: Vec<u64>,
 }
 
 impl Replay {
     /// The recorded event the replay is at.
     pub(super) fn cursor(&self) -> u64 {
         self.cursor
+    }
+
+    /// Passes flush events given in one batch (`sysbuf_sync`).
+    pub(super) fn set_cursor(&mut self, cursor: u64) {
+        self.cursor = cursor;
     }
 }
 
@@ -351,6 +359,7 @@ impl Tracer {
                     sched,
                     present_thread,
                     thread_call: false,
+                    batch: Vec::new(),
                 })
             }
         }
@@ -363,6 +372,11 @@ impl Tracer {
 
     /// Gives the shown replay the interval before event `cursor` (the present's after
     /// the last one): the code the buffer wrote in it and the calls it buffered.
+    ///
+    /// When the event ending it is a flush of the buffer, the intervals after it are
+    /// given at once, up to the next event that is not a flush (or one a seek stops at,
+    /// or the present's): the handler then traps once for them all, and the flushes on
+    /// the way are passed when a stop finds the buffer past them (`sysbuf_sync`).
     fn install_interval(&mut self, cursor: u64) -> Result<()> {
         if self.sysbuf.is_none() {
             return Ok(());
@@ -370,11 +384,40 @@ impl Tracer {
         let Some(rec) = self.rec.as_ref() else {
             return Ok(());
         };
-        let interval = match rec.events.get(cursor as usize) {
-            Some(ev) => ev.interval.as_deref().cloned().unwrap_or_default(),
-            None => rec.tail.clone(),
+        let Some(r) = rec.replay.as_ref() else {
+            return Ok(());
         };
-        self.sysbuf_install(&interval)
+        let interval_at = |k: u64| -> sysbuf::Interval {
+            match rec.events.get(k as usize) {
+                Some(ev) => ev.interval.as_deref().cloned().unwrap_or_default(),
+                None => rec.tail.clone(),
+            }
+        };
+        let mut whole = interval_at(cursor);
+        let mut ends = Vec::new();
+        // A flush event e is passed silently only if the replay must not stop at e + 1.
+        let limit = r.stop_at_event.unwrap_or(u64::MAX).min(r.live_pos.event);
+        let mut k = cursor;
+        while !r.in_moves
+            && k + 1 < limit
+            && rec
+                .events
+                .get(k as usize)
+                .is_some_and(|e| e.nr == sysbuf::FLUSH_EVENT)
+        {
+            let next = interval_at(k + 1);
+            if next.calls.is_empty() || whole.calls.len() + next.calls.len() > sysbuf::BATCH_MAX {
+                break;
+            }
+            ends.push(whole.calls.len() as u64);
+            whole.calls.extend_from_slice(&next.calls);
+            whole.code.extend(next.code);
+            k += 1;
+        }
+        if let Some(r) = self.replay_mut() {
+            r.batch = ends;
+        }
+        self.sysbuf_install(&whole)
     }
 
     /// Replays the recording from its start to `to` (at most the present) with the
@@ -551,6 +594,10 @@ impl Tracer {
         if cursor < target.event {
             if let Some(r) = self.replay_mut() {
                 r.stop_at_event = Some(target.event);
+            }
+            // The intervals given at the replay's start may run past the target.
+            if self.replay_mut().is_some_and(|r| !r.batch.is_empty()) {
+                self.install_interval(cursor)?;
             }
             self.resume()?;
             loop {

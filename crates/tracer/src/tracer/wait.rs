@@ -300,6 +300,8 @@ impl Tracer {
             }
             Status::Other => Ok(Outcome::Absorbed),
             Status::Stopped(sig, ev) => {
+                // A replay given several intervals at once passes the flushes it went by.
+                self.sysbuf_sync();
                 if let Some(t) = self.threads.get_mut(&tid) {
                     t.running = false;
                     // Any trap consumes a PTRACE_INTERRUPT requested before it; one

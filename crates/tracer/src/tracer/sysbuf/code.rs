@@ -25,7 +25,7 @@ pub(super) const COUNT: u64 = 32;
 /// exact position, after a pause, and finds it again at that event).
 pub(super) const FORCE: u64 = 40;
 /// The calls buffered between two events at most.
-pub(super) const CALLS_PER_INTERVAL: u64 = 256;
+pub(super) const CALLS_PER_INTERVAL: u64 = 64;
 /// Where the records start, and how many bytes they may take.
 pub(super) const DATA: u64 = 0x1000;
 pub(super) const BUF_LEN: u64 = 1 << 20;

@@ -38,6 +38,8 @@ use code::{
 
 /// The event of a flush of the buffer (no system call: the handler's trap).
 pub(super) const FLUSH_EVENT: u64 = 1 << 34;
+/// The most bytes of records a replay gives the handler at once.
+pub(super) const BATCH_MAX: usize = (code::CAPACITY as usize) / 2;
 const SYS_MMAP: u64 = 9;
 const SYS_MUNMAP: u64 = 11;
 /// `si_code` of a SIGSYS raised by syscall user dispatch.
@@ -523,6 +525,45 @@ impl Tracer {
             self.write_raw(buf + DATA, &interval.calls)?;
         }
         self.write_raw(buf, &header(MODE_REPLAY, 0, interval.calls.len() as u64))
+    }
+
+    /// A stop of a replay given several intervals at once: the flush events the
+    /// handler has gone past (it took a record of the interval after one) are passed,
+    /// so the position counts its moves from the last of them, as the recording did.
+    pub(super) fn sysbuf_sync(&mut self) {
+        let Some(buf) = self.sysbuf.as_ref().map(|s| s.buf) else {
+            return;
+        };
+        if self
+            .rec
+            .as_ref()
+            .and_then(|r| r.replay.as_ref())
+            .is_none_or(|r| r.batch.is_empty())
+        {
+            return;
+        }
+        let mut pos = [0u8; 8];
+        if self.read_raw(buf + POS, &mut pos).is_err() {
+            return;
+        }
+        let pos = u64::from_le_bytes(pos);
+        let Some(rec) = self.rec.as_mut() else {
+            return;
+        };
+        let Some(r) = rec.replay.as_mut() else {
+            return;
+        };
+        let crossed = r.batch.iter().take_while(|end| pos > **end).count();
+        if crossed == 0 {
+            return;
+        }
+        r.batch.drain(..crossed);
+        let cursor = r.cursor() + crossed as u64;
+        r.set_cursor(cursor);
+        rec.pos = Some(Position {
+            event: cursor,
+            path: Vec::new(),
+        });
     }
 
     /// In a replay, at a traced call: every buffered call of the interval before it
