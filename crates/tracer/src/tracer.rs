@@ -22,6 +22,7 @@ mod end;
 mod fault;
 mod memory;
 mod patch;
+mod pin;
 mod record;
 mod regs;
 mod replay;
@@ -505,6 +506,8 @@ pub struct Tracer {
     /// The maps of the replay shown and of the live process, read once for planting
     /// absent int3s (`absent.rs`) until a replayed call changes the replay's.
     absent_maps: Option<(Pid, Vec<procfs::Mapping>, Vec<procfs::Mapping>)>,
+    /// Recording: the tracer thread pinned where the program runs (`pin.rs`).
+    pin: Option<pin::Pin>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -701,6 +704,7 @@ impl Tracer {
             sysbuf_refused: false,
             wakes_seen: 0,
             absent_maps: None,
+            pin: None,
             _not_send: PhantomData,
         }
     }

@@ -1084,3 +1084,59 @@ fn replays_show_what_was_live(trace_every_syscall: bool, rounds: &str, stride: u
     }
     assert!(!t.is_replaying());
 }
+
+/// The CPUs a task may run on, as /proc shows them.
+fn cpus_allowed(status: &str) -> String {
+    std::fs::read_to_string(status)
+        .expect("status")
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("Cpus_allowed_list")
+        .trim()
+        .to_string()
+}
+
+/// Recording a syscall-heavy program pins the tracer's thread to the CPU the program
+/// runs on (its round trips stay on one CPU) and never the program: its affinity is
+/// what it would be without tandem. When the recording ends the thread gets its own
+/// affinity back.
+#[test]
+fn recording_pins_the_tracer_never_the_program_and_unpins_at_the_end() {
+    let mine = cpus_allowed("/proc/thread-self/status");
+    let sample = common::compile("rev_bench", &["-g", "-O1"]);
+    let config = LaunchConfig {
+        program: sample.path.clone(),
+        args: vec!["syscalls".into(), "200000".into()],
+        stop_at: StopAt::Entry,
+        stdio: tracer::StdioMode::Null,
+        record: true,
+        ..LaunchConfig::default()
+    };
+    let (mut t, _io) = Tracer::launch(&config).expect("launch");
+    t.wait().expect("entry");
+    let bias = t.info().load_bias.expect("bias");
+    let tick = RuntimeAddr(common::symbol(&sample.path, "tick") + bias);
+    t.insert_breakpoint(tick).expect("insert");
+    for _ in 0..50 {
+        next_hit(&mut t, tick);
+    }
+    let program = cpus_allowed(&format!("/proc/{}/status", t.pid().0));
+    assert_eq!(program, mine, "the program's affinity is untouched");
+    let pinned = cpus_allowed("/proc/thread-self/status");
+    assert!(
+        !pinned.contains([',', '-']),
+        "the tracer's thread is pinned to one CPU: {pinned} (allowed: {mine})"
+    );
+    t.remove_breakpoint(tick).expect("remove");
+    t.resume().expect("resume");
+    loop {
+        if t.wait().expect("event").is_exit() {
+            break;
+        }
+    }
+    assert_eq!(
+        cpus_allowed("/proc/thread-self/status"),
+        mine,
+        "the thread's own affinity is back"
+    );
+}

@@ -260,6 +260,7 @@ impl Tracer {
         .map_err(|e| Error::ptrace("PTRACE_SETOPTIONS", tid, e))?;
         let patched = self.patch_vdso()?;
         tracing::debug!(patched, "vdso entry points made into system calls");
+        self.pin = pin::Pin::new();
         for t in self.threads.values_mut() {
             t.sysgood = true;
         }
@@ -352,6 +353,7 @@ impl Tracer {
             tracing::warn!("the recording ended during a replay");
         }
         self.sysbuf_stop();
+        self.unpin();
         let rec = self.rec.take();
         for t in self.threads.values_mut() {
             t.sysgood = false;
@@ -823,6 +825,7 @@ impl Tracer {
 
     /// Kills every snapshot and a replay's process (the session ends).
     pub(super) fn drop_recording(&mut self) {
+        self.unpin();
         if self.rec.as_ref().is_some_and(|r| r.replay.is_some()) {
             self.leave_replay();
         }

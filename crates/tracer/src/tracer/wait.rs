@@ -98,6 +98,7 @@ impl Tracer {
                 continue;
             }
             let collecting = self.phase == Phase::Stopped;
+            self.pin_to_program(w.tid);
             match self.handle_status(w, collecting)? {
                 // A command waits (the wake signal came while this thread was busy):
                 // it is answered before the next stop.
