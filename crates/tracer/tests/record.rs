@@ -1098,7 +1098,8 @@ fn cpus_allowed(status: &str) -> String {
 
 /// Recording a syscall-heavy program pins the tracer's thread to the CPU the program
 /// runs on (its round trips stay on one CPU) and never the program: its affinity is
-/// what it would be without tandem. When the recording ends the thread gets its own
+/// what it would be without tandem. A replay (a fork, told its recorded affinity) runs
+/// on the tracer's CPU. When the recording ends the thread gets its own
 /// affinity back.
 #[test]
 fn recording_pins_the_tracer_never_the_program_and_unpins_at_the_end() {
@@ -1117,10 +1118,24 @@ fn recording_pins_the_tracer_never_the_program_and_unpins_at_the_end() {
     let bias = t.info().load_bias.expect("bias");
     let tick = RuntimeAddr(common::symbol(&sample.path, "tick") + bias);
     t.insert_breakpoint(tick).expect("insert");
-    for _ in 0..50 {
+    next_hit(&mut t, tick);
+    let early = t.position().expect("position");
+    for _ in 0..49 {
         next_hit(&mut t, tick);
     }
-    let program = cpus_allowed(&format!("/proc/{}/status", t.pid().0));
+    let present = t.position().expect("position");
+    let live = t.pid();
+    // A replay shares the tracer's CPU; the program never.
+    t.goto(&early).expect("back");
+    assert!(t.is_replaying());
+    let replay = cpus_allowed(&format!("/proc/{}/status", t.pid().0));
+    assert!(
+        !replay.contains([',', '-']),
+        "a replay runs on one CPU: {replay}"
+    );
+    t.goto(&present).expect("forward");
+    assert!(!t.is_replaying());
+    let program = cpus_allowed(&format!("/proc/{}/status", live.0));
     assert_eq!(program, mine, "the program's affinity is untouched");
     let pinned = cpus_allowed("/proc/thread-self/status");
     assert!(

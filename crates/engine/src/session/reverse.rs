@@ -756,7 +756,10 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
         let mut found: Vec<Arrival> = Vec::new();
         let mut met: Vec<WatchSeen> = Vec::new();
         let mut interval = (u64::MAX, 0u64);
+        let scan_started = std::time::Instant::now();
+        let mut stops = 0u32;
         t.scan_stops(Some(from), &to, &extra, &mut |t, tid, stop| {
+            stops += 1;
             let addr = match stop {
                 ScanStop::Breakpoint(addr) => addr,
                 ScanStop::Watchpoint { dr6 } => {
@@ -815,6 +818,14 @@ fn previous_line(core: &Mutex<Core>, t: &mut Tracer, tid: Tid, now: &Position) -
             ControlFlow::Continue(())
         })
         .map_err(reverse_error)?;
+        tracing::debug!(
+            from,
+            to = to.event,
+            stops,
+            arrivals = found.len(),
+            elapsed_us = scan_started.elapsed().as_micros() as u64,
+            "a step back searched a stretch"
+        );
         // This stretch comes before what was found so far.
         for w in &mut watched {
             w.after += found.len();

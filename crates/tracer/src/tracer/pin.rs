@@ -16,9 +16,10 @@ use super::*;
 /// Stops between two checks of where the program runs.
 const CHECK_EVERY: u32 = 64;
 
-/// The CPU a thread last ran on (field 39 of /proc/TID/stat).
-fn cpu_of(pid: Pid, tid: Tid) -> Option<usize> {
-    let stat = std::fs::read_to_string(format!("/proc/{}/task/{}/stat", pid.0, tid.0)).ok()?;
+/// The CPU a thread last ran on (field 39 of /proc/TID/stat; a thread of any process,
+/// a replay's too).
+fn cpu_of(tid: Tid) -> Option<usize> {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", tid.0)).ok()?;
     let rest = &stat[stat.rfind(')')? + 1..];
     // After the name: state is field 3, so processor (39) is the 37th here.
     rest.split_whitespace().nth(36)?.parse().ok()
@@ -35,6 +36,19 @@ fn set_affinity(cpu: Option<usize>, mask: &libc::cpu_set_t) -> bool {
             libc::CPU_SET(cpu, &mut set);
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// Restricts thread `tid` (of a replay) to `cpu`.
+fn set_thread_affinity(tid: Tid, cpu: usize) {
+    // SAFETY: as in `set_affinity`, for another thread of the tracer's own children.
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(tid.0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    };
+    if !ok {
+        tracing::debug!(tid = tid.0, cpu, "a replay's thread keeps its affinity");
     }
 }
 
@@ -71,13 +85,13 @@ impl Drop for Pin {
 }
 
 impl Tracer {
-    /// A stop of the recorded program: every [`CHECK_EVERY`] of them the tracer thread
-    /// moves to the CPU the running thread last ran on, if it may run there.
+    /// A stop of the recorded program or of a replay: every [`CHECK_EVERY`] of them the
+    /// tracer thread moves to the CPU the running thread last ran on, if it may run
+    /// there.
     pub(super) fn pin_to_program(&mut self, tid: Tid) {
-        if self.rec.is_none() || self.is_replaying() {
+        if self.rec.is_none() {
             return;
         }
-        let pid = self.pid;
         let Some(pin) = self.pin.as_mut() else {
             return;
         };
@@ -86,7 +100,7 @@ impl Tracer {
             return;
         }
         pin.stops = 0;
-        let Some(cpu) = cpu_of(pid, tid) else {
+        let Some(cpu) = cpu_of(tid) else {
             return;
         };
         // SAFETY: CPU_ISSET only reads the set.
@@ -94,6 +108,34 @@ impl Tracer {
             cpu < libc::CPU_SETSIZE as usize && unsafe { libc::CPU_ISSET(cpu, &pin.original) };
         if pin.cpu != Some(cpu) && allowed && set_affinity(Some(cpu), &pin.original) {
             pin.cpu = Some(cpu);
+        }
+    }
+
+    /// A replay's process is about to run: it and the tracer thread share the CPU the
+    /// tracer runs on. A replay is a fork of a snapshot, never the program: its
+    /// `sched_getaffinity` and `getcpu` calls are given their recorded results, so it
+    /// cannot tell; its threads (and those it re-creates) inherit the mask.
+    pub(super) fn pin_replay(&mut self) {
+        if !self.is_replaying() {
+            return;
+        }
+        let Some(pin) = self.pin.as_mut() else {
+            return;
+        };
+        // SAFETY: sched_getcpu has no arguments and only reads the CPU number.
+        let Ok(cpu) = usize::try_from(unsafe { libc::sched_getcpu() }) else {
+            return;
+        };
+        // SAFETY: CPU_ISSET only reads the set.
+        let allowed =
+            cpu < libc::CPU_SETSIZE as usize && unsafe { libc::CPU_ISSET(cpu, &pin.original) };
+        if !allowed || !set_affinity(Some(cpu), &pin.original) {
+            return;
+        }
+        pin.cpu = Some(cpu);
+        pin.stops = 0;
+        for tid in self.threads.keys() {
+            set_thread_affinity(*tid, cpu);
         }
     }
 

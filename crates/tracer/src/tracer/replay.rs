@@ -242,6 +242,7 @@ impl Tracer {
                 "that point is before the recording's start".into(),
             ));
         };
+        let started = std::time::Instant::now();
         // A fork of the snapshot runs, so the snapshot stays as it was.
         self.held = None;
         self.end_follow_guard();
@@ -294,6 +295,7 @@ impl Tracer {
         // After the threads are back: each gets the watchpoints too.
         self.sync_int3s(&BTreeMap::new(), true);
         self.start_replay(live, present, snap.event, threads)?;
+        self.pin_replay();
         // The snapshot's next event may be a preemption (of another thread than the
         // one its fork copied).
         self.plant_preempt_guard();
@@ -305,7 +307,16 @@ impl Tracer {
         {
             self.start_follow(Follow::default());
         }
+        let seek_started = std::time::Instant::now();
         let res = self.seek(target, None).map(|_| ());
+        tracing::debug!(
+            from = snap.event,
+            to = target.event,
+            moves = target.path.len(),
+            fork_us = seek_started.duration_since(started).as_micros() as u64,
+            seek_us = seek_started.elapsed().as_micros() as u64,
+            "went to a point of the recording"
+        );
         // Nothing the replay cannot vouch for is shown: back to the present. Nor is a
         // replay at the present (a target reached by other moves than the live ones):
         // the live process is there.
