@@ -5,7 +5,8 @@
 //! `reverse-next` under `record full` goes, by instruction where `reverse-stepi` goes;
 //! forward again reaches the same values and then the live program; the program's
 //! output happens once; nothing is left behind. Without the attribute nothing is
-//! advertised and the reverse requests say why they cannot run.
+//! advertised and the reverse requests say why they cannot run. A program that forks
+//! (samples/c/forks.c) is recorded up to its first fork, then goes on live, unharmed.
 //!
 //! gdb runs through `support::gdb_record` (tests/support/gdb_record.rs): on a CPU with
 //! AMX gdb 13 cannot write an SSE register back (the kernel refuses its fixed-size
@@ -370,4 +371,89 @@ fn disconnect_while_replaying_leaves_nothing_behind() {
     for p in snapshots.into_iter().chain([replay]) {
         assert!(!alive(p), "process {p} left behind");
     }
+}
+
+/// A recorded program that forks (samples/c/forks.c `prefork`: three workers, each
+/// exit reported): going back works before the fork; at the fork the recording ends
+/// with an `output` event that says why, the program goes on live and unharmed (its
+/// output and exit code are the undebugged run's), and going back then says why it
+/// cannot. Nothing tandem made is left behind.
+#[test]
+fn a_program_that_forks_is_recorded_up_to_its_fork_and_goes_on_unharmed() {
+    let program = build("c/forks.c", "gcc", &["-g", "-O0"]);
+    let plain = std::process::Command::new(&program)
+        .arg("prefork")
+        .output()
+        .unwrap();
+    let src = sample_path("c/forks.c");
+    // `pids[k] = fork();`, two lines above the worker's `_exit`.
+    let fork_line = line_of(&src, "S:worker") - 2;
+    let mut c = DapClient::new();
+    let stop = c.launch_to_stop(
+        json!({"program": program, "args": ["prefork"], "stdio": "pipes",
+               "reverseDebugging": true}),
+        &src,
+        &[fork_line],
+    );
+    let mut tid = stop["body"]["threadId"].as_i64().unwrap();
+    let pid = c.debuggee_pid.unwrap();
+    // tandem's children running the program: the program, and the recording's snapshots.
+    let ours = i64::from(c.peer.pid());
+    let copies = || -> Vec<i64> {
+        children_of(ours)
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_link(format!("/proc/{p}/exe")).ok().as_ref() == Some(&program)
+            })
+            .collect()
+    };
+    assert!(
+        copies().len() > 1,
+        "the recording has snapshots: {:?}",
+        copies()
+    );
+    // Before the first fork the past is there.
+    c.ok("stepBack", json!({"threadId": tid}));
+    let (reason, t) = stopped(&mut c);
+    assert_eq!(reason, "step");
+    tid = t;
+    assert!(line(&mut c, tid).1 < fork_line, "{:?}", line(&mut c, tid));
+    c.ok("continue", json!({"threadId": tid}));
+    tid = stopped(&mut c).1;
+    assert_eq!(line(&mut c, tid).1, fork_line);
+    // The first fork ends the recording: the next hit is live.
+    c.ok("continue", json!({"threadId": tid}));
+    tid = stopped(&mut c).1;
+    assert_eq!(line(&mut c, tid).1, fork_line);
+    let said: String = c.output.iter().map(|(_, t)| t.as_str()).collect();
+    assert!(
+        said.contains("recording stopped") && said.contains("forks"),
+        "the end of the recording is said: {said}"
+    );
+    let e = c.err("stepBack", json!({"threadId": tid}));
+    assert!(e.contains("no recording") && e.contains("forks"), "{e}");
+    // The snapshots went with the recording: the only one of tandem's children running
+    // the program is the program.
+    let left: Vec<i64> = copies().into_iter().filter(|p| *p != pid).collect();
+    assert!(left.is_empty(), "snapshots left behind: {left:?}");
+    c.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": []}),
+    );
+    c.ok("continue", json!({"threadId": tid}));
+    let exited = c.event("exited");
+    c.event("terminated");
+    assert_eq!(
+        exited["body"]["exitCode"].as_i64().unwrap(),
+        i64::from(plain.status.code().unwrap())
+    );
+    let printed: String = c
+        .output
+        .iter()
+        .filter(|(cat, _)| cat == "stdout")
+        .map(|(_, t)| t.replace("\r\n", "\n"))
+        .collect();
+    assert_eq!(printed, String::from_utf8_lossy(&plain.stdout));
+    c.finish();
+    assert!(!alive(pid), "the program is gone");
 }
