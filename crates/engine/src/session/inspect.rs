@@ -82,6 +82,7 @@ impl Session {
                     })??
             }
         };
+        lock(&self.core).report_unreadable_units();
         let mut tables = lock(&self.tables);
         let out = data.iter().map(|d| d.frame.clone()).collect();
         for d in data {
@@ -106,6 +107,7 @@ impl Session {
         let rendered = self
             .handle
             .call(move |t: &mut Tracer| frame_variables(t, &data, &modules, kind))??;
+        lock(&self.core).report_unreadable_units();
         Ok(self.register_nodes(rendered))
     }
 

@@ -192,6 +192,9 @@ impl Core {
             unwind_thread(t, self, tid, first).ok().map(|f| (tid, f))
         });
         self.at_stop = Some(AtStop { threads, frames });
+        // Unwinding read the units of the frames: one found unreadable is told now, not
+        // at the next stop.
+        self.report_unreadable_units();
     }
 
     pub(super) fn on_event(&mut self, t: &mut Tracer, ev: Event) {
