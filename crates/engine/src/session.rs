@@ -573,8 +573,11 @@ impl Session {
             launched: stdio.is_some(),
             stdio: Mutex::new(stdio),
         };
-        // The first stop (entry point or attach).
+        // The first stop (entry point or attach). What the session said before it (a
+        // unit of the program found unreadable at that stop) is said again after, for
+        // whoever reads the events: the user must hear of it.
         let deadline = Instant::now() + LAUNCH_TIMEOUT;
+        let mut said = Vec::new();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match session.events.recv_timeout(left) {
@@ -582,11 +585,12 @@ impl Session {
                 Ok(SessionEvent::Exited { .. } | SessionEvent::Signaled { .. }) => {
                     return Err(Error::Exited)
                 }
+                Ok(SessionEvent::Output(text)) => said.push(text),
                 Ok(_) => continue,
                 Err(_) => return Err(Error::Timeout),
             }
         }
-        for note in notes {
+        for note in said.into_iter().chain(notes) {
             let _ = notes_tx.send(SessionEvent::Output(note));
         }
         index::start(
