@@ -23,8 +23,9 @@ type Hasher = foldhash::fast::FixedState;
 #[derive(Default)]
 struct Shard {
     names: HashSet<Arc<str>, Hasher>,
-    /// Linkage name → its demangled, normalized form (itself in `names`).
-    demangled: HashMap<Box<str>, Arc<str>, Hasher>,
+    /// Linkage name (by its [`linkage_key`]) → its demangled, normalized form (itself
+    /// in `names`).
+    demangled: HashMap<u128, Arc<str>, Hasher>,
 }
 
 /// The shared names of one binary (see the module documentation).
@@ -59,18 +60,23 @@ impl Names {
         new
     }
 
+    fn key_shard(&self, key: u128) -> MutexGuard<'_, Shard> {
+        self.shards[(key as usize) % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The qualified name of a function with this linkage name (demangled, then
     /// normalized), shared.
     pub(crate) fn qualified_of_linkage(&self, linkage: &str) -> Arc<str> {
-        if let Some(found) = self.shard(linkage).demangled.get(linkage) {
+        let key = linkage_key(linkage);
+        if let Some(found) = self.key_shard(key).demangled.get(&key) {
             return found.clone();
         }
         // Computed without holding a lock: demangling is the slow part. Two threads may
         // both compute it; they get the same text and the same interned copy.
         let qualified = self.intern(&names::normalize(&names::demangle(linkage)));
-        self.shard(linkage)
-            .demangled
-            .insert(Box::from(linkage), qualified.clone());
+        self.key_shard(key).demangled.insert(key, qualified.clone());
         qualified
     }
 
@@ -82,6 +88,12 @@ impl Names {
             *shard = Shard::default();
         }
     }
+}
+
+/// What the memo of demangled names knows a linkage name by: its 128-bit XXH3 (see the
+/// workspace's Cargo.toml), not a copy of its text.
+fn linkage_key(linkage: &str) -> u128 {
+    twox_hash::XxHash3_128::oneshot(linkage.as_bytes())
 }
 
 #[cfg(test)]
