@@ -570,7 +570,7 @@ impl Binary {
                     // The other sections' pages (strings, abbreviations, line programs)
                     // are shared by the units: dropped every few units, not kept until
                     // the end (ceph-osd: 210 MiB of them by the last unit).
-                    if finished.is_multiple_of(RELEASE_EVERY) {
+                    if finished % RELEASE_EVERY == 0 {
                         self.release_file_pages();
                     }
                     progress(finished, n);
