@@ -3,7 +3,8 @@
 //! server's socket and bridges to it, so the debuggee lives in the language server's process
 //! manager. While it is paused, `textDocument/inlineValue` and hover show the values DAP's
 //! `variables` shows; each stop and continue asks the client to refresh; breakpoints the
-//! adapter moved get hint diagnostics; after the program exits no value is left.
+//! adapter moved get hint diagnostics; after the program exits no value is left. In a
+//! recorded session they follow the point in time shown (issue 30).
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -559,6 +560,82 @@ fn hovers_follow_the_child_session_shown() {
     }
     assert_eq!(seen.len(), 3);
     dap.event("terminated");
+    dap.finish();
+    lsp.finish();
+}
+
+/// Issue 30: the editor's live values follow the point in time the debugger shows. A
+/// recorded session stops at LINE_TOTAL (`total` still 0), steps over it (35), then steps
+/// back: the hover of `total` and the inline values say what DAP says at each point —
+/// the past's value after the step back, not the live process's.
+#[test]
+fn live_values_follow_a_step_back_in_a_recording() {
+    let fx = workspace("reverse");
+    let src = fx.source();
+    let uri = fx.uri();
+    let mut lsp = start_lsp(&fx);
+    let total_line = line_of(&src, "LINE_TOTAL") as u32;
+    let mut dap = DapClient::with_peer(fx.spawn(Protocol::Dap, &[], &fx.root));
+    dap.initialize();
+    dap.ok(
+        "launch",
+        json!({"program": "live", "reverseDebugging": true}),
+    );
+    dap.ok(
+        "setBreakpoints",
+        json!({"source": {"path": src}, "breakpoints": [{"line": total_line}]}),
+    );
+    dap.ok("configurationDone", json!({}));
+    let stop = dap.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let (line, col) = at(&src, "LINE_TOTAL", "total");
+    // What DAP and the editor show of `total` in the top frame now.
+    let seen = |dap: &mut DapClient, lsp: &mut Lsp| -> (String, String) {
+        let frame = dap.frames(tid)[0]["id"].as_i64().unwrap();
+        let dap_total = dap.evaluate(frame, "total")["result"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        (dap_total, hover_text(lsp, &uri, line, col))
+    };
+    let (before, hover) = seen(&mut dap, &mut lsp);
+    assert_eq!(before, "0");
+    assert!(hover.contains("total = 0"), "{hover}");
+    dap.ok("next", json!({"threadId": tid}));
+    dap.event("stopped");
+    let (after, hover) = seen(&mut dap, &mut lsp);
+    assert_eq!(after, "35");
+    assert!(hover.contains("total = 35"), "{hover}");
+    dap.ok("stepBack", json!({"threadId": tid}));
+    let back = dap.event("stopped");
+    let tid_back = back["body"]["threadId"].as_i64().unwrap();
+    let frames = dap.frames(tid_back);
+    assert_eq!(frames[0]["line"], total_line, "{frames:#?}");
+    let frame = frames[0]["id"].as_i64().unwrap();
+    let past = dap.evaluate(frame, "total")["result"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(past, "0", "the recording's value at that point");
+    let hover = hover_text(&mut lsp, &uri, line, col);
+    assert!(
+        hover.contains("total = 0"),
+        "the editor shows the past, not the live 35: {hover}"
+    );
+    // Inline values over the function: the same strings DAP shows there.
+    let shown = dap_values(&mut dap, frame);
+    let (scale_line, _) = at(&src, "int scale(", "scale");
+    let texts: BTreeSet<String> = inline_values(
+        &mut lsp,
+        &uri,
+        scale_line,
+        scale_line + 10,
+        Some(total_line - 1),
+    )
+    .iter()
+    .map(|v| v["text"].as_str().unwrap().to_owned())
+    .collect();
+    assert_eq!(texts, shown);
     dap.finish();
     lsp.finish();
 }
