@@ -11,6 +11,9 @@
 //! where the program runs instead, checked every few dozen stops. The scheduler then
 //! keeps the program there, where its waker is.
 
+use nix::sched::{self, CpuSet};
+use nix::unistd::Pid as NixPid;
+
 use super::*;
 
 /// Stops between two checks of where the program runs.
@@ -25,36 +28,21 @@ fn cpu_of(tid: Tid) -> Option<usize> {
     rest.split_whitespace().nth(36)?.parse().ok()
 }
 
-/// Restricts the calling thread to `cpu` (`None`: to `mask`).
-fn set_affinity(cpu: Option<usize>, mask: &libc::cpu_set_t) -> bool {
-    // SAFETY: cpu_set_t is plain data; the CPU_* helpers write inside it, and
-    // sched_setaffinity(0, ...) applies to the calling thread only.
-    unsafe {
-        let mut set: libc::cpu_set_t = *mask;
-        if let Some(cpu) = cpu {
-            libc::CPU_ZERO(&mut set);
-            libc::CPU_SET(cpu, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
+/// Restricts thread `tid` (0: the calling thread) to `set`.
+fn set_affinity(tid: i32, set: &CpuSet) -> bool {
+    sched::sched_setaffinity(NixPid::from_raw(tid), set).is_ok()
 }
 
-/// Restricts thread `tid` (of a replay) to `cpu`.
-fn set_thread_affinity(tid: Tid, cpu: usize) {
-    // SAFETY: as in `set_affinity`, for another thread of the tracer's own children.
-    let ok = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(tid.0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    };
-    if !ok {
-        tracing::debug!(tid = tid.0, cpu, "a replay's thread keeps its affinity");
-    }
+/// The set of CPU `cpu` alone.
+fn only(cpu: usize) -> Option<CpuSet> {
+    let mut set = CpuSet::new();
+    set.set(cpu).ok()?;
+    Some(set)
 }
 
 /// The tracer thread's pinning: its own affinity before, and where it is now.
 pub(super) struct Pin {
-    original: libc::cpu_set_t,
+    original: CpuSet,
     cpu: Option<usize>,
     stops: u32,
 }
@@ -62,24 +50,33 @@ pub(super) struct Pin {
 impl Pin {
     /// The calling thread's affinity, kept to put back.
     pub(super) fn new() -> Option<Pin> {
-        // SAFETY: a zeroed cpu_set_t is a valid empty set, filled by the call.
-        let mut original: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: writes at most size_of::<cpu_set_t>() bytes into `original`.
-        let ok = unsafe {
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut original)
-        } == 0;
-        ok.then_some(Pin {
+        let original = sched::sched_getaffinity(NixPid::from_raw(0)).ok()?;
+        Some(Pin {
             original,
             cpu: None,
             stops: CHECK_EVERY - 1,
         })
+    }
+
+    /// Moves the calling (tracer) thread to `cpu` if its own affinity allows it; whether
+    /// it is there now.
+    fn move_to(&mut self, cpu: usize) -> bool {
+        if self.cpu == Some(cpu) {
+            return true;
+        }
+        let moved = self.original.is_set(cpu).unwrap_or(false)
+            && only(cpu).is_some_and(|set| set_affinity(0, &set));
+        if moved {
+            self.cpu = Some(cpu);
+        }
+        moved
     }
 }
 
 impl Drop for Pin {
     fn drop(&mut self) {
         if self.cpu.is_some() {
-            set_affinity(None, &self.original);
+            set_affinity(0, &self.original);
         }
     }
 }
@@ -100,14 +97,8 @@ impl Tracer {
             return;
         }
         pin.stops = 0;
-        let Some(cpu) = cpu_of(tid) else {
-            return;
-        };
-        // SAFETY: CPU_ISSET only reads the set.
-        let allowed =
-            cpu < libc::CPU_SETSIZE as usize && unsafe { libc::CPU_ISSET(cpu, &pin.original) };
-        if pin.cpu != Some(cpu) && allowed && set_affinity(Some(cpu), &pin.original) {
-            pin.cpu = Some(cpu);
+        if let Some(cpu) = cpu_of(tid) {
+            pin.move_to(cpu);
         }
     }
 
@@ -122,20 +113,17 @@ impl Tracer {
         let Some(pin) = self.pin.as_mut() else {
             return;
         };
-        // SAFETY: sched_getcpu has no arguments and only reads the CPU number.
-        let Ok(cpu) = usize::try_from(unsafe { libc::sched_getcpu() }) else {
+        let Ok(cpu) = sched::sched_getcpu() else {
             return;
         };
-        // SAFETY: CPU_ISSET only reads the set.
-        let allowed =
-            cpu < libc::CPU_SETSIZE as usize && unsafe { libc::CPU_ISSET(cpu, &pin.original) };
-        if !allowed || !set_affinity(Some(cpu), &pin.original) {
+        let (true, Some(set)) = (pin.move_to(cpu), only(cpu)) else {
             return;
-        }
-        pin.cpu = Some(cpu);
+        };
         pin.stops = 0;
         for tid in self.threads.keys() {
-            set_thread_affinity(*tid, cpu);
+            if !set_affinity(tid.0, &set) {
+                tracing::debug!(tid = tid.0, cpu, "a replay's thread keeps its affinity");
+            }
         }
     }
 
