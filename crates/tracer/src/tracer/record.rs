@@ -236,6 +236,34 @@ impl Recorder {
         self.buffered += i.count();
         boxed(i)
     }
+
+    /// Appends an event of the running thread to the log, with the calls buffered since
+    /// the event before (`interval`); the present is right after it. What else the
+    /// caller knows of it (`writes`, `regs`) goes into the record returned.
+    pub(super) fn log(
+        &mut self,
+        nr: u64,
+        args: [u64; 6],
+        result: u64,
+        interval: sysbuf::Interval,
+    ) -> &mut SysRecord {
+        let interval = self.interval(interval);
+        self.events.push(SysRecord {
+            thread: self.sched.current,
+            nr,
+            args,
+            result,
+            writes: Vec::new(),
+            regs: None,
+            interval,
+        });
+        self.pos = Some(Position {
+            event: self.events.len() as u64,
+            path: Vec::new(),
+        });
+        let at = self.events.len() - 1;
+        &mut self.events[at]
+    }
 }
 
 fn is_restart(ret: u64) -> bool {
@@ -587,52 +615,20 @@ impl Tracer {
         let Some(rec) = self.rec.as_mut() else {
             return Ok(false);
         };
-        let interval = rec.interval(interval);
-        rec.events.push(SysRecord {
-            thread: rec.sched.current,
-            nr,
-            args,
-            result,
-            writes,
-            regs: None,
-            interval,
-        });
-        rec.pos = Some(Position {
-            event: rec.events.len() as u64,
-            path: Vec::new(),
-        });
+        rec.log(nr, args, result, interval).writes = writes;
         rec.since_snapshot += 1;
-        if rec.since_snapshot >= SNAPSHOT_EVERY_CALLS
-            || rec.last_snapshot.elapsed() >= SNAPSHOT_EVERY
-        {
-            if let Err(e) = self.take_snapshot() {
-                tracing::warn!("a snapshot failed: {e}");
-            }
-        }
+        self.snapshot_if_due();
         Ok(true)
     }
 
     /// The handler's flush trap while recording: the buffered calls since the last event
     /// are an event of their own (an exact position; maybe a snapshot).
-    pub(super) fn record_flush(&mut self, tid: Tid) -> Result<()> {
+    pub(super) fn record_flush(&mut self) -> Result<()> {
         let interval = self.sysbuf_take();
         let Some(rec) = self.rec.as_mut() else {
             return Ok(());
         };
-        let interval = rec.interval(interval);
-        rec.events.push(SysRecord {
-            thread: rec.sched.current,
-            nr: sysbuf::FLUSH_EVENT,
-            args: [0; 6],
-            result: 0,
-            writes: Vec::new(),
-            regs: None,
-            interval,
-        });
-        rec.pos = Some(Position {
-            event: rec.events.len() as u64,
-            path: Vec::new(),
-        });
+        rec.log(sysbuf::FLUSH_EVENT, [0; 6], 0, interval);
         // A flush is a boundary, not a call a replay makes with two stops: a replay
         // passes runs of them at once. Counted as a quarter of one, so snapshots come
         // every few tens of thousands of buffered calls (forks cost more than that).
@@ -640,15 +636,21 @@ impl Tracer {
         if rec.flushes % FLUSHES_PER_CALL == 0 {
             rec.since_snapshot += 1;
         }
-        if rec.since_snapshot >= SNAPSHOT_EVERY_CALLS
-            || rec.last_snapshot.elapsed() >= SNAPSHOT_EVERY
-        {
+        self.snapshot_if_due();
+        Ok(())
+    }
+
+    /// A snapshot when enough calls or time went by since the last one.
+    fn snapshot_if_due(&mut self) {
+        let due = self.rec.as_ref().is_some_and(|rec| {
+            rec.since_snapshot >= SNAPSHOT_EVERY_CALLS
+                || rec.last_snapshot.elapsed() >= SNAPSHOT_EVERY
+        });
+        if due {
             if let Err(e) = self.take_snapshot() {
                 tracing::warn!("a snapshot failed: {e}");
             }
         }
-        let _ = tid;
-        Ok(())
     }
 
     /// A thread other than the main one died while recording. When it ended by its own
@@ -666,20 +668,7 @@ impl Tracer {
             }
         };
         rec.entry = None;
-        let interval = rec.interval(interval);
-        rec.events.push(SysRecord {
-            thread: rec.sched.current,
-            nr,
-            args,
-            result: 0,
-            writes: Vec::new(),
-            regs: None,
-            interval,
-        });
-        rec.pos = Some(Position {
-            event: rec.events.len() as u64,
-            path: Vec::new(),
-        });
+        rec.log(nr, args, 0, interval);
         let next = self.sched_thread_exited(tid);
         if let (Some(next), false) = (next, collecting) {
             if self.rec.is_some() {

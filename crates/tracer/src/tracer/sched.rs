@@ -6,7 +6,6 @@
 //! tagged by a thread index stable across record and replay, is the schedule a replay
 //! follows exactly.
 
-use super::record::{Position, SysRecord};
 use super::*;
 use std::time::{Duration, Instant};
 
@@ -663,20 +662,13 @@ impl Tracer {
         let interval = self.sysbuf_take();
         let rec = self.rec.as_mut()?;
         let regs = sys::get_regs(tid).ok()?;
-        let interval = rec.interval(interval);
-        rec.events.push(SysRecord {
-            thread: rec.sched.current,
-            nr: PREEMPT_EVENT,
-            args: [u64::from(at_site), 0, 0, 0, 0, 0],
-            result: 0,
-            writes: Vec::new(),
-            regs: Some(Box::new(preempt_key(&regs, at_site))),
+        rec.log(
+            PREEMPT_EVENT,
+            [u64::from(at_site), 0, 0, 0, 0, 0],
+            0,
             interval,
-        });
-        rec.pos = Some(Position {
-            event: rec.events.len() as u64,
-            path: Vec::new(),
-        });
+        )
+        .regs = Some(Box::new(preempt_key(&regs, at_site)));
         rec.since_snapshot += 1;
         rec.sched.switch_to(next);
         let to = rec.sched.current_tid()?;

@@ -3,7 +3,6 @@
 //! emulated: the tracer reads the time-stamp counter itself, gives the program the value
 //! and records it as an event; a replay gives the recorded value at the same point.
 
-use super::record::{Position, SysRecord};
 use super::*;
 
 const SYS_PRCTL: u64 = 157;
@@ -67,20 +66,7 @@ impl Tracer {
                 let mut aux = 0u32;
                 // SAFETY: rdtscp reads the counter and IA32_TSC_AUX; no memory but `aux`.
                 let value = unsafe { std::arch::x86_64::__rdtscp(&mut aux) };
-                let interval = rec.interval(interval);
-                rec.events.push(SysRecord {
-                    thread: rec.sched.current,
-                    nr: TSC_EVENT,
-                    args: [u64::from(aux), 0, 0, 0, 0, 0],
-                    result: value,
-                    writes: Vec::new(),
-                    regs: None,
-                    interval,
-                });
-                rec.pos = Some(Position {
-                    event: rec.events.len() as u64,
-                    path: Vec::new(),
-                });
+                rec.log(TSC_EVENT, [u64::from(aux), 0, 0, 0, 0, 0], value, interval);
                 rec.since_snapshot += 1;
                 (value, u64::from(aux), false)
             }

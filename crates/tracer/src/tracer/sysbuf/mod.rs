@@ -612,7 +612,7 @@ impl Tracer {
                 sys::set_regs(tid, &regs).map_err(|e| Error::ptrace("PTRACE_SETREGS", tid, e))?;
             }
         } else {
-            self.record_flush(tid)?;
+            self.record_flush()?;
         }
         if let Some(t) = self.threads.get_mut(&tid) {
             t.regs = Some(regs);
@@ -775,7 +775,7 @@ impl Tracer {
             match sys::get_regs(tid) {
                 // The handler's flush on the way: drained as at any other time.
                 Ok(r) if r.rip == flush + 1 && !self.is_replaying() => {
-                    if let Err(e) = self.record_flush(tid) {
+                    if let Err(e) = self.record_flush() {
                         tracing::warn!("a flush of the system-call buffer: {e}");
                     }
                 }
