@@ -274,30 +274,14 @@ impl Binary {
 
     fn build_index(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> SymbolIndex {
         let n = self.units().len();
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |p| p.get())
-            .clamp(1, 8);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        // The workers' parsing is a request's when the build is (a name lookup that
-        // needs the whole index), the background's when started from there.
-        let background = crate::stats::in_background();
-        std::thread::scope(|s| {
-            for _ in 0..threads.min(n.max(1)) {
-                s.spawn(|| loop {
-                    crate::stats::set_background(background);
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= n {
-                        break;
-                    }
-                    if let Err(e) = self.unit_functions(i) {
-                        tracing::warn!("skipping unit {i} in the index: {e}");
-                    }
-                    let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    progress(finished, n);
-                });
-            }
-        });
+        self.each_unit(
+            |i| {
+                if let Err(e) = self.unit_functions(i) {
+                    tracing::warn!("skipping unit {i} in the index: {e}");
+                }
+            },
+            progress,
+        );
         let mut index = SymbolIndex::default();
         for i in 0..n {
             let Ok(syms) = self.unit_functions(i) else {

@@ -543,40 +543,28 @@ impl Binary {
     pub(crate) fn gather(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Gathered {
         let started = std::time::Instant::now();
         let n = self.units().len();
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |p| p.get())
-            .clamp(1, 8);
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let done = std::sync::atomic::AtomicUsize::new(0);
         let gathered = Mutex::new(Gathered::default());
-        let background = crate::stats::in_background();
-        std::thread::scope(|s| {
-            for _ in 0..threads.min(n.max(1)) {
-                s.spawn(|| loop {
-                    crate::stats::set_background(background);
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if i >= n {
-                        break;
-                    }
-                    match self.unit_symbols_once(i) {
-                        Ok(syms) => gathered
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .add_unit(i, &syms),
-                        Err(e) => tracing::warn!("skipping unit {i} in the name table: {e}"),
-                    }
-                    self.release_unit_pages(i);
-                    let finished = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    // The other sections' pages (strings, abbreviations, line programs)
-                    // are shared by the units: dropped every few units, not kept until
-                    // the end (ceph-osd: 210 MiB of them by the last unit).
-                    if finished % RELEASE_EVERY == 0 {
-                        self.release_file_pages();
-                    }
-                    progress(finished, n);
-                });
-            }
-        });
+        self.each_unit(
+            |i| {
+                match self.unit_symbols_once(i) {
+                    Ok(syms) => gathered
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .add_unit(i, &syms),
+                    Err(e) => tracing::warn!("skipping unit {i} in the name table: {e}"),
+                }
+                self.release_unit_pages(i);
+            },
+            &|finished, total| {
+                // The other sections' pages (strings, abbreviations, line programs) are
+                // shared by the units: dropped every few units, not kept until the end
+                // (ceph-osd: 210 MiB of them by the last unit).
+                if finished % RELEASE_EVERY == 0 {
+                    self.release_file_pages();
+                }
+                progress(finished, total);
+            },
+        );
         self.names.clear();
         let gathered = gathered.into_inner().unwrap_or_else(|e| e.into_inner());
         tracing::debug!(

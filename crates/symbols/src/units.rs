@@ -188,6 +188,37 @@ pub struct CacheStats {
 }
 
 impl Binary {
+    /// Runs `work` on every unit on up to 8 threads, each taking the next unit, and
+    /// `done(finished, total)` after each. The workers' parsing counts as the caller's
+    /// (a request's, or the background's: see `stats`).
+    pub(crate) fn each_unit(
+        &self,
+        work: impl Fn(usize) + Sync,
+        done: &(dyn Fn(usize, usize) + Sync),
+    ) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let n = self.units().len();
+        let threads = std::thread::available_parallelism()
+            .map_or(2, |p| p.get())
+            .clamp(1, 8);
+        let next = AtomicUsize::new(0);
+        let finished = AtomicUsize::new(0);
+        let background = crate::stats::in_background();
+        std::thread::scope(|s| {
+            for _ in 0..threads.min(n.max(1)) {
+                s.spawn(|| loop {
+                    crate::stats::set_background(background);
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    work(i);
+                    done(finished.fetch_add(1, Ordering::Relaxed) + 1, n);
+                });
+            }
+        });
+    }
+
     /// What has been parsed so far.
     pub fn cache_stats(&self) -> CacheStats {
         CacheStats {
