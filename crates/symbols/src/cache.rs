@@ -574,13 +574,13 @@ pub(crate) fn key_of(binary: &Binary) -> Option<String> {
 }
 
 /// Writes the cache file `path` with `write` (through a temporary file renamed over it,
-/// the checksum `write` returns put in its header) and maps what was written: the file's
-/// pages, not this process's memory.
+/// the checksum `write` returns, if any, put in its header) and maps what was written:
+/// the file's pages, not this process's memory.
 fn stream_and_map(
     cache: &IndexCache,
     path: &Path,
     key: &str,
-    write: impl FnOnce(&mut dyn Write) -> Result<u32, String>,
+    write: impl FnOnce(&mut dyn Write) -> Result<Option<u32>, String>,
 ) -> std::io::Result<Mmap> {
     use std::os::unix::fs::FileExt;
     let started = std::time::Instant::now();
@@ -597,11 +597,15 @@ fn stream_and_map(
             .create(true)
             .truncate(true)
             .open(&tmp)?;
+        // Not synced: a file a crash left torn fails its checksum and is rebuilt, and
+        // flushing hundreds of megabytes would hold the session's index up for seconds.
         let mut out = std::io::BufWriter::with_capacity(1 << 20, &f);
         let sum = write(&mut out).map_err(std::io::Error::other)?;
         out.flush()?;
         drop(out);
-        f.write_all_at(&sum.to_le_bytes(), 24)?;
+        if let Some(sum) = sum {
+            f.write_all_at(&sum.to_le_bytes(), 24)?;
+        }
         // SAFETY: a private read-only mapping of the file this thread just wrote, which
         // is only ever replaced by rename afterwards, never written in place.
         let map = unsafe { Mmap::map(&f) }?;
@@ -623,51 +627,18 @@ fn stream_and_map(
     Ok(map)
 }
 
-/// Writes `bytes` as the cache file `path` (through a temporary file renamed over it) and
-/// maps what was written: the file's pages, not this process's memory.
+/// Writes `bytes`, a whole cache file (its checksum in it), as the cache file `path`, as
+/// [`stream_and_map`] does.
 fn write_and_map(
     cache: &IndexCache,
     path: &Path,
     key: &str,
     bytes: &[u8],
 ) -> std::io::Result<Mmap> {
-    let started = std::time::Instant::now();
-    std::fs::create_dir_all(&cache.dir)?;
-    let tmp = cache.dir.join(format!(
-        ".{key}.{}.{:?}.tmp",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    let written = (|| -> std::io::Result<Mmap> {
-        // Readable too: the mapping below is made through this handle.
-        let mut f = std::fs::File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&tmp)?;
-        // Not synced: a file a crash left torn fails its checksum and is rebuilt, and
-        // flushing hundreds of megabytes would hold the session's index up for seconds.
-        f.write_all(bytes)?;
-        // SAFETY: a private read-only mapping of the file this thread just wrote, which
-        // is only ever replaced by rename afterwards, never written in place.
-        let map = unsafe { Mmap::map(&f) }?;
-        std::fs::rename(&tmp, path)?;
-        Ok(map)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    let map = written?;
-    tracing::debug!(
-        target: "tandem::cache",
-        file = %path.display(),
-        bytes = bytes.len(),
-        elapsed = ?started.elapsed(),
-        "index cache written"
-    );
-    cache.evict(path);
-    Ok(map)
+    stream_and_map(cache, path, key, |out| {
+        out.write_all(bytes).map_err(|e| e.to_string())?;
+        Ok(None)
+    })
 }
 
 impl Binary {
@@ -761,7 +732,7 @@ impl Binary {
             // Streamed to its file: a big program's table is never whole in memory.
             let gathered = self.gather(progress);
             let streamed = stream_and_map(cache, &cache.path_for(&key), &key, |out| {
-                gathered.write(self, &key, out)
+                gathered.write(self, &key, out).map(Some)
             });
             match streamed.map(|map| self.adopt(Blob::Map(map), true, &key)) {
                 Ok(Ok(table)) => return table,
