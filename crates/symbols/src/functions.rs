@@ -273,7 +273,7 @@ impl Binary {
         let syms = self.walk_unit(index, &unit).inspect_err(|e| {
             self.note_unreadable(index, e);
         })?;
-        let _ = slot.paths.set(Arc::new(syms.paths.clone()));
+        slot.paths.get_or_init(|| Arc::new(syms.paths.clone()));
         Ok(Arc::new(syms))
     }
 

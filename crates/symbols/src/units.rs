@@ -1,6 +1,6 @@
 //! Compilation units: lazy parsing and caching, lookup by offset and address, DIE helpers.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{AttributeValue, DebuggingInformationEntry, Reader, UnitOffset};
 
@@ -101,14 +101,54 @@ impl std::fmt::Display for UnreadableUnit {
     }
 }
 
+/// A value made on first use and kept until evicted: what a pass over every unit
+/// parses is dropped again after it (`Binary::evict_unit`), so hundreds of units'
+/// abbreviations are not kept for the rest of the session (ceph-osd: 66 MiB).
+pub(crate) struct Kept<T>(Mutex<Option<T>>);
+
+impl<T: Clone> Kept<T> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<T>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The value, if it is kept.
+    pub(crate) fn get(&self) -> Option<T> {
+        self.lock().clone()
+    }
+
+    /// The value, made by `make` if it is not kept (others wait for it meanwhile, as
+    /// with `OnceLock`: `make` must not ask for this value again).
+    pub(crate) fn get_or_init(&self, make: impl FnOnce() -> T) -> T {
+        let mut kept = self.lock();
+        if let Some(v) = &*kept {
+            return v.clone();
+        }
+        let v = make();
+        *kept = Some(v.clone());
+        v
+    }
+
+    /// Drops the value (those holding it keep theirs; the next use makes it again).
+    pub(crate) fn evict(&self) {
+        let old = self.lock().take();
+        drop(old);
+    }
+}
+
+impl<T> Default for Kept<T> {
+    fn default() -> Self {
+        Kept(Mutex::new(None))
+    }
+}
+
 /// One compilation unit: its header is read at open time, the rest on first use.
 pub(crate) struct UnitSlot {
     pub(crate) header: gimli::UnitHeader<R>,
     pub(crate) offset: u64,
     /// The unit as the executable has it (for a split unit, its skeleton).
-    unit: OnceLock<Result<Arc<Unit>, gimli::Error>>,
+    unit: Kept<Result<Arc<Unit>, gimli::Error>>,
     /// The unit DIEs are read from: the split unit when there is one, else `unit`.
-    dies: OnceLock<Arc<Unit>>,
+    dies: Kept<Arc<Unit>>,
     pub(crate) files: OnceLock<Result<FileTable, gimli::Error>>,
     pub(crate) lines: OnceLock<Result<Arc<LineTable>, gimli::Error>>,
     /// Single sequences of the line table, decoded before (or instead of) `lines`.
@@ -116,7 +156,7 @@ pub(crate) struct UnitSlot {
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
     /// The scope paths of the unit's functions without a linkage name (as in `funcs`),
     /// when `funcs` is not kept (`Binary::unit_symbols_once`).
-    pub(crate) paths: OnceLock<Arc<std::collections::HashMap<UnitOffset<usize>, Arc<str>>>>,
+    pub(crate) paths: Kept<Arc<std::collections::HashMap<UnitOffset<usize>, Arc<str>>>>,
     /// The address → scope index (`blocks.rs`), built from `funcs` on first use.
     pub(crate) blocks: OnceLock<Result<Arc<crate::blocks::BlockIndex>, gimli::Error>>,
     pub(crate) call_sites: OnceLock<Result<Arc<crate::callsites::UnitCallSites>, gimli::Error>>,
@@ -132,13 +172,13 @@ impl UnitSlot {
         UnitSlot {
             header,
             offset,
-            unit: OnceLock::new(),
-            dies: OnceLock::new(),
+            unit: Kept::default(),
+            dies: Kept::default(),
             files: OnceLock::new(),
             lines: OnceLock::new(),
             seqs: Default::default(),
             funcs: OnceLock::new(),
-            paths: OnceLock::new(),
+            paths: Kept::default(),
             blocks: OnceLock::new(),
             call_sites: OnceLock::new(),
         }
@@ -264,8 +304,28 @@ impl Binary {
             .get_or_init(|| match self.load_split(index, &skeleton) {
                 Some(split) => Arc::new(split),
                 None => skeleton.clone(),
-            })
-            .clone())
+            }))
+    }
+
+    /// Whether unit `index` is parsed and kept.
+    pub(crate) fn unit_is_parsed(&self, index: usize) -> bool {
+        self.units()
+            .get(index)
+            .is_some_and(|slot| slot.unit.get().is_some())
+    }
+
+    /// Drops unit `index`'s parsed form (abbreviations, root DIE, line program header,
+    /// split unit): a pass over every unit that found it unparsed leaves it so.
+    /// A split unit stays: whether it is loaded says how its DIE ids read
+    /// ([`Binary::global_offset`]).
+    pub(crate) fn evict_unit(&self, index: usize) {
+        if let Some(slot) = self.units().get(index) {
+            if slot.dies.get().is_some_and(|u| u.is_split()) {
+                return;
+            }
+            slot.dies.evict();
+            slot.unit.evict();
+        }
     }
 
     /// Records that unit `index`'s DIEs could not be read (once per unit: the caller's
@@ -312,7 +372,7 @@ impl Binary {
                 .unit(slot.header.clone())
                 .map(|u| Arc::new(Unit::new(u, self.dwarf_arc().clone())))
         });
-        result.clone().map_err(Error::from)
+        result.map_err(Error::from)
     }
 
     /// The unit that contains `.debug_info` offset `offset`.

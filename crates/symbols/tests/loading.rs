@@ -298,6 +298,64 @@ fn queries_stay_lazy() {
     assert!(binary.cache_stats().index_built);
 }
 
+/// A pass over every unit (every file table, the ELF functions' lines, the name table)
+/// leaves no unit parsed that it parsed for itself, and keeps the ones a request parsed:
+/// a big program's hundreds of units' abbreviations are not kept for the session.
+#[test]
+fn passes_over_every_unit_keep_only_what_requests_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::samples().join("c/sym_other.c");
+    let bin = common::build_c(
+        dir.path(),
+        "c/sym_lines.c",
+        &["-g", "-O0", s(&src)],
+        "two-units",
+    );
+    let binary = Binary::open(&bin).unwrap();
+    let files = binary.source_files().unwrap();
+    assert!(
+        files.iter().any(|f| f.ends_with("sym_other.c")),
+        "{files:?}"
+    );
+    let stats = binary.cache_stats();
+    assert_eq!(
+        (stats.units, stats.file_tables, stats.parsed_units),
+        (2, 2, 0),
+        "every file table read, no unit kept: {stats:?}"
+    );
+    // A request's unit stays: the body line's unit, whose line table is kept.
+    let res = binary
+        .resolve_line(
+            Path::new("sym_other.c"),
+            Line::new(5).unwrap(),
+            &SourceMap::new(),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(res.locations.len(), 1);
+    let stats = binary.cache_stats();
+    assert_eq!((stats.parsed_units, stats.line_tables), (1, 1), "{stats:?}");
+    let elf = binary.elf_symbol_table().unwrap();
+    assert!(elf.symbol_count() > 0);
+    binary.build_index_cache(None, &|_, _| {}).unwrap();
+    let table = binary.symbol_table().unwrap();
+    assert!(
+        (0..table.symbol_count()).any(|i| table
+            .symbol(i)
+            .and_then(|s| table.name(s.name))
+            .is_some_and(|n| n.contains("compute"))),
+        "the name table lists the program's functions"
+    );
+    let stats = binary.cache_stats();
+    assert_eq!(
+        (stats.parsed_units, stats.line_tables, stats.die_walks),
+        (1, 1, 0),
+        "the passes kept nothing of their own: {stats:?}"
+    );
+    // And what was dropped is parsed again when asked for.
+    assert_eq!(binary.functions_by_name("compute").unwrap().len(), 1);
+}
+
 /// A tiny deterministic PRNG (xorshift) so corruption is reproducible.
 struct Rng(u64);
 impl Rng {
