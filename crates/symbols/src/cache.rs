@@ -223,11 +223,17 @@ pub(crate) struct TableEntry {
 
 /// A writer of a whole file that checksums it as it goes: the header first (its checksum
 /// field left 0), then the payload through [`Write`]; [`Checksummed::finish`] gives the
-/// checksum to put in the field.
+/// checksum to put in the field. The payload is mostly written four bytes at a time: it
+/// is gathered in a buffer, checksummed and passed on a buffer at a time (checksumming
+/// and writing each u32 alone took 0.5 s of ceph-osd's table).
 pub(crate) struct Checksummed<'w> {
     out: &'w mut dyn Write,
     crc: crc32fast::Hasher,
+    buf: Vec<u8>,
 }
+
+/// Bytes [`Checksummed`] gathers before it checksums and writes them.
+const CHECKSUMMED_BUFFER: usize = 256 << 10;
 
 impl<'w> Checksummed<'w> {
     /// Writes the header of a file of `payload_len` bytes of payload for `binary` under
@@ -253,23 +259,45 @@ impl<'w> Checksummed<'w> {
         let mut crc = crc32fast::Hasher::new();
         crc.update(&header[..24]);
         crc.update(&header[28..]);
-        Ok(Checksummed { out, crc })
+        Ok(Checksummed {
+            out,
+            crc,
+            buf: Vec::with_capacity(CHECKSUMMED_BUFFER),
+        })
     }
 
-    /// The checksum of everything written but the checksum field.
-    pub(crate) fn finish(self) -> u32 {
-        self.crc.finalize()
+    /// Checksums and writes what is gathered.
+    fn pass_on(&mut self) -> std::io::Result<()> {
+        self.crc.update(&self.buf);
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes what is left and gives the checksum of everything written but the
+    /// checksum field.
+    pub(crate) fn finish(mut self) -> std::io::Result<u32> {
+        self.pass_on()?;
+        Ok(self.crc.finalize())
     }
 }
 
 impl Write for Checksummed<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.out.write(buf)?;
-        self.crc.update(&buf[..n]);
-        Ok(n)
+        if self.buf.len() + buf.len() > CHECKSUMMED_BUFFER {
+            self.pass_on()?;
+        }
+        if buf.len() >= CHECKSUMMED_BUFFER {
+            self.crc.update(buf);
+            self.out.write_all(buf)?;
+        } else {
+            self.buf.extend_from_slice(buf);
+        }
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
+        self.pass_on()?;
         self.out.flush()
     }
 }

@@ -552,7 +552,7 @@ impl Gathered {
             w.write_all(&plan.strings)
         })()
         .map_err(io)?;
-        Ok(w.finish())
+        w.finish().map_err(io)
     }
 }
 
