@@ -453,7 +453,7 @@ impl Binary {
             if die.has_children() {
                 let name = die
                     .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| unit.dwarf().attr_string(unit, v).ok());
+                    .and_then(|v| unit.string(v).ok());
                 scopes.push((depth, name, tag));
             }
         }

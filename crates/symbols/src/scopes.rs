@@ -138,7 +138,7 @@ impl Binary {
                     base = depth;
                 }
                 None => {
-                    let name = name.and_then(|v| unit.dwarf().attr_string(&unit, v).ok());
+                    let name = name.and_then(|v| unit.string(v).ok());
                     scopes.push((depth, name, abbrev.tag()));
                 }
             }
@@ -185,7 +185,7 @@ impl Binary {
                 let name = attrs
                     .iter()
                     .find(|a| a.name() == gimli::DW_AT_name)
-                    .and_then(|a| unit.dwarf().attr_string(unit, a.value()).ok());
+                    .and_then(|a| unit.string(a.value()).ok());
                 scopes.push((depth, name, tag));
             }
         }

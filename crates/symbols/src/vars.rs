@@ -599,7 +599,7 @@ fn const_bytes(binary: &Binary, owner: DieId, v: AttributeValue<R>) -> VariableL
             let Ok(unit) = binary.unit(owner.unit) else {
                 return VariableLocation::OptimizedOut;
             };
-            match unit.dwarf().attr_string(&unit, other) {
+            match unit.string(other) {
                 Ok(s) => reader_bytes(&s),
                 Err(_) => return VariableLocation::OptimizedOut,
             }
