@@ -377,11 +377,6 @@ impl Binary {
                 tracing::warn!(path = %self.path.display(), "cannot read DWARF: {e}");
                 DwarfData::empty(self.endian)
             });
-            // Listing the units read each unit's header: those pages are not kept
-            // resident (ceph-osd: 415 headers kept 50 MiB of `.debug_info`).
-            for map in &data.section_maps {
-                crate::sections::release_pages(map, 0, map.len() as u64);
-            }
             tracing::debug!(
                 path = %self.path.display(),
                 units = data.units.len(),

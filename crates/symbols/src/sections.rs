@@ -195,16 +195,9 @@ fn verify(path: &Path, uncompressed: u64, compressed: u64) -> Result<(), String>
             HEADER as u64 + uncompressed
         ));
     }
-    let mut crc = crc32fast::Hasher::new();
-    let mut buf = vec![0u8; 4 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| e.to_string())?;
-        if n == 0 {
-            break;
-        }
-        crc.update(&buf[..n]);
-    }
-    if crc.finalize() != u32_at(12) {
+    let crc =
+        crate::cache::crc_of_file(&f, HEADER as u64..size, 0..0).map_err(|e| e.to_string())?;
+    if crc != u32_at(12) {
         return Err("checksum mismatch".into());
     }
     Ok(())
@@ -302,6 +295,15 @@ pub(crate) fn load_all(
                 .is_some_and(|r| r.format != object::CompressionFormat::None)
         })
         .collect();
+    // The biggest first: `.debug_info` (most of the bytes) is not left for last, to be
+    // checked or inflated by one thread while the others have nothing left to do.
+    let size = |name: &str| {
+        file.section_by_name(name)
+            .and_then(|s| s.compressed_file_range().ok())
+            .map_or(0, |r| r.uncompressed_size)
+    };
+    let mut names = names;
+    names.sort_by_key(|name| std::cmp::Reverse(size(name)));
     let out = std::sync::Mutex::new(std::collections::HashMap::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let threads = std::thread::available_parallelism()
