@@ -240,24 +240,14 @@ fn pie_and_non_pie_are_told_apart() {
     assert!(nopie.info().entry.0 >= 0x400000);
 }
 
-#[test]
-fn queries_stay_lazy() {
-    let dir = tempfile::tempdir().unwrap();
+/// sym_lines.c and sym_other.c built into one program of two units.
+fn two_units(dir: &Path) -> PathBuf {
     let src = common::samples().join("c/sym_other.c");
-    let bin = common::build_c(
-        dir.path(),
-        "c/sym_lines.c",
-        &["-g", "-O0", s(&src)],
-        "two-units",
-    );
-    let binary = Binary::open(&bin).unwrap();
-    let stats = binary.cache_stats();
-    assert_eq!(stats.units, 2);
-    assert_eq!(
-        (stats.parsed_units, stats.line_tables, stats.die_walks),
-        (0, 0, 0),
-        "open parses no unit"
-    );
+    common::build_c(dir, "c/sym_lines.c", &["-g", "-O0", s(&src)], "two-units")
+}
+
+/// Resolves a body line of sym_other.c (one location, no DIEs needed).
+fn resolve_body_line(binary: &Binary) {
     let res = binary
         .resolve_line(
             Path::new("sym_other.c"),
@@ -267,6 +257,21 @@ fn queries_stay_lazy() {
         .unwrap()
         .unwrap();
     assert_eq!(res.locations.len(), 1);
+}
+
+#[test]
+fn queries_stay_lazy() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = two_units(dir.path());
+    let binary = Binary::open(&bin).unwrap();
+    let stats = binary.cache_stats();
+    assert_eq!(stats.units, 2);
+    assert_eq!(
+        (stats.parsed_units, stats.line_tables, stats.die_walks),
+        (0, 0, 0),
+        "open parses no unit"
+    );
+    resolve_body_line(&binary);
     let stats = binary.cache_stats();
     assert_eq!(
         stats.file_tables, 2,
@@ -304,13 +309,7 @@ fn queries_stay_lazy() {
 #[test]
 fn passes_over_every_unit_keep_only_what_requests_parsed() {
     let dir = tempfile::tempdir().unwrap();
-    let src = common::samples().join("c/sym_other.c");
-    let bin = common::build_c(
-        dir.path(),
-        "c/sym_lines.c",
-        &["-g", "-O0", s(&src)],
-        "two-units",
-    );
+    let bin = two_units(dir.path());
     let binary = Binary::open(&bin).unwrap();
     let files = binary.source_files().unwrap();
     assert!(
@@ -324,15 +323,7 @@ fn passes_over_every_unit_keep_only_what_requests_parsed() {
         "every file table read, no unit kept: {stats:?}"
     );
     // A request's unit stays: the body line's unit, whose line table is kept.
-    let res = binary
-        .resolve_line(
-            Path::new("sym_other.c"),
-            Line::new(5).unwrap(),
-            &SourceMap::new(),
-        )
-        .unwrap()
-        .unwrap();
-    assert_eq!(res.locations.len(), 1);
+    resolve_body_line(&binary);
     let stats = binary.cache_stats();
     assert_eq!((stats.parsed_units, stats.line_tables), (1, 1), "{stats:?}");
     let elf = binary.elf_symbol_table().unwrap();
