@@ -449,9 +449,7 @@ fn evaluate_and_logpoints_see_other_units_globals() {
 /// globals of the main executable, another module.
 #[test]
 fn conditions_in_a_shared_library_see_the_executables_globals_as_gdb_does() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("cond-shared-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::dap::scratch_dir("cond-shared");
     let lib = dir.join("libcondlib.so");
     let exe = dir.join("cond_shared");
     let gcc = |args: &[&std::ffi::OsStr]| {

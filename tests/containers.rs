@@ -35,8 +35,7 @@ fn run(cmd: &mut Command) {
 
 /// A scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("containers-{}-{name}", std::process::id()));
+    let dir = support::dap::scratch_dir(&format!("containers-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

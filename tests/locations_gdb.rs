@@ -188,10 +188,7 @@ fn compare(
 }
 
 fn scratch(tag: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("loc-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::dap::scratch_dir(&format!("loc-{tag}"))
 }
 
 fn gcc(args: &[&std::ffi::OsStr]) {

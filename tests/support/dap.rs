@@ -74,9 +74,8 @@ pub fn child_values(dap: &mut DapClient, v: &Value) -> Vec<(String, String)> {
 
 /// A directory of this test binary's own under Cargo's test scratch directory.
 pub fn scratch_dir(tag: &str) -> PathBuf {
-    let d =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
+    let d = super::process_dir(tag);
+    assert!(d.is_dir(), "cannot create {}", d.display());
     d
 }
 

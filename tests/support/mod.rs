@@ -73,8 +73,29 @@ pub fn tandem_debug_core(
 /// This test process's own `XDG_RUNTIME_DIR` for the tandems it starts (tests that want
 /// a shared one pass `XDG_RUNTIME_DIR` in their environment).
 pub fn private_runtime_dir() -> std::path::PathBuf {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("runtime-{}", std::process::id()));
+    process_dir("runtime")
+}
+
+/// A directory of this test process's own, `TAG-PID` under Cargo's test scratch
+/// directory. The ones earlier test processes left (their pid no longer running) are
+/// removed first: a machine that runs the suites again and again does not fill its disk
+/// with them.
+pub fn process_dir(tag: &str) -> std::path::PathBuf {
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let prefix = format!("{tag}-");
+    for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = root.join(format!("{tag}-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     dir
 }
