@@ -253,8 +253,7 @@ impl Binary {
 
     /// One unit's symbols as [`Binary::unit_functions`] gives them, but walked for this
     /// caller alone when no request walked the unit before: a pass over every unit (the
-    /// name table's) must not keep them all. The unit's scope paths are kept
-    /// ([`Binary::scope_path_of`] reads them for other units' functions).
+    /// name table's) must not keep them all.
     pub(crate) fn unit_symbols_once(&self, index: usize) -> Result<Arc<UnitSymbols>> {
         let slot = self
             .units()
@@ -273,7 +272,6 @@ impl Binary {
         let syms = self.walk_unit(index, &unit).inspect_err(|e| {
             self.note_unreadable(index, e);
         })?;
-        slot.paths.get_or_init(|| Arc::new(syms.paths.clone()));
         Ok(Arc::new(syms))
     }
 

@@ -356,12 +356,9 @@ impl Binary {
             return done.clone().map_err(crate::Error::from);
         }
         // Nor the units it parsed for this.
-        let kept = self.unit_is_parsed(index);
-        let table = self.build_line_table(index);
-        if !kept {
-            self.evict_unit(index);
-        }
-        Ok(Arc::new(table?))
+        Ok(Arc::new(
+            self.for_pass(index, || self.build_line_table(index))?,
+        ))
     }
 
     /// The file table of one unit's line program (header only), cached.
@@ -383,13 +380,9 @@ impl Binary {
         // A unit parsed for its file table alone is dropped again: a pass over every
         // unit's file table (a `FILE:LINE` breakpoint, the language server's sources)
         // would otherwise keep every unit's abbreviations.
-        let kept = self.unit_is_parsed(index);
         let unit = self
-            .skeleton(index)
+            .for_pass(index, || self.skeleton(index))
             .map_err(|_| gimli::Error::MissingUnitDie)?;
-        if !kept {
-            self.evict_unit(index);
-        }
         let Some(program) = unit.line_program.as_ref() else {
             return Ok(Vec::new());
         };
@@ -403,14 +396,14 @@ impl Binary {
         let mut files = Vec::new();
         for i in 0..count {
             let path = header.file(i).and_then(|entry| {
-                let name = self.dwarf().attr_string(&unit, entry.path_name()).ok()?;
+                let name = unit.string(entry.path_name()).ok()?;
                 let name = PathBuf::from(name.to_string_lossy().ok()?.as_ref());
                 let mut path = PathBuf::new();
                 if let Some(dir) = comp_dir.as_ref() {
                     path.push(dir);
                 }
                 if let Some(dir) = entry.directory(header) {
-                    if let Ok(dir) = self.dwarf().attr_string(&unit, dir) {
+                    if let Ok(dir) = unit.string(dir) {
                         if let Ok(dir) = dir.to_string_lossy() {
                             path.push(dir.as_ref());
                         }

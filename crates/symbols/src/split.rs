@@ -292,7 +292,7 @@ impl Binary {
     /// The `.dwo` name a skeleton unit gives, as written.
     fn dwo_name(&self, skeleton: &Unit) -> Option<String> {
         let value = skeleton.dwo_name().ok().flatten()?;
-        let s = self.dwarf().attr_string(skeleton, value).ok()?;
+        let s = skeleton.string(value).ok()?;
         Some(s.to_string_lossy().ok()?.into_owned())
     }
 

@@ -64,22 +64,20 @@ impl Unit {
     /// NUL a byte at a time, and reading the names of a big C++ program's DIEs (long
     /// linkage names) was 8% of its name table's build.
     pub(crate) fn string(&self, value: AttributeValue<R>) -> gimli::Result<R> {
-        let offset = match value {
-            AttributeValue::DebugStrRef(o) => Some((&self.dwarf.debug_str, o.0)),
+        use gimli::Section;
+        let at = match value {
+            AttributeValue::DebugStrRef(o) => Some((self.dwarf.debug_str.reader(), o.0)),
             AttributeValue::DebugStrOffsetsIndex(i) => self
                 .dwarf
                 .string_offset(self, i)
                 .ok()
-                .map(|o| (&self.dwarf.debug_str, o.0)),
-            AttributeValue::DebugLineStrRef(o) => {
-                let section = gimli::Section::reader(&self.dwarf.debug_line_str);
-                return null_terminated(section, o.0)
-                    .map_or_else(|| self.dwarf.attr_string(self, value), Ok);
-            }
+                .map(|o| (self.dwarf.debug_str.reader(), o.0)),
+            AttributeValue::DebugLineStrRef(o) => Some((self.dwarf.debug_line_str.reader(), o.0)),
             _ => None,
         };
-        match offset.and_then(|(s, o)| null_terminated(gimli::Section::reader(s), o)) {
+        match at.and_then(|(section, offset)| null_terminated(section, offset)) {
             Some(s) => Ok(s),
+            // Other forms, and the errors, as gimli gives them.
             None => self.dwarf.attr_string(self, value),
         }
     }
@@ -184,7 +182,8 @@ pub(crate) struct UnitSlot {
     pub(crate) seqs: crate::seqs::SeqCache,
     pub(crate) funcs: OnceLock<Result<Arc<UnitSymbols>, gimli::Error>>,
     /// The scope paths of the unit's functions without a linkage name (as in `funcs`),
-    /// when `funcs` is not kept (`Binary::unit_symbols_once`).
+    /// made when `funcs` is not kept and another unit's function is named through this
+    /// one's DIEs (`Binary::scope_path_of`); the name table's pass drops them at its end.
     pub(crate) paths: Kept<Arc<std::collections::HashMap<UnitOffset<usize>, Arc<str>>>>,
     /// The address → scope index (`blocks.rs`), built from `funcs` on first use.
     pub(crate) blocks: OnceLock<Result<Arc<crate::blocks::BlockIndex>, gimli::Error>>,
@@ -336,18 +335,25 @@ impl Binary {
             }))
     }
 
-    /// Whether unit `index` is parsed and kept.
-    pub(crate) fn unit_is_parsed(&self, index: usize) -> bool {
-        self.units()
+    /// Runs `work` on unit `index` for a pass over every unit: if the unit was not
+    /// parsed before, its parsed form is dropped again afterwards (see [`Kept`]); one a
+    /// request parsed stays.
+    pub(crate) fn for_pass<T>(&self, index: usize, work: impl FnOnce() -> T) -> T {
+        let kept = self
+            .units()
             .get(index)
-            .is_some_and(|slot| slot.unit.get().is_some())
+            .is_some_and(|slot| slot.unit.get().is_some());
+        let out = work();
+        if !kept {
+            self.evict_unit(index);
+        }
+        out
     }
 
     /// Drops unit `index`'s parsed form (abbreviations, root DIE, line program header,
-    /// split unit): a pass over every unit that found it unparsed leaves it so.
-    /// A split unit stays: whether it is loaded says how its DIE ids read
+    /// split unit). A split unit stays: whether it is loaded says how its DIE ids read
     /// ([`Binary::global_offset`]).
-    pub(crate) fn evict_unit(&self, index: usize) {
+    fn evict_unit(&self, index: usize) {
         if let Some(slot) = self.units().get(index) {
             if slot.dies.get().is_some_and(|u| u.is_split()) {
                 return;
