@@ -436,23 +436,12 @@ fn a_program_that_forks_is_recorded_up_to_its_fork_and_goes_on_unharmed() {
     // the program is the program.
     let left: Vec<i64> = copies().into_iter().filter(|p| *p != pid).collect();
     assert!(left.is_empty(), "snapshots left behind: {left:?}");
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": src}, "breakpoints": []}),
-    );
-    c.ok("continue", json!({"threadId": tid}));
-    let exited = c.event("exited");
-    c.event("terminated");
+    let exited = c.run_to_exit(&src, tid);
     assert_eq!(
         exited["body"]["exitCode"].as_i64().unwrap(),
         i64::from(plain.status.code().unwrap())
     );
-    let printed: String = c
-        .output
-        .iter()
-        .filter(|(cat, _)| cat == "stdout")
-        .map(|(_, t)| t.replace("\r\n", "\n"))
-        .collect();
+    let printed = c.stdout().replace("\r\n", "\n");
     assert_eq!(printed, String::from_utf8_lossy(&plain.stdout));
     c.finish();
     assert!(!alive(pid), "the program is gone");

@@ -179,21 +179,13 @@ fn four_threads_recorded_go_back_to_their_hits_and_forward_to_the_live_end() {
         .filter(|p| *p != pid)
         .collect();
 
-    c.ok(
-        "setBreakpoints",
-        json!({"source": {"path": src}, "breakpoints": []}),
-    );
-    c.ok("continue", json!({"threadId": tid}));
-    let exited = c.event("exited");
-    c.event("terminated");
+    let exited = c.run_to_exit(&src, tid);
     assert_eq!(exited["body"]["exitCode"], 0);
-    let stdout: String = c
-        .output
-        .iter()
-        .filter(|(cat, _)| cat == "stdout")
-        .map(|(_, t)| t.as_str())
-        .collect();
-    assert_eq!(stdout, plain_out, "the output is an undebugged run's, once");
+    assert_eq!(
+        c.stdout(),
+        plain_out,
+        "the output is an undebugged run's, once"
+    );
     c.finish();
     assert!(
         wait_until(std::time::Duration::from_secs(5), || !alive(pid)),

@@ -366,6 +366,28 @@ impl DapClient {
     }
 
     /// Disconnects and waits for tandem to exit 0.
+    /// Clears the breakpoints of `source`, lets thread `thread` run the program to its
+    /// end and waits for `exited` and `terminated`: the `exited` event.
+    pub fn run_to_exit(&mut self, source: &Path, thread: i64) -> Value {
+        self.ok(
+            "setBreakpoints",
+            json!({"source": {"path": source}, "breakpoints": []}),
+        );
+        self.ok("continue", json!({"threadId": thread}));
+        let exited = self.event("exited");
+        self.event("terminated");
+        exited
+    }
+
+    /// What the program wrote to its standard output, as `output` events gave it.
+    pub fn stdout(&self) -> String {
+        self.output
+            .iter()
+            .filter(|(category, _)| category == "stdout")
+            .map(|(_, text)| text.as_str())
+            .collect()
+    }
+
     pub fn finish(mut self) {
         let r = self.request("disconnect", json!({}));
         assert_eq!(r["success"], true, "{r}");
