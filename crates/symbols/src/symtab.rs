@@ -361,6 +361,8 @@ pub(crate) struct Plan<'a> {
     file_rank: Vec<u32>,
     /// Positions in `listed`, in ranking order.
     order: Vec<u32>,
+    /// Where each ranked name's symbols start in `order`, and their end.
+    members: Vec<u32>,
     hay_starts: Vec<u32>,
     masks: Vec<u64>,
     hay_len: usize,
@@ -400,11 +402,8 @@ impl<'a> Plan<'a> {
                 .as_bytes()
                 .cmp(files[b as usize].as_os_str().as_bytes())
         });
-        let mut name_ids = used(names.len(), &mut listed.iter().map(|l| l.name));
-        name_ids.sort_unstable_by(|&a, &b| {
-            let (a, b) = (names[a as usize], names[b as usize]);
-            (a.len(), a).cmp(&(b.len(), b))
-        });
+        let name_ids =
+            by_length_then_bytes(used(names.len(), &mut listed.iter().map(|l| l.name)), names);
         let rank_of = |ids: &[u32], n: usize| {
             let mut rank = vec![0u32; n];
             for (r, &id) in ids.iter().enumerate() {
@@ -422,17 +421,14 @@ impl<'a> Plan<'a> {
             name_ids,
             name_rank,
             file_rank,
-            order: (0..listed.len() as u32).collect(),
+            order: Vec::new(),
+            members: Vec::new(),
             hay_starts: Vec::new(),
             masks: Vec::new(),
             hay_len: 0,
             strings: Vec::new(),
         };
-        // The symbols in ranking order: positions in `listed`, sorted by key (a big
-        // program lists millions: an index each, not a copy of each).
-        let mut order = std::mem::take(&mut plan.order);
-        order.sort_unstable_by_key(|&i| plan.key(i));
-        plan.order = order;
+        (plan.order, plan.members) = plan.ranking_order();
         for &f in &file_ids {
             let f = files[f as usize].as_os_str().as_bytes();
             plan.file_recs
@@ -467,18 +463,47 @@ impl<'a> Plan<'a> {
         plan
     }
 
-    /// A listed symbol's ranking key: (name rank, file rank, line, position).
-    fn key(&self, i: u32) -> (u32, u32, u32, u32) {
-        let l = &self.listed[i as usize];
-        (
-            self.name_rank[l.name as usize],
-            self.file_rank
-                .get(l.file as usize)
-                .copied()
-                .unwrap_or(u32::MAX),
-            l.line,
-            i,
-        )
+    /// A listed symbol's file rank (`u32::MAX` for none).
+    fn file_rank(&self, l: &Listed) -> u32 {
+        self.file_rank
+            .get(l.file as usize)
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// The listed symbols' positions in ranking order — by (name rank, file rank, line,
+    /// position) — and where each name's run starts. The runs are placed by counting
+    /// (a big program lists millions of symbols under a few hundred thousand names), and
+    /// each run is sorted by the rest of the key only when it is not already: symbols
+    /// are listed unit by unit, so a name's run is most often in file and line order.
+    fn ranking_order(&self) -> (Vec<u32>, Vec<u32>) {
+        let names = self.name_ids.len();
+        let mut members = vec![0u32; names + 1];
+        for l in self.listed {
+            members[self.name_rank[l.name as usize] as usize + 1] += 1;
+        }
+        for n in 0..names {
+            members[n + 1] += members[n];
+        }
+        let mut next = members.clone();
+        let mut order = vec![0u32; self.listed.len()];
+        for (i, l) in self.listed.iter().enumerate() {
+            let slot = &mut next[self.name_rank[l.name as usize] as usize];
+            order[*slot as usize] = i as u32;
+            *slot += 1;
+        }
+        drop(next);
+        let rest = |&i: &u32| {
+            let l = &self.listed[i as usize];
+            (self.file_rank(l), l.line, i)
+        };
+        for run in members.windows(2) {
+            let run = &mut order[run[0] as usize..run[1] as usize];
+            if !run.is_sorted_by_key(rest) {
+                run.sort_unstable_by_key(rest);
+            }
+        }
+        (order, members)
     }
 
     /// Bytes of the regions (files, names, haystack starts, members, masks, symbols,
@@ -539,20 +564,25 @@ impl<'a> Plan<'a> {
             u32s(w, &[at, len])?;
         }
         u32s(w, &self.hay_starts)?;
-        let mut next = 0usize;
-        for n in 0..=self.name_ids.len() {
-            while next < self.order.len() && (self.key(self.order[next]).0 as usize) < n {
-                next += 1;
-            }
-            u32s(w, &[next as u32])?;
-        }
+        u32s(w, &self.members)?;
         for m in &self.masks {
             w.write_all(&m.to_le_bytes())?;
         }
-        for &i in &self.order {
-            let l = &self.listed[i as usize];
-            let (name, file, line, _) = self.key(i);
-            u32s(w, &[name, file, line, l.kind, l.unit, l.die])?;
+        for (name, run) in self.members.windows(2).enumerate() {
+            for &i in &self.order[run[0] as usize..run[1] as usize] {
+                let l = &self.listed[i as usize];
+                u32s(
+                    w,
+                    &[
+                        name as u32,
+                        self.file_rank(l),
+                        l.line,
+                        l.kind,
+                        l.unit,
+                        l.die,
+                    ],
+                )?;
+            }
         }
         let mut lower = String::new();
         for &n in &self.name_ids {
@@ -563,6 +593,36 @@ impl<'a> Plan<'a> {
         }
         Ok(())
     }
+}
+
+/// `ids` (of `names`, ascending) in the order of (length, bytes) of their names: placed
+/// by length, then each run of one length sorted by bytes unless it already is (ids of
+/// names sorted by their bytes, as the name table's are, come out in order).
+fn by_length_then_bytes(ids: Vec<u32>, names: &[&str]) -> Vec<u32> {
+    let len = |id: u32| names[id as usize].len();
+    let longest = ids.iter().map(|&id| len(id)).max().unwrap_or(0);
+    let mut starts = vec![0usize; longest + 2];
+    for &id in &ids {
+        starts[len(id) + 1] += 1;
+    }
+    for l in 0..=longest {
+        starts[l + 1] += starts[l];
+    }
+    let mut out = vec![0u32; ids.len()];
+    let mut next = starts.clone();
+    for &id in &ids {
+        let slot = &mut next[len(id)];
+        out[*slot] = id;
+        *slot += 1;
+    }
+    let bytes = |&id: &u32| names[id as usize].as_bytes();
+    for run in starts.windows(2) {
+        let run = &mut out[run[0]..run[1]];
+        if !run.is_sorted_by_key(bytes) {
+            run.sort_unstable_by_key(bytes);
+        }
+    }
+    out
 }
 
 /// Whether an ELF function symbol names something a user declared: not a compiler's
