@@ -41,7 +41,7 @@ use crate::units::DieId;
 
 const MAGIC: &[u8; 8] = b"TNDMIDX\0";
 /// Bumped whenever the layout or the meaning of an entry changes.
-const VERSION: u32 = 6;
+const VERSION: u32 = 7;
 const HEADER: usize = 64;
 /// Bytes of a key slot, an address range, a name and an entry (`table.rs`).
 pub(crate) const SLOT: usize = 20;
@@ -170,9 +170,36 @@ pub(crate) const NAME_FIELDS: usize = 12;
 pub(crate) const TABLE_FIELDS: usize = NAME_FIELDS + crate::symtab::FIELDS;
 
 pub(crate) fn fnv1a(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    })
+    bytes.iter().fold(FNV_BASIS, |h, &b| fnv1a_byte(h, b))
+}
+
+const FNV_BASIS: u32 = 0x811c_9dc5;
+
+fn fnv1a_byte(h: u32, b: u8) -> u32 {
+    (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+}
+
+/// A name table key's hash: FNV-1a of its bytes taken from the last to the first, so that
+/// a name's suffixes are hashed in one pass over it (see [`suffix_key_hashes`]).
+pub(crate) fn key_hash(key: &[u8]) -> u32 {
+    key.iter().rev().fold(FNV_BASIS, |h, &b| fnv1a_byte(h, b))
+}
+
+/// [`key_hash`] of `name[start..]` for each of `starts` (ascending) and for the whole
+/// name, as (start, hash), the whole name's last: one pass over the name from its end.
+pub(crate) fn suffix_key_hashes(name: &[u8], starts: &[usize]) -> Vec<(usize, u32)> {
+    let mut out = Vec::with_capacity(starts.len() + 1);
+    let mut h = FNV_BASIS;
+    let mut end = name.len();
+    for &start in starts.iter().rev().chain(std::iter::once(&0)) {
+        h = name[start..end]
+            .iter()
+            .rev()
+            .fold(h, |h, &b| fnv1a_byte(h, b));
+        out.push((start, h));
+        end = start;
+    }
+    out
 }
 
 /// The CRC-32 of the file at `path` but its own field (header bytes 24..28), read in
@@ -526,7 +553,7 @@ impl CachedIndex {
         if n == 0 || key.is_empty() {
             return None;
         }
-        let hash = fnv1a(key.as_bytes());
+        let hash = key_hash(key.as_bytes());
         let mut slot = hash as usize & (n - 1);
         for _ in 0..n {
             let at = s0 + slot * SLOT;
@@ -927,5 +954,30 @@ mod tests {
             crc_of_file(&f, 0..len + 1, 0..0).map_err(|e| e.kind()),
             Err(std::io::ErrorKind::UnexpectedEof)
         );
+    }
+
+    /// The one pass over a name gives each suffix the hash a lookup of that suffix
+    /// computes on its own.
+    #[test]
+    fn suffix_hashes_in_one_pass_are_those_of_each_suffix() {
+        for name in [
+            "std::map<std::string, int>::find",
+            "a::b::c",
+            "main",
+            "",
+            "ns::(anonymous namespace)::f",
+        ] {
+            let starts = crate::table::suffix_starts(name);
+            let got = super::suffix_key_hashes(name.as_bytes(), &starts);
+            let mut want: Vec<(usize, u32)> = starts
+                .iter()
+                .rev()
+                .chain(std::iter::once(&0))
+                .map(|&s| (s, super::key_hash(&name.as_bytes()[s..])))
+                .collect();
+            assert_eq!(got, want, "{name}");
+            want.dedup_by_key(|w| w.1);
+            assert_eq!(want.len(), starts.len() + 1, "{name}: distinct hashes");
+        }
     }
 }

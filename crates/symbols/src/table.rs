@@ -10,9 +10,10 @@
 //! ```text
 //! address map: (start u64, end u64, unit u32, 0 u32), sorted by start
 //! key slots:   (hash u32, key offset u32, key length u32, first link u32, links u32),
-//!              open addressing (FNV-1a, linear probing, a power of two of slots); a key
-//!              is a name or one of its `::`-suffixes, its bytes those of a name in the
-//!              strings (a suffix points into its name)
+//!              open addressing (FNV-1a of the key's bytes from last to first, so one
+//!              pass over a name hashes all its suffixes; linear probing, a power of two
+//!              of slots); a key is a name or one of its `::`-suffixes, its bytes those
+//!              of a name in the strings (a suffix points into its name)
 //! links:       u32 name indices, each key's ascending
 //! names:       (string offset u32, length u32, first entry u32, entries u32), the distinct
 //!              names sorted by their bytes
@@ -381,13 +382,9 @@ impl Gathered {
         // Keys: every name and its suffixes, equal keys merged (by hash, then bytes).
         let mut key_rows: Vec<(u32, u32, u32)> = Vec::new();
         for (r, s) in sorted.iter().enumerate() {
-            key_rows.push((crate::cache::fnv1a(s.as_bytes()), r as u32, 0));
-            for start in suffix_starts(s) {
-                key_rows.push((
-                    crate::cache::fnv1a(&s.as_bytes()[start..]),
-                    r as u32,
-                    start as u32,
-                ));
+            let starts = suffix_starts(s);
+            for (start, hash) in crate::cache::suffix_key_hashes(s.as_bytes(), &starts) {
+                key_rows.push((hash, r as u32, start as u32));
             }
         }
         let key_of = |k: &(u32, u32, u32)| &sorted[k.1 as usize].as_bytes()[k.2 as usize..];
