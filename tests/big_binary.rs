@@ -423,13 +423,10 @@ fn break_on(binary: &Path, name: &str) -> (Vec<usize>, bool, Vec<(String, i64)>)
 
 #[test]
 fn a_gdb_index_names_the_one_unit_of_a_function_no_elf_symbol_has() {
-    // big::u93::local_step93 is only inlined: .symtab does not have it. Without an index
-    // section the answer waits for the name table (every unit's DIEs); with
-    // gdb-add-index's .gdb_index, it walks only the unit the index names (or none, if the
-    // background index walked that unit first).
+    // big::u93::local_step93 is only inlined: .symtab does not have it. With
+    // gdb-add-index's .gdb_index, finding it walks only the unit the index names (or
+    // none, if the background index walked that unit first).
     let name = "big::u93::local_step93";
-    // Without an index section the answer needs the name table: the asking thread or
-    // the background builds it first, whichever logs last (not asserted: a race).
     let (_, _, plain_frames) = break_on(program(), name);
     let (indexed_walks, indexed_early, indexed_frames) = break_on(indexed_program(), name);
     assert!(
@@ -446,6 +443,23 @@ fn a_gdb_index_names_the_one_unit_of_a_function_no_elf_symbol_has() {
     );
     let (gdb_frames, _) = gdb_at(name, &[]);
     assert_eq!(indexed_frames, gdb_frames, "frames against gdb's");
+}
+
+#[test]
+fn a_function_no_elf_symbol_has_is_found_in_its_siblings_units() {
+    // Without an index section, big::u93::local_step93 (only inlined) is looked for in
+    // the units holding the code of the functions of its scope that .symtab has
+    // (big::u93::work and the others of `big::u93::`): one unit, not the name table of
+    // all 162. Its stop is gdb's.
+    let name = "big::u93::local_step93";
+    let (walks, early, frames) = break_on(program(), name);
+    assert!(early, "the answer does not wait for the full index");
+    assert!(
+        !walks.is_empty() && walks.len() <= 2,
+        "finding it walked units {walks:?}"
+    );
+    let (gdb_frames, _) = gdb_at(name, &[]);
+    assert_eq!(frames, gdb_frames, "frames against gdb's");
 }
 
 #[test]

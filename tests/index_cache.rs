@@ -175,7 +175,7 @@ fn a_second_session_hits_the_cache_instead_of_building_the_index() {
     assert_eq!(top, "big::u93::local_step93");
     eprintln!("warm session to the stop and disconnect: {elapsed:?}");
 
-    // The same stop without the cache (its answer waits for the full index).
+    // The same stop without the cache (found in the units of its siblings' code).
     let empty = scratch_dir("cache-hit-cold");
     let (log, _, cold_top) = break_session(program(), &empty);
     assert!(log.contains("index cache miss"));

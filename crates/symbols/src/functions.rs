@@ -19,6 +19,10 @@ use crate::units::{attr_u64, Die, DieId, Unit};
 /// qualified name must be built from it) and tag.
 pub(crate) type Scopes = [(isize, Option<crate::reader::R>, gimli::DwTag)];
 
+/// At most this many units are walked to find a function through its siblings' symbols
+/// ([`Binary::functions_by_sibling_symbols`]).
+const SIBLING_UNITS: usize = 32;
+
 /// A symbol from the ELF symbol table.
 #[derive(Clone, Debug)]
 pub(crate) struct ElfSymbol {
@@ -789,6 +793,44 @@ impl Binary {
         out.sort_by(|a, b| (a.entry(), &a.name).cmp(&(b.entry(), &b.name)));
         out.dedup_by(|a, b| a.entry().is_some() && a.entry() == b.entry());
         Ok(out)
+    }
+
+    /// Finds a function no ELF symbol names — inlined wherever it is called, as many of
+    /// Rust's and C++'s small functions are — in the units that hold the code of its
+    /// siblings: the functions of its scope (`tandem::` for `tandem::ps`, `ns::Class::`
+    /// for `ns::Class::get`) that have ELF symbols. A compiler emits an inlined function's
+    /// abstract DIE in the units that inline it, and a function is most often called from
+    /// its own module or class. The answer is what the full index gives for these units
+    /// (a subset of its whole answer: the caller adds the other units' inlined copies once
+    /// the index is built). `None` for a query without a scope, when no sibling has a
+    /// symbol, when the siblings' code spans more than [`SIBLING_UNITS`] units (a walk of
+    /// those would cost what the index does), or when none of the units has the function.
+    pub fn functions_by_sibling_symbols(&self, query: &str) -> Option<Vec<Function>> {
+        let query = names::normalize(query);
+        let (scope, _) = query.rsplit_once("::")?;
+        let prefix = format!("{scope}::");
+        // Mangling keeps identifiers verbatim: a sibling's raw name holds the scope's
+        // innermost component, which spares demangling the symbols that cannot match.
+        let inner = scope.rsplit("::").next().unwrap_or_default();
+        if inner.is_empty() || !inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        let mut units: Vec<usize> = Vec::new();
+        for s in self.elf_symbols() {
+            if s.kind != SymbolKind::Function || s.addr == 0 || !s.name().contains(inner) {
+                continue;
+            }
+            if names::normalize(s.demangled()).starts_with(&prefix) {
+                units.extend(self.units_for_addr(s.addr).first());
+                units.sort_unstable();
+                units.dedup();
+                if units.len() > SIBLING_UNITS {
+                    return None;
+                }
+            }
+        }
+        let found = self.functions_in_units(&units, &query).ok()?;
+        (!found.is_empty()).then_some(found)
     }
 
     /// The entry addresses of the functions whose ELF symbol matches `query` (as

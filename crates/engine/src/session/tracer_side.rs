@@ -669,8 +669,9 @@ pub(super) fn resolve_in_with(
                 // its functions by ELF symbol, reading only the units that match.
                 // The main executable's name table may still be building in the
                 // background: until it is, find the function the same way (its inlined
-                // copies are added when the table is done, see `index.rs`), and wait
-                // for the table only for a name no ELF symbol has.
+                // copies are added when the table is done, see `index.rs`); a name no
+                // ELF symbol has is looked for in the units of its siblings' code, and
+                // waits for the table only when they do not have it.
                 // The name table (or a `.gdb_index`, `.debug_names`) names the units
                 // that define the function: walking those gives the whole answer
                 // (inlined copies too) at once.
@@ -682,7 +683,11 @@ pub(super) fn resolve_in_with(
                 } else if m.main && !b.has_index_cache() && indexed_in_background(b) {
                     match b.functions_by_symbol_name(name) {
                         Ok(quick) if !quick.is_empty() => Ok(quick),
-                        _ => b.functions_by_name(name),
+                        // No symbol: the units of its siblings' code, else the table.
+                        _ => match b.functions_by_sibling_symbols(name) {
+                            Some(found) => Ok(found),
+                            None => b.functions_by_name(name),
+                        },
                     }
                 } else {
                     b.functions_by_name(name)
