@@ -1051,6 +1051,14 @@ fn a_breakpoint_in_a_library_loaded_later_resolves_when_it_loads() {
     assert_eq!(changed["body"]["breakpoint"]["verified"], true);
     let stop = c.event("stopped");
     assert_eq!(stop["body"]["hitBreakpointIds"], json!([bp["id"]]));
+    // The library loaded while the program ran is told right after the stop (not before
+    // it: reading the modules then would hold `stopped` back for the engine's unwind).
+    let module = c.event("module");
+    assert_eq!(module["body"]["reason"], "new", "{module}");
+    assert_eq!(
+        module["body"]["module"]["name"], "libplugin-dap.so",
+        "{module}"
+    );
     let tid = stop["body"]["threadId"].as_i64().unwrap();
     let f = c.frames(tid);
     assert_eq!(f[0]["name"], "plugin_add");
