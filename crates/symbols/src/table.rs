@@ -456,7 +456,9 @@ impl Gathered {
             }
             file_rank[id as usize] = files.len() as u32 - 1;
         }
-        listed.sort_unstable();
+        // By (unit, place in the unit), which no two rows share: comparing the rest of
+        // the row would decide nothing.
+        listed.sort_unstable_by_key(|l| (l.unit, l.pos));
         // In place (the rows are as big as what they become).
         let listing: Vec<crate::symtab::Listed> = listed
             .into_iter()
