@@ -751,3 +751,34 @@ fn a_disconnect_answers_a_function_breakpoint_waiting_for_the_index() {
     assert_eq!(r["success"], true, "{r}");
     c.peer.wait_exit(Duration::from_secs(20));
 }
+
+#[test]
+fn cancelling_the_wait_s_progress_answers_the_request_then_those_behind_it() {
+    let mut c = client();
+    let set = c.send_request(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "big::no_such_function_anywhere"}]}),
+    );
+    let threads = c.send_request("threads", json!({}));
+    let seen = c.messages_until(|m| m["event"] == "progressStart" && m["body"]["title"] == WAITING);
+    assert!(
+        !seen.iter().any(response_to(threads)),
+        "threads overtook it"
+    );
+    let progress = seen.last().unwrap()["body"]["progressId"].clone();
+    c.send_request("cancel", json!({"progressId": progress}));
+    let seen = c.messages_until(response_to(threads));
+    let answered = seen
+        .iter()
+        .position(response_to(set))
+        .expect("the held request answered before the one behind it");
+    assert_eq!(seen[answered]["message"], "cancelled", "{}", seen[answered]);
+    let ended = seen
+        .iter()
+        .find(|m| m["event"] == "progressEnd" && m["body"]["progressId"] == progress)
+        .expect("the wait's progress ended");
+    assert_eq!(ended["body"]["message"], "cancelled", "{ended}");
+    let threads = seen.last().unwrap();
+    assert_eq!(threads["success"], true, "{threads}");
+    finish(c);
+}
