@@ -782,3 +782,48 @@ fn cancelling_the_wait_s_progress_answers_the_request_then_those_behind_it() {
     assert_eq!(threads["success"], true, "{threads}");
     finish(c);
 }
+
+#[test]
+fn function_breakpoints_set_before_launch_are_set_when_the_index_is_done() {
+    // Set before the launch, `local_step93` (only the name table finds it) does not hold
+    // the launch back: it is answered pending, the launch at once, and the breakpoint is
+    // set (a `breakpoint` event) when the table is done, before the configurationDone
+    // sent meanwhile is served.
+    let mut c = DapClient::with_peer(spawn_cold());
+    c.initialize_with(json!({"supportsProgressReporting": true}));
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "local_step93"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], false, "{body}");
+    let id = body["breakpoints"][0]["id"].clone();
+    let launch = c.send_request("launch", json!({"program": program()}));
+    let seen = c.messages_until(response_to(launch));
+    assert_eq!(seen.last().unwrap()["success"], true, "{seen:#?}");
+    let wait = waiting_progress(&seen).expect("a progress for the wait").1;
+    assert_eq!(wait["body"]["cancellable"], true, "{wait}");
+    if let Some(indexing) = indexing_progress(&seen) {
+        assert!(
+            !seen
+                .iter()
+                .any(|m| m["event"] == "progressEnd" && m["body"]["progressId"] == *indexing),
+            "the launch waited for the index: {seen:#?}"
+        );
+    }
+    let done = c.send_request("configurationDone", json!({}));
+    let seen = c.messages_until(response_to(done));
+    let changed = seen
+        .iter()
+        .find(|m| m["event"] == "breakpoint" && m["body"]["breakpoint"]["id"] == id)
+        .expect("the breakpoint set before configurationDone was answered");
+    assert_eq!(changed["body"]["breakpoint"]["verified"], true, "{changed}");
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = source_frames(&c.frames(tid));
+    let log = plain(&finish(c));
+    let launched = log.find("handled command=launch").unwrap();
+    let indexed = log.find("background index built").unwrap();
+    assert!(launched < indexed, "the launch waited for the index");
+    let (gdb_frames, _) = gdb_at("big::u93::local_step93", &[]);
+    assert_eq!(frames, gdb_frames, "the stop against gdb's");
+}

@@ -12,6 +12,13 @@
 //! when the client cancels — `cancel` with the held request's `requestId` or with the
 //! progress's `progressId` answers it `cancelled` and sets none of its breakpoints.
 //!
+//! The function breakpoints set before a launch are held the same way when the launch
+//! would otherwise wait for the table to set them: the launch is answered, they stay
+//! pending, and once the table is done they are set and reported as `breakpoint`
+//! events (`changed`); cancelling the progress leaves them pending. Not when the
+//! configuration is done already: the program then runs at once, and must not run
+//! past them, so the launch sets them, waiting.
+//!
 //! Every request that arrives while one is held waits behind it, in order (a
 //! `configurationDone` or `continue` must not run the program before the breakpoints
 //! it was asked after are set), except `cancel`, served at once. A `disconnect` or
@@ -21,10 +28,10 @@
 use super::*;
 use crate::server::Adapter;
 
-/// A `setFunctionBreakpoints` waiting for the name table.
+/// Function breakpoints waiting for the name table.
 pub(super) struct HeldFunctions {
-    seq: i64,
-    args: SetFunctionBreakpointsArguments,
+    /// The request to answer: `None` for the breakpoints stored before a launch.
+    request: Option<(i64, SetFunctionBreakpointsArguments)>,
     progress_id: Option<String>,
 }
 
@@ -119,8 +126,33 @@ impl Debugger {
             &format!("finding function '{name}' needs the program's full index"),
         );
         self.held_functions = Some(HeldFunctions {
-            seq: req.seq,
-            args,
+            request: Some((req.seq, args)),
+            progress_id,
+        });
+        true
+    }
+
+    /// Holds the function breakpoints stored before the launch that just started the
+    /// program when setting them would wait for the name table (and the program waits
+    /// for `configurationDone` meanwhile): true when they are held.
+    pub(super) fn hold_stored_functions(&mut self) -> bool {
+        if self.holding() || self.configured || self.function_bps.is_empty() {
+            return false;
+        }
+        let Ok(session) = self.live() else {
+            return false;
+        };
+        let names: Vec<&str> = self.function_bps.iter().map(|b| b.name.trim()).collect();
+        let Some(name) = session.engine().function_waiting_for_index(&names) else {
+            return false;
+        };
+        tracing::debug!(%name, "the stored function breakpoints wait for the index");
+        let progress_id = self.progress_start_cancellable(
+            "Waiting for the debug information index",
+            &format!("finding function '{name}' needs the program's full index"),
+        );
+        self.held_functions = Some(HeldFunctions {
+            request: None,
             progress_id,
         });
         true
@@ -143,14 +175,21 @@ impl Debugger {
             return;
         };
         self.end_held_progress(held.progress_id, "done");
-        match self.set_function_breakpoints(held.args) {
-            Ok(body) => self
-                .out
-                .success(held.seq, SetFunctionBreakpoints::COMMAND, body),
-            Err(Failure(message)) => {
-                self.out
-                    .error(held.seq, SetFunctionBreakpoints::COMMAND, &message)
+        let Some((seq, args)) = held.request else {
+            // Stored before the launch: answered pending then, reported now.
+            if let Ok(bps) = self.apply_functions() {
+                for bp in bps {
+                    self.after("breakpoint", json!({"reason": "changed", "breakpoint": bp}));
+                }
             }
+            self.flush_after();
+            return;
+        };
+        match self.set_function_breakpoints(args) {
+            Ok(body) => self.out.success(seq, SetFunctionBreakpoints::COMMAND, body),
+            Err(Failure(message)) => self
+                .out
+                .error(seq, SetFunctionBreakpoints::COMMAND, &message),
         }
         self.flush_after();
     }
@@ -159,28 +198,34 @@ impl Debugger {
     /// its breakpoints set (those set before stay). Its seq, when it was cancelled.
     fn cancel_held(&mut self, progress_id: Option<&str>, request_id: Option<i64>) -> Option<i64> {
         let held = self.held_functions.as_ref()?;
+        let seq = held.request.as_ref().map(|(seq, _)| *seq);
         let ours = progress_id.is_some() && progress_id == held.progress_id.as_deref();
-        if !ours && request_id != Some(held.seq) {
+        if !ours && (request_id.is_none() || request_id != seq) {
             return None;
         }
-        let seq = held.seq;
         self.abandon_held("cancelled");
-        Some(seq)
+        seq
     }
 
-    /// Answers the held request, if any, with an error and sets none of its breakpoints.
+    /// Answers the held request, if any, with an error and sets none of its breakpoints
+    /// (breakpoints stored before the launch stay pending).
     fn abandon_held(&mut self, message: &str) {
         let Some(held) = self.held_functions.take() else {
             return;
         };
-        tracing::debug!(
-            seq = held.seq,
-            message,
-            "held setFunctionBreakpoints answered"
-        );
         self.end_held_progress(held.progress_id, "cancelled");
-        self.out
-            .error(held.seq, SetFunctionBreakpoints::COMMAND, message);
+        match held.request {
+            Some((seq, _)) => {
+                tracing::debug!(seq, message, "held setFunctionBreakpoints answered");
+                self.out
+                    .error(seq, SetFunctionBreakpoints::COMMAND, message);
+            }
+            None if message == "cancelled" => self.console(
+                "the function breakpoints set before the launch stay pending: the wait for \
+                 the program's index was cancelled (set them again to have them)",
+            ),
+            None => {}
+        }
     }
 
     fn end_held_progress(&self, progress_id: Option<String>, message: &str) {
