@@ -753,7 +753,7 @@ fn a_disconnect_answers_a_function_breakpoint_waiting_for_the_index() {
 }
 
 #[test]
-fn cancelling_the_wait_s_progress_answers_the_request_then_those_behind_it() {
+fn cancelling_the_progress_of_the_wait_answers_the_request_then_those_behind_it() {
     let mut c = client();
     let set = c.send_request(
         "setFunctionBreakpoints",
