@@ -3,6 +3,8 @@
 //! drives the real `tandem dap`, reads how many units' DIE trees requests walked from
 //! its debug log (`tandem::parse`, "a request walked a unit's DIEs": the background
 //! index's own walks are not counted there), and compares frames and values with gdb's.
+//! A function breakpoint that only the full index can find is held with a cancellable
+//! progress while the index builds, and the requests after it wait their turn.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -612,4 +614,216 @@ fn other_units_globals_enumerators_and_classes_are_read_from_the_name_table_as_g
             );
         }
     }
+}
+
+/// The title of the progress of a request waiting for the name table.
+const WAITING: &str = "Waiting for the debug information index";
+
+fn response_to(seq: i64) -> impl Fn(&Value) -> bool {
+    move |m: &Value| m["type"] == "response" && m["request_seq"] == seq
+}
+
+/// The `progressStart` of the wait for the name table among `messages`, and where.
+fn waiting_progress(messages: &[Value]) -> Option<(usize, &Value)> {
+    messages
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m["event"] == "progressStart" && m["body"]["title"] == WAITING)
+}
+
+/// The id of the indexing progress among `messages`.
+fn indexing_progress(messages: &[Value]) -> Option<&Value> {
+    messages
+        .iter()
+        .find(|m| {
+            m["event"] == "progressStart" && m["body"]["title"] == "Indexing debug information"
+        })
+        .map(|m| &m["body"]["progressId"])
+}
+
+#[test]
+fn a_function_breakpoint_that_needs_the_index_waits_with_progress_and_holds_what_follows() {
+    // `local_step93` unqualified: only inlined (no ELF symbol) and without a scope whose
+    // siblings' units could have it, so only the name table finds it. The request is
+    // held while the table builds: the indexing progress goes on meanwhile, and the
+    // `configurationDone` sent right after it is not served before it.
+    let mut c = client();
+    let set = c.send_request(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "local_step93"}]}),
+    );
+    let done = c.send_request("configurationDone", json!({}));
+    let before = c.messages_until(response_to(set));
+    let response = before.last().unwrap();
+    assert_eq!(response["success"], true, "{response}");
+    let bp = &response["body"]["breakpoints"][0];
+    assert_eq!(bp["verified"], true, "{bp}");
+
+    let (at, wait) = waiting_progress(&before).expect("a progress for the wait");
+    assert_eq!(wait["body"]["cancellable"], true, "{wait}");
+    let message = wait["body"]["message"].as_str().unwrap();
+    assert!(message.contains("local_step93"), "{message}");
+    let indexing = indexing_progress(&before).expect("the indexing progress");
+    let updates_while_held = before[at..]
+        .iter()
+        .filter(|m| m["event"] == "progressUpdate" && m["body"]["progressId"] == *indexing)
+        .count();
+    assert!(
+        updates_while_held > 0,
+        "the indexing progress flowed while the request waited: {before:#?}"
+    );
+    let ended = |id: &Value| {
+        before
+            .iter()
+            .any(|m| m["event"] == "progressEnd" && m["body"]["progressId"] == *id)
+    };
+    assert!(ended(indexing), "answered once the table was done");
+    assert!(
+        ended(&wait["body"]["progressId"]),
+        "the wait's progress ended"
+    );
+    assert!(
+        !before.iter().any(response_to(done)),
+        "configurationDone was served before the request sent ahead of it"
+    );
+
+    let r = c.response_to(done);
+    assert_eq!(r["success"], true, "{r}");
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = source_frames(&c.frames(tid));
+    finish(c);
+    let (gdb_frames, _) = gdb_at("big::u93::local_step93", &[]);
+    assert_eq!(frames, gdb_frames, "the stop against gdb's");
+}
+
+#[test]
+fn a_function_breakpoint_waiting_for_the_index_is_cancelled_by_its_request_id() {
+    // `big::` has ELF symbols in far more than 32 units: a name of that scope no symbol
+    // has is looked for in the name table, which alone can say there is none.
+    let mut c = client();
+    let set = c.send_request(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "big::no_such_function_anywhere"}]}),
+    );
+    let mut seen =
+        c.messages_until(|m| m["event"] == "progressStart" && m["body"]["title"] == WAITING);
+    let cancel = c.send_request("cancel", json!({"requestId": set}));
+    seen.extend(c.messages_until(response_to(set)));
+    let response = seen.last().unwrap();
+    assert_eq!(response["success"], false, "{response}");
+    assert_eq!(response["message"], "cancelled", "{response}");
+    // Well before the table was done: its progress had not ended.
+    if let Some(indexing) = indexing_progress(&seen) {
+        assert!(
+            !seen
+                .iter()
+                .any(|m| m["event"] == "progressEnd" && m["body"]["progressId"] == *indexing),
+            "answered only once the table was done: {seen:#?}"
+        );
+    }
+    let r = c.response_to(cancel);
+    assert_eq!(r["success"], true, "{r}");
+
+    // The session goes on: the program runs to its end, no breakpoint in its way.
+    c.ok("configurationDone", json!({}));
+    let exited = c.event("exited");
+    assert_eq!(exited["body"]["exitCode"], 0, "{exited}");
+    finish(c);
+}
+
+#[test]
+fn a_disconnect_answers_a_function_breakpoint_waiting_for_the_index() {
+    let mut c = client();
+    let set = c.send_request(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "big::no_such_function_anywhere"}]}),
+    );
+    c.messages_until(|m| m["event"] == "progressStart" && m["body"]["title"] == WAITING);
+    let bye = c.send_request("disconnect", json!({}));
+    let r = c.response_to(set);
+    assert_eq!(r["success"], false, "{r}");
+    assert!(
+        r["message"].as_str().unwrap().contains("session ends"),
+        "{r}"
+    );
+    let r = c.response_to(bye);
+    assert_eq!(r["success"], true, "{r}");
+    c.peer.wait_exit(Duration::from_secs(20));
+}
+
+#[test]
+fn cancelling_the_progress_of_the_wait_answers_the_request_then_those_behind_it() {
+    let mut c = client();
+    let set = c.send_request(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "big::no_such_function_anywhere"}]}),
+    );
+    let threads = c.send_request("threads", json!({}));
+    let seen = c.messages_until(|m| m["event"] == "progressStart" && m["body"]["title"] == WAITING);
+    assert!(
+        !seen.iter().any(response_to(threads)),
+        "threads overtook it"
+    );
+    let progress = seen.last().unwrap()["body"]["progressId"].clone();
+    c.send_request("cancel", json!({"progressId": progress}));
+    let seen = c.messages_until(response_to(threads));
+    let answered = seen
+        .iter()
+        .position(response_to(set))
+        .expect("the held request answered before the one behind it");
+    assert_eq!(seen[answered]["message"], "cancelled", "{}", seen[answered]);
+    let ended = seen
+        .iter()
+        .find(|m| m["event"] == "progressEnd" && m["body"]["progressId"] == progress)
+        .expect("the wait's progress ended");
+    assert_eq!(ended["body"]["message"], "cancelled", "{ended}");
+    let threads = seen.last().unwrap();
+    assert_eq!(threads["success"], true, "{threads}");
+    finish(c);
+}
+
+#[test]
+fn function_breakpoints_set_before_launch_are_set_when_the_index_is_done() {
+    // Set before the launch, `local_step93` (only the name table finds it) does not hold
+    // the launch back: it is answered pending, the launch at once, and the breakpoint is
+    // set (a `breakpoint` event) when the table is done, before the configurationDone
+    // sent meanwhile is served.
+    let mut c = DapClient::with_peer(spawn_cold());
+    c.initialize_with(json!({"supportsProgressReporting": true}));
+    let body = c.ok(
+        "setFunctionBreakpoints",
+        json!({"breakpoints": [{"name": "local_step93"}]}),
+    );
+    assert_eq!(body["breakpoints"][0]["verified"], false, "{body}");
+    let id = body["breakpoints"][0]["id"].clone();
+    let launch = c.send_request("launch", json!({"program": program()}));
+    let seen = c.messages_until(response_to(launch));
+    assert_eq!(seen.last().unwrap()["success"], true, "{seen:#?}");
+    let wait = waiting_progress(&seen).expect("a progress for the wait").1;
+    assert_eq!(wait["body"]["cancellable"], true, "{wait}");
+    if let Some(indexing) = indexing_progress(&seen) {
+        assert!(
+            !seen
+                .iter()
+                .any(|m| m["event"] == "progressEnd" && m["body"]["progressId"] == *indexing),
+            "the launch waited for the index: {seen:#?}"
+        );
+    }
+    let done = c.send_request("configurationDone", json!({}));
+    let seen = c.messages_until(response_to(done));
+    let changed = seen
+        .iter()
+        .find(|m| m["event"] == "breakpoint" && m["body"]["breakpoint"]["id"] == id)
+        .expect("the breakpoint set before configurationDone was answered");
+    assert_eq!(changed["body"]["breakpoint"]["verified"], true, "{changed}");
+    let stop = c.event("stopped");
+    let tid = stop["body"]["threadId"].as_i64().unwrap();
+    let frames = source_frames(&c.frames(tid));
+    let log = plain(&finish(c));
+    let launched = log.find("handled command=launch").unwrap();
+    let indexed = log.find("background index built").unwrap();
+    assert!(launched < indexed, "the launch waited for the index");
+    let (gdb_frames, _) = gdb_at("big::u93::local_step93", &[]);
+    assert_eq!(frames, gdb_frames, "the stop against gdb's");
 }

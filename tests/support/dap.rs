@@ -248,6 +248,30 @@ impl DapClient {
         }
     }
 
+    /// Every message up to and including the first that `stop` accepts, in the order
+    /// they arrived (those kept by earlier waits first), consumed: for tests of what
+    /// comes before what.
+    pub fn messages_until(&mut self, stop: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Some(m) = self.events.pop_front() {
+            let done = stop(&m);
+            out.push(m);
+            if done {
+                return out;
+            }
+        }
+        loop {
+            let m = self
+                .next_message(PATIENCE)
+                .unwrap_or_else(|| panic!("no such message; stderr:\n{}", self.peer.stderr()));
+            let done = stop(&m);
+            out.push(m);
+            if done {
+                return out;
+            }
+        }
+    }
+
     /// Waits for a request from tandem (a reverse request such as `runInTerminal`).
     pub fn adapter_request(&mut self, command: &str) -> Value {
         if let Some(i) = self

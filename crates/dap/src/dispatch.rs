@@ -122,7 +122,7 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
         Restart::COMMAND => route!(Restart, restart),
         ConfigurationDone::COMMAND => route!(ConfigurationDone, configuration_done),
         SetBreakpoints::COMMAND => route!(SetBreakpoints, set_breakpoints),
-        SetFunctionBreakpoints::COMMAND => route!(SetFunctionBreakpoints, set_function_breakpoints),
+        SetFunctionBreakpoints::COMMAND => crate::debugger::hold::set_function_breakpoints(a, req),
         SetInstructionBreakpoints::COMMAND => {
             route!(SetInstructionBreakpoints, set_instruction_breakpoints)
         }
@@ -150,7 +150,7 @@ pub(crate) fn dispatch(a: &mut Adapter, req: &dap::Request) -> Flow {
         Modules::COMMAND => route!(Modules, modules),
         ReadMemory::COMMAND => route!(ReadMemory, read_memory),
         WriteMemory::COMMAND => route!(WriteMemory, write_memory),
-        Cancel::COMMAND => route!(Cancel, cancel),
+        Cancel::COMMAND => crate::debugger::hold::cancel(a, req),
         ExceptionInfo::COMMAND => route!(ExceptionInfo, exception_info),
         DataBreakpointInfo::COMMAND => route!(DataBreakpointInfo, data_breakpoint_info),
         SetDataBreakpoints::COMMAND => route!(SetDataBreakpoints, set_data_breakpoints),

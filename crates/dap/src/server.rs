@@ -99,6 +99,7 @@ where
         initialized: false,
         last_seq: 0,
         queue: VecDeque::new(),
+        deferred: VecDeque::new(),
         cancelled: HashSet::new(),
         debugger: Debugger::new(out, manager, output_tx),
         output_rx,
@@ -112,6 +113,8 @@ where
 /// Everything the main loop reacts to.
 enum Event {
     Client(Inbound),
+    /// A request that waited behind a held one, now served.
+    Deferred(dap::Request),
     Debuggee(procman::DebugEvent),
     /// The debuggee's event stream closed (the session ended).
     DebuggeeGone,
@@ -132,6 +135,8 @@ pub(crate) struct Adapter {
     last_seq: i64,
     /// Client messages read ahead of the one being handled (to see `cancel`s early).
     queue: VecDeque<Inbound>,
+    /// Requests waiting behind a held one (`debugger/hold.rs`), in order.
+    pub(crate) deferred: VecDeque<dap::Request>,
     /// Requests the client cancelled before they were handled.
     pub(crate) cancelled: HashSet<i64>,
     pub(crate) debugger: Debugger,
@@ -146,6 +151,12 @@ pub(crate) enum Flow {
 
 impl Adapter {
     fn next_event(&mut self, inbound: &Receiver<Inbound>) -> Option<Event> {
+        // What waited behind a held request came before anything read ahead.
+        if !self.debugger.holding() {
+            if let Some(req) = self.deferred.pop_front() {
+                return Some(Event::Deferred(req));
+            }
+        }
         if let Some(m) = self.queue.pop_front() {
             return Some(Event::Client(m));
         }
@@ -216,7 +227,9 @@ impl Adapter {
                 Event::Client(Inbound::Frame(body)) => match dap::decode(&body) {
                     Ok(ProtocolMessage::Request(req)) => {
                         self.last_seq = req.seq;
-                        if let Flow::End(ending) = self.on_request(req) {
+                        if let Some(Flow::End(ending)) =
+                            self.defer_if_held(req).map(|req| self.on_request(req))
+                        {
                             return ending;
                         }
                     }
@@ -242,8 +255,21 @@ impl Adapter {
                     tracing::error!("closing the connection: {err}");
                     return Ending::Abrupt;
                 }
-                Event::Debuggee(ev) => self.debugger.on_debuggee_event(ev, &self.output_rx),
-                Event::DebuggeeGone => self.debugger.on_debuggee_gone(),
+                Event::Deferred(req) => {
+                    if let Some(Flow::End(ending)) =
+                        self.defer_if_held(req).map(|req| self.on_request(req))
+                    {
+                        return ending;
+                    }
+                }
+                Event::Debuggee(ev) => {
+                    self.debugger.on_debuggee_event(ev, &self.output_rx);
+                    self.debugger.settle_held();
+                }
+                Event::DebuggeeGone => {
+                    self.debugger.on_debuggee_gone();
+                    self.debugger.settle_held();
+                }
                 Event::Output(chunk) => self.debugger.on_output(chunk),
                 Event::Fetch(report) => self.on_fetch(report),
                 Event::ChildTimeout => self.debugger.on_child_timeouts(),

@@ -53,7 +53,8 @@ impl Debugger {
                 changed.extend(bps);
             }
         }
-        if !self.function_bps.is_empty() {
+        // Those that would wait for the background index are set when it is done.
+        if !self.function_bps.is_empty() && !self.hold_stored_functions() {
             if let Ok(bps) = self.apply_functions() {
                 changed.extend(bps);
             }

@@ -351,7 +351,11 @@ impl Debugger {
         }
     }
 
-    fn progress_start_cancellable(&mut self, title: &str, message: &str) -> Option<String> {
+    pub(super) fn progress_start_cancellable(
+        &mut self,
+        title: &str,
+        message: &str,
+    ) -> Option<String> {
         if !self.client.progress {
             return None;
         }

@@ -112,8 +112,9 @@ impl Debugger {
     }
 
     /// The background index's progress as `progressStart` / `progressUpdate` /
-    /// `progressEnd` (for a client that asked for progress). Nothing waits on it, so it
-    /// is not cancellable.
+    /// `progressEnd` (for a client that asked for progress). The build itself is not
+    /// cancellable: a request that waits for it has a cancellable progress of its own
+    /// (`hold.rs`).
     fn on_indexing(&mut self, done: usize, total: usize) {
         if self.indexing.is_none() && done < total {
             self.indexing = self.progress_start("Indexing debug information", &units(0, total));

@@ -36,6 +36,8 @@ mod events;
 mod execution;
 /// `tandem/writeCore`: a core file of the paused program.
 pub(crate) mod gcore;
+/// A `setFunctionBreakpoints` held while the full index builds in the background.
+pub(crate) mod hold;
 /// threads, stacks, variables, evaluation, sources, modules.
 mod inspect;
 /// launch, attach, restart, disconnect, terminate.
@@ -166,6 +168,8 @@ pub struct Debugger {
     terminal_request: Option<(i64, Arc<std::sync::atomic::AtomicBool>)>,
     /// A launch waiting for its program's debug information (debuginfod).
     fetcher: debuginfo::Fetcher,
+    /// A `setFunctionBreakpoints` waiting for the program's name table.
+    held_functions: Option<hold::HeldFunctions>,
     /// What happens to the program's children, and their `startDebugging`s in flight.
     children: children::Children,
     /// The adapters of the children debugged in this session.
@@ -204,6 +208,7 @@ impl Debugger {
             indexing: None,
             terminal_request: None,
             fetcher: debuginfo::Fetcher::default(),
+            held_functions: None,
             same: same::Same::default(),
             children: children::Children::default(),
         }

@@ -173,6 +173,35 @@ impl Session {
         Ok(statuses)
     }
 
+    /// The first of `names` whose function breakpoint would wait for the main
+    /// executable's name table, still building in the background: a front-end can hold
+    /// the request with progress (and let it be cancelled) instead of blocking on
+    /// [`Session::set_function_breakpoints`]. `None` when none would wait (the table is
+    /// ready, or each name is found without it), which costs what resolving would; the
+    /// units read to decide are kept for the resolution.
+    pub fn function_waiting_for_index(&self, names: &[&str]) -> Option<String> {
+        if !self.indexing.load(Ordering::Acquire) {
+            return None;
+        }
+        let main: Vec<Arc<Module>> = lock(&self.core)
+            .modules
+            .all()
+            .iter()
+            .filter(|m| m.main)
+            .cloned()
+            .collect();
+        names
+            .iter()
+            .find(|name| main.iter().any(|m| waits_for_index(m, name)))
+            .map(|name| name.to_string())
+    }
+
+    /// Whether the main executable's name table is building in the background (an
+    /// `Indexing` event with `done == total` follows when it is done).
+    pub fn is_indexing(&self) -> bool {
+        self.indexing.load(Ordering::Acquire)
+    }
+
     /// Sets the function breakpoints, replacing every function breakpoint set before.
     pub fn set_function_breakpoints(
         &self,

@@ -12,6 +12,7 @@
 //! built one unit at a time and no in-memory index is kept: a cold session then holds
 //! what a warm one (which mapped the file) holds.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::{Mutex, Weak};
 
 use super::*;
@@ -27,12 +28,15 @@ const PROGRESS_STEPS: usize = 20;
 
 /// Starts the thread that builds `main`'s index; it reports through `events` and,
 /// when done, completes the function breakpoints on the tracer thread of `handle` (if
-/// the session still exists).
+/// the session still exists). `building` is set while the thread runs and cleared
+/// before its last `Indexing` event (`done == total`), so whoever sees it set will see
+/// that event.
 pub(super) fn start(
     main: Arc<Binary>,
     handle: Weak<TracerHandle>,
     core: Weak<Mutex<Core>>,
     events: route::EventTx,
+    building: Arc<AtomicBool>,
 ) {
     // Below the quick-lookup size every lookup builds the index at once (it takes
     // milliseconds), so there is nothing to build in the background nor to report.
@@ -48,9 +52,16 @@ pub(super) fn start(
     if cache.as_ref().is_some_and(|c| main.load_index_cache(c)) {
         return;
     }
+    building.store(true, Ordering::Release);
+    let guard = Building {
+        flag: building.clone(),
+        events: events.clone(),
+        total: main.unit_count(),
+    };
     let spawned = std::thread::Builder::new()
         .name("tandem-index".into())
         .spawn(move || {
+            let guard = guard;
             // Below the session's own threads: the build's threads (which inherit this
             // nice value) take both cores only when the session and the debuggee do not.
             // SAFETY: setpriority only reads its arguments; with PRIO_PROCESS and a thread
@@ -84,6 +95,7 @@ pub(super) fn start(
                 elapsed = ?started.elapsed(),
                 "background index built"
             );
+            guard.flag.store(false, Ordering::Release);
             let _ = events.send(SessionEvent::Indexing { done: total, total });
             for unit in main.take_unreadable_units() {
                 let _ = events.send(SessionEvent::Output(format!(
@@ -102,7 +114,28 @@ pub(super) fn start(
             }
         });
     if let Err(e) = spawned {
+        building.store(false, Ordering::Release);
         tracing::warn!("cannot start the background index: {e}");
+    }
+}
+
+/// The session's "the name table is building" flag, cleared however the index thread
+/// ends: a thread that ends early (a panic) still sends the last `Indexing` event, so
+/// nothing waits for it for ever.
+struct Building {
+    flag: Arc<AtomicBool>,
+    events: route::EventTx,
+    total: usize,
+}
+
+impl Drop for Building {
+    fn drop(&mut self) {
+        if self.flag.swap(false, Ordering::AcqRel) {
+            let total = self.total;
+            let _ = self
+                .events
+                .send(SessionEvent::Indexing { done: total, total });
+        }
     }
 }
 

@@ -624,6 +624,21 @@ pub(super) fn indexed_in_background(b: &Binary) -> bool {
     b.debug_info_bytes() >= QUICK_LOOKUP_BYTES || b.has_split_units()
 }
 
+/// Whether finding function `name` in module `m` would wait for its name table:
+/// `m` is the main executable, its table is built in the background and not ready,
+/// and neither an index section, an ELF symbol nor its siblings' units find it (the
+/// order [`resolve_in_with`] tries them in). Libraries never wait. The units read to
+/// decide are kept (`Binary::unit_functions`), so resolving after this walks none again.
+pub(super) fn waits_for_index(m: &Module, name: &str) -> bool {
+    let Some(b) = m.binary() else { return false };
+    m.main
+        && !b.has_index_cache()
+        && indexed_in_background(b)
+        && b.symbol_entries(name).is_empty()
+        && b.functions_by_index_section(name).is_none()
+        && b.functions_by_sibling_symbols(name).is_none()
+}
+
 /// Resolves a breakpoint's request in `modules`.
 pub(super) fn resolve_in(modules: &[Arc<Module>], key: &BpKey, map: &SourceMap) -> Resolution {
     resolve_in_with(modules, key, map, None)
