@@ -106,9 +106,6 @@ impl Debugger {
         if self.holding() {
             return false;
         }
-        let Ok(session) = self.live() else {
-            return false;
-        };
         let Some(args) = req
             .arguments
             .clone()
@@ -116,20 +113,12 @@ impl Debugger {
         else {
             return false;
         };
-        let names: Vec<&str> = args.breakpoints.iter().map(|b| b.name.trim()).collect();
-        let Some(name) = session.engine().function_waiting_for_index(&names) else {
-            return false;
-        };
-        tracing::debug!(seq = req.seq, %name, "setFunctionBreakpoints waits for the index");
-        let progress_id = self.progress_start_cancellable(
-            "Waiting for the debug information index",
-            &format!("finding function '{name}' needs the program's full index"),
-        );
-        self.held_functions = Some(HeldFunctions {
-            request: Some((req.seq, args)),
-            progress_id,
-        });
-        true
+        let names: Vec<String> = args
+            .breakpoints
+            .iter()
+            .map(|b| b.name.trim().to_string())
+            .collect();
+        self.hold(&names, Some((req.seq, args)))
     }
 
     /// Holds the function breakpoints stored before the launch that just started the
@@ -139,20 +128,36 @@ impl Debugger {
         if self.holding() || self.configured || self.function_bps.is_empty() {
             return false;
         }
+        let names: Vec<String> = self
+            .function_bps
+            .iter()
+            .map(|b| b.name.trim().to_string())
+            .collect();
+        self.hold(&names, None)
+    }
+
+    /// Holds `request` (or, for `None`, the breakpoints stored before the launch) when
+    /// one of `names` would wait for the name table, with a cancellable progress naming
+    /// it: true when held.
+    fn hold(
+        &mut self,
+        names: &[String],
+        request: Option<(i64, SetFunctionBreakpointsArguments)>,
+    ) -> bool {
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let Ok(session) = self.live() else {
             return false;
         };
-        let names: Vec<&str> = self.function_bps.iter().map(|b| b.name.trim()).collect();
         let Some(name) = session.engine().function_waiting_for_index(&names) else {
             return false;
         };
-        tracing::debug!(%name, "the stored function breakpoints wait for the index");
+        tracing::debug!(seq = ?request.as_ref().map(|r| r.0), %name, "function breakpoints wait for the index");
         let progress_id = self.progress_start_cancellable(
             "Waiting for the debug information index",
             &format!("finding function '{name}' needs the program's full index"),
         );
         self.held_functions = Some(HeldFunctions {
-            request: None,
+            request,
             progress_id,
         });
         true

@@ -624,19 +624,33 @@ pub(super) fn indexed_in_background(b: &Binary) -> bool {
     b.debug_info_bytes() >= QUICK_LOOKUP_BYTES || b.has_split_units()
 }
 
-/// Whether finding function `name` in module `m` would wait for its name table:
-/// `m` is the main executable, its table is built in the background and not ready,
-/// and neither an index section, an ELF symbol nor its siblings' units find it (the
-/// order [`resolve_in_with`] tries them in). Libraries never wait. The units read to
-/// decide are kept (`Binary::unit_functions`), so resolving after this walks none again.
+/// Whether `m` is the main executable and its name table is built in the background
+/// and not ready yet.
+fn table_building(m: &Module, b: &Binary) -> bool {
+    m.main && !b.has_index_cache() && indexed_in_background(b)
+}
+
+/// Function `name` of a binary whose name table is not ready, found without it: through
+/// an index section (`.gdb_index`, `.debug_names`: the whole answer), its ELF symbol (its
+/// out-of-line copies), or the units of its siblings' code. `None` when only the table
+/// finds it. The inlined copies the first two miss are added when the table is done
+/// (`index.rs`).
+fn found_without_table(b: &Binary, name: &str) -> Option<Vec<symbols::Function>> {
+    b.functions_by_index_section(name)
+        .or_else(|| {
+            b.functions_by_symbol_name(name)
+                .ok()
+                .filter(|f| !f.is_empty())
+        })
+        .or_else(|| b.functions_by_sibling_symbols(name))
+}
+
+/// Whether finding function `name` in module `m` would wait for its name table (see
+/// [`resolve_in_with`]; libraries never wait). The units read to decide are kept
+/// (`Binary::unit_functions`), so resolving after this walks none again.
 pub(super) fn waits_for_index(m: &Module, name: &str) -> bool {
-    let Some(b) = m.binary() else { return false };
-    m.main
-        && !b.has_index_cache()
-        && indexed_in_background(b)
-        && b.symbol_entries(name).is_empty()
-        && b.functions_by_index_section(name).is_none()
-        && b.functions_by_sibling_symbols(name).is_none()
+    m.binary()
+        .is_some_and(|b| table_building(m, b) && found_without_table(b, name).is_none())
 }
 
 /// Resolves a breakpoint's request in `modules`.
@@ -683,27 +697,19 @@ pub(super) fn resolve_in_with(
                 // A system library's DWARF (libc's separate debug file) is large: find
                 // its functions by ELF symbol, reading only the units that match.
                 // The main executable's name table may still be building in the
-                // background: until it is, find the function the same way (its inlined
-                // copies are added when the table is done, see `index.rs`); a name no
-                // ELF symbol has is looked for in the units of its siblings' code, and
-                // waits for the table only when they do not have it.
+                // background: until it is, find the function without it when that can
+                // be done, and wait for the table only when it cannot.
                 // The name table (or a `.gdb_index`, `.debug_names`) names the units
                 // that define the function: walking those gives the whole answer
                 // (inlined copies too) at once.
-                let indexed = m.main.then(|| b.functions_by_index_section(name)).flatten();
-                let found = if let Some(found) = indexed {
+                let found = if table_building(m, b) {
+                    found_without_table(b, name).map_or_else(|| b.functions_by_name(name), Ok)
+                } else if let Some(found) =
+                    m.main.then(|| b.functions_by_index_section(name)).flatten()
+                {
                     Ok(found)
                 } else if !m.main && is_system(&m.path) {
                     b.functions_by_symbol_name(name)
-                } else if m.main && !b.has_index_cache() && indexed_in_background(b) {
-                    match b.functions_by_symbol_name(name) {
-                        Ok(quick) if !quick.is_empty() => Ok(quick),
-                        // No symbol: the units of its siblings' code, else the table.
-                        _ => match b.functions_by_sibling_symbols(name) {
-                            Some(found) => Ok(found),
-                            None => b.functions_by_name(name),
-                        },
-                    }
                 } else {
                     b.functions_by_name(name)
                 };
