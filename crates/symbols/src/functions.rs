@@ -12,6 +12,7 @@ use crate::blocks::BlockKind;
 use crate::error::{Error, Result};
 use crate::index::{SymbolEntry, SymbolKind};
 use crate::names;
+use crate::scopes::ScopeStack;
 use crate::types::TypeRef;
 use crate::units::{attr_u64, Die, DieId, Unit};
 
@@ -285,7 +286,7 @@ impl Binary {
         unit: &Unit,
     ) -> std::result::Result<UnitSymbols, gimli::Error> {
         let mut out = UnitSymbols::default();
-        let mut scopes: Vec<(isize, Option<crate::reader::R>, gimli::DwTag)> = Vec::new();
+        let mut scopes = ScopeStack::default();
         // Scope paths of the functions seen so far, for concrete instances whose
         // abstract origin came earlier in the unit (the usual order).
         let mut paths: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
@@ -311,13 +312,11 @@ impl Binary {
             let Some(abbrev) = raw.read_abbreviation()? else {
                 continue;
             };
-            while scopes.last().is_some_and(|s| s.0 >= depth) {
-                scopes.pop();
-            }
+            scopes.leave_to(depth);
             let tag = abbrev.tag();
             let in_function = scopes
-                .iter()
-                .any(|s| matches!(s.2, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
+                .tags()
+                .any(|t| matches!(t, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
             let enum_child = current_enum.as_ref().is_some_and(|e| e.0 + 1 == depth);
             let declaration = abbrev
                 .attributes()
@@ -332,7 +331,7 @@ impl Binary {
             ) {
                 raw.skip_attributes(abbrev.attributes())?;
                 if abbrev.has_children() {
-                    scopes.push((depth, None, tag));
+                    scopes.enter(depth, None, tag);
                 }
                 continue;
             }
@@ -352,10 +351,11 @@ impl Binary {
                         current_enum.as_ref().filter(|e| e.0 + 1 == depth)
                     {
                         if let Some(name) = self.attr_str(unit, die, gimli::DW_AT_name) {
-                            out.enumerators.push((
-                                self.names.intern(&format!("{prefix}{name}")),
-                                *enum_offset,
-                            ));
+                            let mut joined = String::with_capacity(prefix.len() + name.len());
+                            joined.push_str(prefix);
+                            joined.push_str(&name);
+                            out.enumerators
+                                .push((self.names.intern(&joined), *enum_offset));
                         }
                     }
                 }
@@ -369,11 +369,11 @@ impl Binary {
                     );
                     let prefix = match language {
                         Some(crate::types::Language::Cpp) if !enum_class => {
-                            Self::scope_path(&scopes)
+                            scopes.path(unit).to_string()
                         }
                         Some(crate::types::Language::Cpp | crate::types::Language::Rust) => {
                             let own = self.attr_str(unit, die, gimli::DW_AT_name);
-                            let mut p = Self::scope_path(&scopes);
+                            let mut p = scopes.path(unit).to_string();
                             if let Some(own) = own {
                                 p.push_str(&own);
                                 p.push_str("::");
@@ -384,14 +384,15 @@ impl Binary {
                     };
                     current_enum = Some((depth, die.offset(), prefix));
                     if die.attr_value(gimli::DW_AT_declaration).is_none() {
-                        if let Some(e) = self.simple_entry(unit, die, id, &scopes, SymbolKind::Type)
+                        if let Some(e) =
+                            self.simple_entry(unit, die, id, &mut scopes, SymbolKind::Type)
                         {
                             out.others.push(e);
                         }
                     }
                 }
                 gimli::DW_TAG_subprogram => {
-                    if let Some(f) = self.func_entry(unit, die, id, &scopes, &mut paths) {
+                    if let Some(f) = self.func_entry(unit, die, id, &mut scopes, &mut paths) {
                         out.funcs.push(f);
                     }
                 }
@@ -419,7 +420,7 @@ impl Binary {
                 {
                     let declaration = die.attr_value(gimli::DW_AT_declaration).is_some();
                     if declaration && scopes.len() > 1 {
-                        let path = self.names.intern(&Self::scope_path(&scopes));
+                        let path = self.names.intern(scopes.path(unit));
                         declared.insert(die.offset(), path);
                     }
                     // Optimized-out globals (no location) are listed too: the user
@@ -428,12 +429,13 @@ impl Binary {
                         || die.attr_value(gimli::DW_AT_const_value).is_some()
                         || !declaration;
                     if defined {
-                        let path = match self.specified_path(index, die, &declared) {
-                            Some(p) => p.to_string(),
-                            None => Self::scope_path(&scopes),
+                        let specified = self.specified_path(index, die, &declared);
+                        let path = match &specified {
+                            Some(p) => p,
+                            None => scopes.path(unit),
                         };
                         if let Some(e) =
-                            self.simple_entry_in(unit, die, id, &path, SymbolKind::Variable)
+                            self.simple_entry_in(unit, die, id, path, SymbolKind::Variable)
                         {
                             out.others.push(e);
                         }
@@ -446,17 +448,15 @@ impl Binary {
                 | gimli::DW_TAG_typedef
                     if !in_function && die.attr_value(gimli::DW_AT_declaration).is_none() =>
                 {
-                    if let Some(e) = self.simple_entry(unit, die, id, &scopes, SymbolKind::Type) {
+                    if let Some(e) = self.simple_entry(unit, die, id, &mut scopes, SymbolKind::Type)
+                    {
                         out.others.push(e);
                     }
                 }
                 _ => {}
             }
             if die.has_children() {
-                let name = die
-                    .attr_value(gimli::DW_AT_name)
-                    .and_then(|v| unit.string(v).ok());
-                scopes.push((depth, name, tag));
+                scopes.enter(depth, die.attr_value(gimli::DW_AT_name), tag);
             }
         }
         out.paths = paths;
@@ -512,7 +512,7 @@ impl Binary {
         unit: &Unit,
         die: &Die,
         id: DieId,
-        scopes: &Scopes,
+        scopes: &mut ScopeStack,
         paths: &mut HashMap<gimli::UnitOffset<usize>, Arc<str>>,
     ) -> Option<FuncEntry> {
         let ranges = self.die_ranges(unit, die);
@@ -527,7 +527,7 @@ impl Binary {
         // and instances whose origin is such a function); building them for every
         // Rust or C++ function would be wasted work.
         let own_path: Option<Arc<str>> =
-            (!has_linkage).then(|| self.names.intern(&Self::scope_path(scopes)));
+            (!has_linkage).then(|| self.names.intern(scopes.path(unit)));
         if let Some(p) = &own_path {
             paths.insert(id.offset, p.clone());
         }
@@ -535,7 +535,15 @@ impl Binary {
             // A declaration (C++ method in its class): only its scope path is needed.
             return None;
         }
-        let info = self.die_info(id, unit, die);
+        let mut info = self.die_info_for_walk(id, unit, die);
+        if let Some(at) = info.linkage_str {
+            let read = || crate::units::text(&self.main_str(at)).map(|t| t.into_owned());
+            match self.names.qualified_of_str_at(at, read) {
+                Some(qualified) => return self.func_entry_named(id, info, ranges, qualified),
+                // Unreadable where it is: named as if there were no walk's shortcut.
+                None => info = self.die_info(id, unit, die),
+            }
+        }
         let qualified = match crate::units::text(&info.linkage_at) {
             Some(l) => self.names.qualified_of_linkage(&l),
             None => {
@@ -552,6 +560,16 @@ impl Binary {
                 ))
             }
         };
+        self.func_entry_named(id, info, ranges, qualified)
+    }
+
+    fn func_entry_named(
+        &self,
+        id: DieId,
+        info: crate::units::DieInfo,
+        ranges: Vec<(u64, u64)>,
+        qualified: Arc<str>,
+    ) -> Option<FuncEntry> {
         if qualified.is_empty() {
             return None;
         }
@@ -587,10 +605,13 @@ impl Binary {
         unit: &Unit,
         die: &Die,
         id: DieId,
-        scopes: &Scopes,
+        scopes: &mut ScopeStack,
         kind: SymbolKind,
     ) -> Option<SymbolEntry> {
-        self.simple_entry_in(unit, die, id, &Self::scope_path(scopes), kind)
+        let info = self.die_info(id, unit, die);
+        let name = crate::units::text(&info.name_at)?;
+        let name = self.names.intern(scopes.joined(unit, &name));
+        Some(self.symbol_entry(unit, die, id, info, name, kind))
     }
 
     /// An entry named `path` + its DIE's name (`path` is `ns::Class::` or empty).
@@ -604,6 +625,23 @@ impl Binary {
     ) -> Option<SymbolEntry> {
         let info = self.die_info(id, unit, die);
         let name = crate::units::text(&info.name_at)?;
+        let mut joined = String::with_capacity(path.len() + name.len());
+        joined.push_str(path);
+        joined.push_str(&name);
+        let name = self.names.intern(&joined);
+        Some(self.symbol_entry(unit, die, id, info, name, kind))
+    }
+
+    /// The entry of `die`, named `name`.
+    fn symbol_entry(
+        &self,
+        unit: &Unit,
+        die: &Die,
+        id: DieId,
+        info: crate::units::DieInfo,
+        name: Arc<str>,
+        kind: SymbolKind,
+    ) -> SymbolEntry {
         let range = if kind == SymbolKind::Variable {
             self.static_address(unit, die)
                 .map(|a| FileAddr(a)..FileAddr(a))
@@ -611,15 +649,15 @@ impl Binary {
             None
         };
         let form = (kind == SymbolKind::Type).then(|| crate::index::form_of_tag(die.tag()));
-        Some(SymbolEntry {
-            name: self.names.intern(&format!("{path}{name}")),
+        SymbolEntry {
+            name,
             kind,
             decl_file: info.decl_file,
             decl_line: info.decl_line,
             range,
             die: Some(id),
             form,
-        })
+        }
     }
 
     /// The file address of a static variable whose location is `DW_OP_addr X`.

@@ -26,6 +26,9 @@ struct Shard {
     /// Linkage name (by its [`linkage_key`]) → its demangled, normalized form (itself
     /// in `names`).
     demangled: HashMap<u128, Arc<str>, Hasher>,
+    /// The same by where the linkage name is in the binary's own `.debug_str`: a linker
+    /// merges equal strings, so a name repeated by unit after unit has one place.
+    at: HashMap<usize, Arc<str>, Hasher>,
 }
 
 /// The shared names of one binary (see the module documentation).
@@ -80,6 +83,26 @@ impl Names {
         qualified
     }
 
+    /// [`Names::qualified_of_linkage`] for the linkage name at `offset` in the binary's
+    /// own `.debug_str`, which `read` reads (only when this memo lacks it); `None` when it
+    /// cannot.
+    pub(crate) fn qualified_of_str_at(
+        &self,
+        offset: usize,
+        read: impl FnOnce() -> Option<String>,
+    ) -> Option<Arc<str>> {
+        let shard = || {
+            let i = (self.hasher.hash_one(offset) as usize) % SHARDS;
+            self.shards[i].lock().unwrap_or_else(|e| e.into_inner())
+        };
+        if let Some(found) = shard().at.get(&offset) {
+            return Some(found.clone());
+        }
+        let qualified = self.qualified_of_linkage(&read()?);
+        shard().at.insert(offset, qualified.clone());
+        Some(qualified)
+    }
+
     /// Forgets every name (the tables that hold them keep their copies): the index is
     /// built, and the maps would only hold memory.
     pub(crate) fn clear(&self) {
@@ -123,6 +146,24 @@ mod tests {
             // The second time from the memo: the same shared copy.
             assert!(Arc::ptr_eq(&first, &names.qualified_of_linkage(linkage)));
         }
+        names.clear();
+        // By its place in `.debug_str`: read once, the same shared copy as by text.
+        let reads = std::cell::Cell::new(0);
+        let read = || {
+            reads.set(reads.get() + 1);
+            Some("_ZN2ns5Class6methodEv".to_string())
+        };
+        let at = names.qualified_of_str_at(40, read).unwrap();
+        assert!(Arc::ptr_eq(
+            &at,
+            &names.qualified_of_str_at(40, read).unwrap()
+        ));
+        assert!(Arc::ptr_eq(
+            &at,
+            &names.qualified_of_linkage("_ZN2ns5Class6methodEv")
+        ));
+        assert_eq!(reads.get(), 1);
+        assert_eq!(names.qualified_of_str_at(41, || None), None);
         names.clear();
         assert_eq!(
             &*names.qualified_of_linkage("_ZN2ns5Class6methodEv"),

@@ -185,10 +185,15 @@ pub(crate) fn normalized_matches(query: &str, candidate: &str) -> bool {
 /// so the two answer the same.
 pub fn push_search_lowercase(out: &mut String, name: &str) {
     if name.is_ascii() {
-        out.extend(name.bytes().map(|b| match b {
-            b'\n' => ' ',
-            b => char::from(b.to_ascii_lowercase()),
-        }));
+        // Copied, then lowercased in place: a char at a time was a tenth of laying out
+        // ceph-osd's symbol table.
+        let start = out.len();
+        out.push_str(name);
+        out[start..].make_ascii_lowercase();
+        if name.as_bytes().contains(&b'\n') {
+            let lowered = out.split_off(start);
+            out.push_str(&lowered.replace('\n', " "));
+        }
     } else {
         out.extend(
             name.to_lowercase()
@@ -207,6 +212,14 @@ pub fn byte_mask(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn search_text_is_lowercased_on_one_line() {
+        let mut out = String::from("kept\n");
+        push_search_lowercase(&mut out, "Ns::Foo\nBar");
+        push_search_lowercase(&mut out, "|ÄÖ::Größe");
+        assert_eq!(out, "kept\nns::foo bar|äö::größe");
+    }
 
     #[test]
     fn normalizes_rust_and_cpp_names() {

@@ -192,3 +192,91 @@ impl Binary {
         Ok(())
     }
 }
+
+/// The scopes around the DIE a unit walk is at, and their path (`ns::Class::`) made as
+/// far as it was asked for: each scope's name is read when a path first needs it (most
+/// scopes are functions and blocks nothing is qualified by), and the path of a scope
+/// is joined once, not once per type, variable or enum declared in it.
+#[derive(Default)]
+pub(crate) struct ScopeStack {
+    scopes: Vec<Scope>,
+    /// The path of the first `made` scopes.
+    path: String,
+    made: usize,
+    /// A path and one more name, see [`ScopeStack::joined`].
+    scratch: String,
+}
+
+struct Scope {
+    depth: isize,
+    /// `DW_AT_name` as stored, unread.
+    name: Option<AttributeValue<R>>,
+    tag: gimli::DwTag,
+    /// The length of the path up to and with this scope, once made.
+    end: usize,
+}
+
+impl ScopeStack {
+    /// Leaves the scopes a DIE at `depth` is not in.
+    pub(crate) fn leave_to(&mut self, depth: isize) {
+        while self.scopes.last().is_some_and(|s| s.depth >= depth) {
+            self.scopes.pop();
+        }
+        if self.made > self.scopes.len() {
+            self.made = self.scopes.len();
+            let end = self.made.checked_sub(1).map_or(0, |i| self.scopes[i].end);
+            self.path.truncate(end);
+        }
+    }
+
+    /// Enters the DIE at `depth`, which has children.
+    pub(crate) fn enter(
+        &mut self,
+        depth: isize,
+        name: Option<AttributeValue<R>>,
+        tag: gimli::DwTag,
+    ) {
+        self.scopes.push(Scope {
+            depth,
+            name,
+            tag,
+            end: 0,
+        });
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.scopes.len()
+    }
+
+    /// The scopes' tags, outermost first.
+    pub(crate) fn tags(&self) -> impl Iterator<Item = gimli::DwTag> + '_ {
+        self.scopes.iter().map(|s| s.tag)
+    }
+
+    /// The path of the scopes, as [`Binary::scope_path`] makes it: each named scope
+    /// but the unit, followed by `::`.
+    pub(crate) fn path(&mut self, unit: &Unit) -> &str {
+        while self.made < self.scopes.len() {
+            let scope = &mut self.scopes[self.made];
+            if scope.tag != gimli::DW_TAG_compile_unit {
+                let name = scope.name.clone().and_then(|v| unit.string(v).ok());
+                if let Some(n) = crate::units::text(&name) {
+                    self.path.push_str(&n);
+                    self.path.push_str("::");
+                }
+            }
+            scope.end = self.path.len();
+            self.made += 1;
+        }
+        &self.path
+    }
+
+    /// The path followed by `name`.
+    pub(crate) fn joined(&mut self, unit: &Unit, name: &str) -> &str {
+        self.path(unit);
+        self.scratch.clear();
+        self.scratch.push_str(&self.path);
+        self.scratch.push_str(name);
+        &self.scratch
+    }
+}

@@ -553,47 +553,59 @@ impl<'a> Plan<'a> {
     }
 
     /// Writes the regions, [`Plan::size`] bytes.
-    pub(crate) fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let u32s = |w: &mut dyn std::io::Write, vs: &[u32]| -> std::io::Result<()> {
-            for v in vs {
-                w.write_all(&v.to_le_bytes())?;
+    pub(crate) fn write<W: std::io::Write + ?Sized>(&self, w: &mut W) -> std::io::Result<()> {
+        use crate::cache::write_u32s as u32s;
+        let mut flat: Vec<u32> = Vec::with_capacity(FLAT + 8);
+        let flush = |w: &mut W, flat: &mut Vec<u32>, all: bool| {
+            if all || flat.len() >= FLAT {
+                u32s(w, flat)?;
+                flat.clear();
             }
-            Ok(())
+            std::io::Result::Ok(())
         };
         for &(at, len) in self.file_recs.iter().chain(&self.name_recs) {
-            u32s(w, &[at, len])?;
+            flat.extend([at, len]);
+            flush(w, &mut flat, false)?;
         }
+        flush(w, &mut flat, true)?;
         u32s(w, &self.hay_starts)?;
         u32s(w, &self.members)?;
-        for m in &self.masks {
-            w.write_all(&m.to_le_bytes())?;
+        let mut masks = Vec::with_capacity(FLAT * 4);
+        for part in self.masks.chunks(FLAT) {
+            masks.clear();
+            masks.extend(part.iter().flat_map(|m| m.to_le_bytes()));
+            w.write_all(&masks)?;
         }
         for (name, run) in self.members.windows(2).enumerate() {
             for &i in &self.order[run[0] as usize..run[1] as usize] {
                 let l = &self.listed[i as usize];
-                u32s(
-                    w,
-                    &[
-                        name as u32,
-                        self.file_rank(l),
-                        l.line,
-                        l.kind,
-                        l.unit,
-                        l.die,
-                    ],
-                )?;
+                flat.extend([
+                    name as u32,
+                    self.file_rank(l),
+                    l.line,
+                    l.kind,
+                    l.unit,
+                    l.die,
+                ]);
+                flush(w, &mut flat, false)?;
             }
         }
+        flush(w, &mut flat, true)?;
         let mut lower = String::new();
         for &n in &self.name_ids {
-            lower.clear();
             crate::names::push_search_lowercase(&mut lower, self.names[n as usize]);
             lower.push('\n');
-            w.write_all(lower.as_bytes())?;
+            if lower.len() >= FLAT * 4 {
+                w.write_all(lower.as_bytes())?;
+                lower.clear();
+            }
         }
-        Ok(())
+        w.write_all(lower.as_bytes())
     }
 }
+
+/// How many u32s the regions' records are gathered in before they are written.
+const FLAT: usize = 4096;
 
 /// `ids` (of `names`, ascending) in the order of (length, bytes) of their names: placed
 /// by length, then each run of one length sorted by bytes unless it already is (ids of

@@ -508,12 +508,7 @@ impl Gathered {
 
         let io = |e: std::io::Error| format!("cannot write the name table: {e}");
         let mut w = crate::cache::Checksummed::new(out, binary, key, payload_len).map_err(io)?;
-        let u32s = |w: &mut dyn Write, vs: &[u32]| -> std::io::Result<()> {
-            for v in vs {
-                w.write_all(&v.to_le_bytes())?;
-            }
-            Ok(())
-        };
+        use crate::cache::write_u32s as u32s;
         (|| -> std::io::Result<()> {
             w.write_all(key.as_bytes())?;
             w.write_all(&[0u8; 8][..key_pad - key.len()])?;
@@ -525,25 +520,33 @@ impl Gathered {
             }
             w.write_all(&slots)?;
             u32s(&mut w, &links)?;
+            // The names' and entries' records, a few thousand u32s at a time.
+            let mut flat: Vec<u32> = Vec::with_capacity(FLAT);
             let mut next_row = 0usize;
             for (r, s) in sorted.iter().enumerate() {
                 let first = next_row;
                 while next_row < rows.len() && rows[next_row].name as usize == r {
                     next_row += 1;
                 }
-                u32s(
-                    &mut w,
-                    &[
-                        string_at[r],
-                        s.len() as u32,
-                        first as u32,
-                        (next_row - first) as u32,
-                    ],
-                )?;
+                flat.extend([
+                    string_at[r],
+                    s.len() as u32,
+                    first as u32,
+                    (next_row - first) as u32,
+                ]);
+                if flat.len() >= FLAT {
+                    u32s(&mut w, &flat)?;
+                    flat.clear();
+                }
             }
             for row in &rows {
-                u32s(&mut w, &[row.kind(), row.unit(), row.die])?;
+                flat.extend([row.kind(), row.unit(), row.die]);
+                if flat.len() >= FLAT {
+                    u32s(&mut w, &flat)?;
+                    flat.clear();
+                }
             }
+            u32s(&mut w, &flat)?;
             plan.write(&mut w)?;
             for s in &sorted {
                 w.write_all(s.as_bytes())?;
@@ -631,6 +634,9 @@ impl Binary {
         gathered
     }
 }
+
+/// How many u32s the table's records are gathered in before they are written.
+const FLAT: usize = 4096;
 
 /// Units read between two releases of the binary's file pages: by the name table's
 /// gather, and while the source files are listed (`lines.rs`).

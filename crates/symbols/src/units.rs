@@ -635,6 +635,10 @@ pub(crate) struct DieInfo {
     /// look at them, and a unit walk gathers millions.
     pub(crate) name_at: Option<R>,
     pub(crate) linkage_at: Option<R>,
+    /// Where the linkage name is in the binary's own `.debug_str`, unread, instead of
+    /// `linkage_at` (and then no name read either): what [`Binary::die_info_for_walk`]
+    /// gives.
+    pub(crate) linkage_str: Option<usize>,
     pub(crate) decl_file: Option<Arc<std::path::Path>>,
     pub(crate) decl_line: Option<crate::addr::Line>,
     pub(crate) ty: Option<DieId>,
@@ -668,23 +672,59 @@ impl Binary {
     /// Collects [`DieInfo`] starting from a DIE already in hand (no re-parse unless
     /// an attribute lives on an origin).
     pub(crate) fn die_info(&self, id: DieId, unit: &Unit, die: &Die) -> DieInfo {
+        self.die_info_with(id, unit, die, false)
+    }
+
+    /// [`Binary::die_info`] for a unit walk, which names a function by its linkage name
+    /// when it has one: a linkage name in the binary's own `.debug_str` is given by its
+    /// place there ([`DieInfo::linkage_str`]) and read only if the walk's memo of them
+    /// lacks it, and then the name is not read. Most function DIEs of a C++ program
+    /// repeat a header's function in unit after unit: reading both strings of each was
+    /// a tenth of ceph-osd's name table.
+    pub(crate) fn die_info_for_walk(&self, id: DieId, unit: &Unit, die: &Die) -> DieInfo {
+        self.die_info_with(id, unit, die, true)
+    }
+
+    fn die_info_with(&self, id: DieId, unit: &Unit, die: &Die, walk: bool) -> DieInfo {
         let mut info = DieInfo {
             name_at: None,
             linkage_at: None,
+            linkage_str: None,
             decl_file: None,
             decl_line: None,
             ty: None,
             key: id,
         };
-        let mut next = self.absorb(&mut info, id.unit, unit, die);
+        let mut next = self.absorb(&mut info, id.unit, unit, die, walk);
         for _ in 0..8 {
             let Some(n) = next else { break };
             info.key = n;
             let Ok(u) = self.unit(n.unit) else { break };
             let Ok(d) = u.entry(n.offset) else { break };
-            next = self.absorb(&mut info, n.unit, &u, &d);
+            next = self.absorb(&mut info, n.unit, &u, &d, walk);
         }
         info
+    }
+
+    /// Where string attribute `value` of a DIE of `unit` is in the binary's own
+    /// `.debug_str` (not a split file's, not a supplementary file's).
+    fn main_str_offset(&self, unit: &Unit, value: &AttributeValue<R>) -> Option<usize> {
+        if unit.is_split() || !std::ptr::eq(Arc::as_ptr(unit.dwarf_arc()), self.dwarf()) {
+            return None;
+        }
+        match *value {
+            AttributeValue::DebugStrRef(o) => Some(o.0),
+            AttributeValue::DebugStrOffsetsIndex(i) => {
+                unit.dwarf.string_offset(unit, i).ok().map(|o| o.0)
+            }
+            _ => None,
+        }
+    }
+
+    /// The string at `offset` in the binary's own `.debug_str`.
+    pub(crate) fn main_str(&self, offset: usize) -> Option<R> {
+        use gimli::Section;
+        null_terminated(&self.dwarf().debug_str.reader(), offset)
     }
 
     fn absorb(
@@ -693,17 +733,23 @@ impl Binary {
         unit_index: usize,
         unit: &Unit,
         die: &Die,
+        walk: bool,
     ) -> Option<DieId> {
-        let stored = |at: gimli::DwAt| {
-            let value = die.attr_value(at)?;
-            unit.string(value).ok()
-        };
-        if info.name_at.is_none() {
-            info.name_at = stored(gimli::DW_AT_name);
+        if info.linkage_at.is_none() && info.linkage_str.is_none() {
+            let value = die
+                .attr_value(gimli::DW_AT_linkage_name)
+                .or_else(|| die.attr_value(gimli::DW_AT_MIPS_linkage_name));
+            if let Some(value) = value {
+                match walk.then(|| self.main_str_offset(unit, &value)).flatten() {
+                    Some(at) => info.linkage_str = Some(at),
+                    None => info.linkage_at = unit.string(value).ok(),
+                }
+            }
         }
-        if info.linkage_at.is_none() {
-            info.linkage_at = stored(gimli::DW_AT_linkage_name)
-                .or_else(|| stored(gimli::DW_AT_MIPS_linkage_name));
+        if info.name_at.is_none() && info.linkage_str.is_none() {
+            info.name_at = die
+                .attr_value(gimli::DW_AT_name)
+                .and_then(|v| unit.string(v).ok());
         }
         if info.decl_file.is_none() {
             info.decl_file = match die.attr_value(gimli::DW_AT_decl_file) {
