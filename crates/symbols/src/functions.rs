@@ -188,18 +188,21 @@ pub(crate) const MAX_NESTING: usize = 256;
 /// Whether the unit walk reads a DIE's attributes: those of functions, inlined calls,
 /// globals, types and enumerators outside functions, and the names of the scopes that
 /// can hold them; the rest (members, parameters, template parameters, modified types, a
-/// function's locals and blocks, call sites) are skipped unread.
-fn wanted(
-    tag: gimli::DwTag,
-    has_children: bool,
-    in_function: bool,
-    enum_child: bool,
-    declaration: bool,
-) -> bool {
-    match tag {
-        gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine => true,
+/// function's locals and blocks, call sites, member functions declared with a linkage
+/// name) are skipped unread.
+fn wanted(abbrev: &gimli::Abbreviation, in_function: bool, enum_child: bool) -> bool {
+    let has_children = abbrev.has_children();
+    match abbrev.tag() {
+        gimli::DW_TAG_subprogram => !declared_with_linkage(abbrev),
+        gimli::DW_TAG_inlined_subroutine => true,
         // A static data member is a `DW_TAG_member` declaration in DWARF 4.
-        gimli::DW_TAG_member => !in_function && declaration,
+        gimli::DW_TAG_member => {
+            !in_function
+                && abbrev
+                    .attributes()
+                    .iter()
+                    .any(|a| a.name() == gimli::DW_AT_declaration)
+        }
         gimli::DW_TAG_variable
         | gimli::DW_TAG_structure_type
         | gimli::DW_TAG_class_type
@@ -218,6 +221,23 @@ fn wanted(
         | gimli::DW_TAG_GNU_formal_parameter_pack => false,
         _ => has_children,
     }
+}
+
+/// Whether a subprogram DIE of this form is a declaration with a linkage name and no
+/// code: a member function in its class, repeated by every unit that includes the
+/// class (most of a C++ unit's subprograms). The walk records nothing of one (its
+/// definitions are named by the linkage name), so its attributes are not read.
+fn declared_with_linkage(abbrev: &gimli::Abbreviation) -> bool {
+    let (mut declaration, mut linkage) = (false, false);
+    for a in abbrev.attributes() {
+        match a.name() {
+            gimli::DW_AT_declaration => declaration = true,
+            gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => linkage = true,
+            gimli::DW_AT_low_pc | gimli::DW_AT_ranges | gimli::DW_AT_inline => return false,
+            _ => {}
+        }
+    }
+    declaration && linkage
 }
 
 /// Total size of a function's ranges (to pick the innermost of nested functions).
@@ -314,21 +334,9 @@ impl Binary {
             };
             scopes.leave_to(depth);
             let tag = abbrev.tag();
-            let in_function = scopes
-                .tags()
-                .any(|t| matches!(t, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block));
+            let in_function = scopes.in_function();
             let enum_child = current_enum.as_ref().is_some_and(|e| e.0 + 1 == depth);
-            let declaration = abbrev
-                .attributes()
-                .iter()
-                .any(|a| a.name() == gimli::DW_AT_declaration);
-            if !wanted(
-                tag,
-                abbrev.has_children(),
-                in_function,
-                enum_child,
-                declaration,
-            ) {
+            if !wanted(abbrev, in_function, enum_child) {
                 raw.skip_attributes(abbrev.attributes())?;
                 if abbrev.has_children() {
                     scopes.enter(depth, None, tag);

@@ -203,6 +203,8 @@ pub(crate) struct ScopeStack {
     /// The path of the first `made` scopes.
     path: String,
     made: usize,
+    /// How many of the scopes are functions or blocks.
+    in_function: usize,
     /// A path and one more name, see [`ScopeStack::joined`].
     scratch: String,
 }
@@ -219,8 +221,8 @@ struct Scope {
 impl ScopeStack {
     /// Leaves the scopes a DIE at `depth` is not in.
     pub(crate) fn leave_to(&mut self, depth: isize) {
-        while self.scopes.last().is_some_and(|s| s.depth >= depth) {
-            self.scopes.pop();
+        while let Some(scope) = self.scopes.pop_if(|s| s.depth >= depth) {
+            self.in_function -= usize::from(is_function(scope.tag));
         }
         if self.made > self.scopes.len() {
             self.made = self.scopes.len();
@@ -236,6 +238,7 @@ impl ScopeStack {
         name: Option<AttributeValue<R>>,
         tag: gimli::DwTag,
     ) {
+        self.in_function += usize::from(is_function(tag));
         self.scopes.push(Scope {
             depth,
             name,
@@ -248,9 +251,9 @@ impl ScopeStack {
         self.scopes.len()
     }
 
-    /// The scopes' tags, outermost first.
-    pub(crate) fn tags(&self) -> impl Iterator<Item = gimli::DwTag> + '_ {
-        self.scopes.iter().map(|s| s.tag)
+    /// Whether the DIEs entered are in a function or a block.
+    pub(crate) fn in_function(&self) -> bool {
+        self.in_function > 0
     }
 
     /// The path of the scopes, as [`Binary::scope_path`] makes it: each named scope
@@ -279,4 +282,8 @@ impl ScopeStack {
         self.scratch.push_str(name);
         &self.scratch
     }
+}
+
+fn is_function(tag: gimli::DwTag) -> bool {
+    matches!(tag, gimli::DW_TAG_subprogram | gimli::DW_TAG_lexical_block)
 }
