@@ -31,10 +31,23 @@ struct Shard {
     at: HashMap<usize, Arc<str>, Hasher>,
 }
 
+/// A shard on cache lines of its own: two threads taking neighbouring shards' locks
+/// must not take each other's line (a shard is 88 bytes).
+#[derive(Default)]
+#[repr(align(128))]
+struct Padded(Mutex<Shard>);
+
+impl std::ops::Deref for Padded {
+    type Target = Mutex<Shard>;
+    fn deref(&self) -> &Mutex<Shard> {
+        &self.0
+    }
+}
+
 /// The shared names of one binary (see the module documentation).
 #[derive(Default)]
 pub(crate) struct Names {
-    shards: [Mutex<Shard>; SHARDS],
+    shards: [Padded; SHARDS],
     hasher: Hasher,
 }
 
