@@ -221,8 +221,10 @@ struct Scope {
 impl ScopeStack {
     /// Leaves the scopes a DIE at `depth` is not in.
     pub(crate) fn leave_to(&mut self, depth: isize) {
-        while let Some(scope) = self.scopes.pop_if(|s| s.depth >= depth) {
-            self.in_function -= usize::from(is_function(scope.tag));
+        while self.scopes.last().is_some_and(|s| s.depth >= depth) {
+            if let Some(scope) = self.scopes.pop() {
+                self.in_function -= usize::from(is_function(scope.tag));
+            }
         }
         if self.made > self.scopes.len() {
             self.made = self.scopes.len();

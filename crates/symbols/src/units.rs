@@ -724,7 +724,7 @@ impl Binary {
     /// The string at `offset` in the binary's own `.debug_str`.
     pub(crate) fn main_str(&self, offset: usize) -> Option<R> {
         use gimli::Section;
-        null_terminated(&self.dwarf().debug_str.reader(), offset)
+        null_terminated(self.dwarf().debug_str.reader(), offset)
     }
 
     fn absorb(
