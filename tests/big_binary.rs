@@ -4,7 +4,8 @@
 //! its debug log (`tandem::parse`, "a request walked a unit's DIEs": the background
 //! index's own walks are not counted there), and compares frames and values with gdb's.
 //! A function breakpoint that only the full index can find is held with a cancellable
-//! progress while the index builds, and the requests after it wait their turn.
+//! progress while the index builds, and the requests after it wait their turn; in the
+//! MCP face, the tool call reports progress and can be cancelled.
 #![allow(clippy::unwrap_used)] // Test code: a failed unwrap is a failed test.
 
 mod support;
@@ -16,6 +17,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::dap::{line_of, value, var, DapClient};
+use support::mcp::Mcp;
 use support::{Peer, Protocol};
 
 /// Units in the generated program (its `--size ci`), plus main.cpp and common.cpp.
@@ -826,4 +828,113 @@ fn function_breakpoints_set_before_launch_are_set_when_the_index_is_done() {
     assert!(launched < indexed, "the launch waited for the index");
     let (gdb_frames, _) = gdb_at("big::u93::local_step93", &[]);
     assert_eq!(frames, gdb_frames, "the stop against gdb's");
+}
+
+/// `tandem mcp` with a cold index cache, its workspace the generated program's.
+fn mcp_cold() -> Mcp {
+    let cache = cold_cache();
+    Mcp::start(program().parent().unwrap(), &[("XDG_CACHE_HOME", &cache)])
+}
+
+/// The `notifications/progress` of token `token` among `messages`.
+fn mcp_progress<'a>(messages: &'a [Value], token: &str) -> Vec<&'a Value> {
+    messages
+        .iter()
+        .filter(|m| {
+            m["method"] == "notifications/progress" && m["params"]["progressToken"] == token
+        })
+        .collect()
+}
+
+#[test]
+fn an_mcp_launch_whose_breakpoint_needs_the_index_reports_progress_then_stops_as_gdb() {
+    // The agent face waits as the DAP face does: `local_step93` is found only by the
+    // name table, so the call reports the table's progress (it asked for it with a
+    // progress token) until it is built, then stops there.
+    let mut m = mcp_cold();
+    let call = m.send_request(
+        "tools/call",
+        json!({"name": "debug_launch", "_meta": {"progressToken": "wait"},
+               "arguments": {"program": program(), "wait_ms": 60000,
+                             "breakpoints": [{"location": "local_step93"}]}}),
+    );
+    let seen = m.messages_until_response(call);
+    let progress = mcp_progress(&seen, "wait");
+    assert!(!progress.is_empty(), "no progress while waiting: {seen:#?}");
+    let values: Vec<u64> = progress
+        .iter()
+        .map(|p| p["params"]["progress"].as_u64().unwrap())
+        .collect();
+    assert!(
+        values.windows(2).all(|w| w[0] < w[1]),
+        "each progress greater than the last: {values:?}"
+    );
+    let first = &progress[0]["params"];
+    assert!(first["total"].as_u64().unwrap() >= UNITS as u64, "{first}");
+    let message = first["message"].as_str().unwrap();
+    assert!(message.contains("local_step93"), "{message}");
+
+    let (st, err, text) = support::mcp::tool_result(&seen.last().unwrap()["result"]);
+    assert!(!err, "{text}");
+    assert_eq!(st["breakpoints"][0]["verified"], true, "{st}");
+    assert_eq!(st["state"], "stopped", "{st}");
+    let frames: Vec<(String, i64)> = st["frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| Some((f["function"].as_str()?.to_string(), f["line"].as_i64()?)))
+        .collect();
+    let (gdb_frames, _) = gdb_at("big::u93::local_step93", &[]);
+    assert_eq!(frames.first(), gdb_frames.first(), "the stop against gdb's");
+    let (_, err, text) = m.tool("debug_end", json!({"session": st["session"]}));
+    assert!(!err, "{text}");
+}
+
+#[test]
+fn an_mcp_launch_waiting_for_the_index_is_cancelled_and_leaves_no_program() {
+    // A `notifications/cancelled` naming the call while it waits for the name table
+    // ends it: no response comes for it, the program it launched is killed (not left
+    // stopped at its entry), and the requests sent after it are served.
+    let mut m = mcp_cold();
+    let call = m.send_request(
+        "tools/call",
+        json!({"name": "debug_launch", "_meta": {"progressToken": 7},
+               "arguments": {"program": program(), "wait_ms": 60000,
+                             "breakpoints": [{"location": "local_step93"}]}}),
+    );
+    let first = m.message();
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    assert_eq!(first["params"]["progressToken"], 7, "{first}");
+    m.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                  "params": {"requestId": call, "reason": "the user went on"}}),
+    );
+    let sessions = m.send_request("tools/call", json!({"name": "debug_sessions"}));
+    let seen = m.messages_until_response(sessions);
+    assert!(
+        !seen.iter().any(|msg| msg["id"] == json!(call)),
+        "the cancelled call was answered: {seen:#?}"
+    );
+    let (st, err, text) = support::mcp::tool_result(&seen.last().unwrap()["result"]);
+    assert!(!err, "{text}");
+    let live: Vec<&Value> = st["sessions"]
+        .as_array()
+        .map(|s| s.iter().filter(|s| s["state"] != "exited").collect())
+        .unwrap_or_default();
+    assert!(live.is_empty(), "the cancelled launch left a session: {st}");
+    // tandem's children: the program it launched, until it is killed and reaped.
+    let children = || {
+        std::fs::read_dir(format!("/proc/{}/task", m.pid()))
+            .map(|tasks| {
+                tasks
+                    .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("children")).ok())
+                    .collect::<String>()
+            })
+            .unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !children().trim().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(children().trim(), "", "the launched program is still there");
 }

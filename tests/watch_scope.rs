@@ -34,14 +34,13 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::dap::{build, line_of, sample_path, DapClient};
 use support::gdb_record::gdb_record_batch;
+use support::mcp::Mcp;
 use support::PATIENCE;
 
 const SAMPLE: &str = "c/watch_scope.c";
@@ -871,88 +870,13 @@ fn restart_frame_of_the_caller_ends_the_watch_of_the_frame_itself_keeps_it() {
     t.c.finish();
 }
 
-/// `tandem mcp` on stdio, one JSON-RPC message per line.
-struct Mcp {
-    child: std::process::Child,
-    out: BufReader<std::process::ChildStdout>,
-    next: i64,
-}
-
-impl Mcp {
-    fn start(root: &Path) -> Mcp {
-        let mut child = Command::new(support::tandem_bin())
-            .args(["mcp", "--standalone", "--root"])
-            .arg(root)
-            .env("XDG_RUNTIME_DIR", support::private_runtime_dir())
-            .env("TANDEM_INDEX_CACHE", "0")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let mut m = Mcp {
-            child,
-            out,
-            next: 1,
-        };
-        m.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "watch_scope", "version": "1"}}),
-        );
-        m.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        m
-    }
-
-    fn send(&mut self, msg: Value) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.out.read_line(&mut line).unwrap() > 0,
-                "tandem mcp ended"
-            );
-            let msg: Value = serde_json::from_str(&line).unwrap();
-            if msg["id"] == json!(id) {
-                return msg["result"].clone();
-            }
-        }
-    }
-
-    /// A tool's result: its structured content and whether it is an error.
-    fn tool(&mut self, name: &str, args: Value) -> (Value, bool, String) {
-        let r = self.request("tools/call", json!({"name": name, "arguments": args}));
-        let text = r["content"][0]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        (r["structuredContent"].clone(), r["isError"] == true, text)
-    }
-}
-
-impl Drop for Mcp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn last_write_of_a_local_finds_only_its_own_frames_writes() {
     let program = sample();
     let root = program.parent().unwrap().to_path_buf();
     let first = line("fill first line");
     let ret = line("fill return line");
-    let mut m = Mcp::start(&root);
+    let mut m = Mcp::start(&root, &[("TANDEM_INDEX_CACHE", "0")]);
     let (st, err, text) = m.tool(
         "debug_launch",
         json!({"program": program, "record": true,

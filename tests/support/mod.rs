@@ -9,6 +9,7 @@ pub mod gdb;
 pub mod gdb_record;
 pub mod lsp_types_check;
 pub mod lsp_workspace;
+pub mod mcp;
 pub mod schema;
 
 use std::collections::HashMap;

@@ -367,6 +367,8 @@ pub struct Session {
     /// Set while the main executable's name table builds in the background (see
     /// `session/index.rs`): until then a lookup that needs it waits.
     indexing: Arc<AtomicBool>,
+    /// The units the background build has gathered so far.
+    indexed_units: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl std::fmt::Debug for Session {
@@ -576,6 +578,7 @@ impl Session {
             launched: stdio.is_some(),
             stdio: Mutex::new(stdio),
             indexing: Arc::new(AtomicBool::new(false)),
+            indexed_units: Arc::default(),
         };
         // The first stop (entry point or attach). What the session said before it (a
         // unit of the program found unreadable at that stop) is said again after, for
@@ -603,6 +606,7 @@ impl Session {
             Arc::downgrade(&session.core),
             notes_tx,
             session.indexing.clone(),
+            session.indexed_units.clone(),
         );
         Ok(session)
     }

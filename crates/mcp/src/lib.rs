@@ -8,6 +8,8 @@
 //! through [`host::Host`], the one module that knows how sessions are started and
 //! watched; [`code`] holds the language-index calls and the diagnostics of drafts.
 
+/// What a tool call can do while it runs: progress and cancellation.
+pub mod call;
 /// The language index and the compiler behind the `code_*` tools.
 pub mod code;
 /// Every call into debug sessions, behind one type.

@@ -2,12 +2,15 @@
 //! `tools/call`, notifications), shared by both transports, and the stdio transport:
 //! one JSON-RPC message per line, as MCP's stdio transport specifies (no Content-Length).
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use crate::call::Call;
 use crate::code::Code;
 use crate::host::Host;
 use crate::tools;
@@ -67,6 +70,18 @@ impl Server {
     /// Answers one message: `Some(response)` for a request (or a message that cannot be
     /// read), `None` for a notification or a response.
     pub fn handle(&self, body: &[u8]) -> Option<Value> {
+        self.handle_with(body, &|_| {}, &|_| false)
+    }
+
+    /// [`Server::handle`] for a transport that can send notifications while a request
+    /// runs (`notify`) and read what the client sends meanwhile: `cancelled(id)` says
+    /// whether the client cancelled request `id`. A cancelled request gets no response.
+    pub fn handle_with(
+        &self,
+        body: &[u8],
+        notify: &dyn Fn(Value),
+        cancelled: &dyn Fn(&Value) -> bool,
+    ) -> Option<Value> {
         let message: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
             Err(e) => {
@@ -112,7 +127,17 @@ impl Server {
             "initialize" => Ok(initialize(&params)),
             "ping" => Ok(json!({})),
             "tools/list" => Ok(tools::list()),
-            "tools/call" => self.call(&params),
+            "tools/call" => {
+                let token = params["_meta"]["progressToken"].clone();
+                let token = (token.is_string() || token.is_number()).then_some(token);
+                let is_cancelled = || cancelled(&id);
+                let cx = Call::new(token, notify, &is_cancelled);
+                let answer = self.call(&params, &cx);
+                if cx.was_cancelled() {
+                    return None;
+                }
+                answer
+            }
             other => Err((
                 codes::METHOD_NOT_FOUND,
                 format!("method not found: {other}"),
@@ -124,7 +149,7 @@ impl Server {
         })
     }
 
-    fn call(&self, params: &Value) -> Result<Value, (i64, String)> {
+    fn call(&self, params: &Value, cx: &Call<'_>) -> Result<Value, (i64, String)> {
         let name = params["name"].as_str().ok_or((
             codes::INVALID_PARAMS,
             "tools/call needs a tool 'name'".to_string(),
@@ -144,7 +169,7 @@ impl Server {
             }
         };
         tracing::debug!(name, "tool call");
-        Ok(match tools::call(&self.host, &self.code, name, args) {
+        Ok(match tools::call(&self.host, &self.code, name, args, cx) {
             Ok(result) => json!({
                 "content": [{"type": "text", "text": result.to_string()}],
                 "structuredContent": result,
@@ -181,19 +206,48 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 }
 
 /// Serves MCP on a byte stream of newline-delimited JSON-RPC messages until its end.
-pub fn serve_stdio<R: Read, W: Write>(
+///
+/// The input is read on a thread of its own, so that what the client sends while a tool
+/// call runs is seen: a `notifications/cancelled` naming the call cancels it (see
+/// [`crate::call`]); anything else is served after it, in order.
+pub fn serve_stdio<R: Read + Send + 'static, W: Write>(
     server: &Server,
     input: R,
-    mut output: W,
+    output: W,
 ) -> std::io::Result<()> {
-    let mut reader = BufReader::new(input);
-    let mut line = Vec::new();
+    let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<Vec<u8>>>();
+    std::thread::Builder::new()
+        .name("mcp-input".into())
+        .spawn(move || {
+            let mut reader = BufReader::new(input);
+            loop {
+                let mut line = Vec::new();
+                let read = read_line(&mut reader, &mut line);
+                let end = !matches!(read, Ok(n) if n > 0);
+                if matches!(read, Ok(0)) || tx.send(read.map(|_| line)).is_err() || end {
+                    return;
+                }
+            }
+        })?;
+    let output = RefCell::new(output);
+    let write = |message: &Value| -> std::io::Result<()> {
+        let mut bytes = message.to_string().into_bytes();
+        bytes.push(b'\n');
+        let mut out = output.borrow_mut();
+        out.write_all(&bytes)?;
+        out.flush()
+    };
+    // Messages that arrived while a call ran, served after it.
+    let pending: RefCell<VecDeque<Vec<u8>>> = RefCell::default();
     loop {
-        line.clear();
-        let n = read_line(&mut reader, &mut line)?;
-        if n == 0 {
-            return Ok(());
-        }
+        let queued = pending.borrow_mut().pop_front();
+        let line = match queued {
+            Some(line) => line,
+            None => match rx.recv() {
+                Ok(read) => read?,
+                Err(_) => return Ok(()),
+            },
+        };
         let answer = if line.len() > MAX_MESSAGE_BYTES {
             Some(error(
                 Value::Null,
@@ -202,18 +256,54 @@ pub fn serve_stdio<R: Read, W: Write>(
             ))
         } else {
             let text = trim(&line);
-            if text.is_empty() {
+            if text.is_empty() || cancelled_later(text, &pending.borrow()) {
                 continue;
             }
-            server.handle(text)
+            let notify = |message: Value| {
+                if let Err(e) = write(&message) {
+                    tracing::debug!("cannot send a notification: {e}");
+                }
+            };
+            let cancelled = |id: &Value| {
+                let mut found = false;
+                while let Ok(Ok(next)) = rx.try_recv() {
+                    if cancellation_of(trim(&next)).as_ref() == Some(id) {
+                        found = true;
+                    } else {
+                        pending.borrow_mut().push_back(next);
+                    }
+                }
+                found
+            };
+            server.handle_with(text, &notify, &cancelled)
         };
         if let Some(answer) = answer {
-            let mut bytes = answer.to_string().into_bytes();
-            bytes.push(b'\n');
-            output.write_all(&bytes)?;
-            output.flush()?;
+            write(&answer)?;
         }
     }
+}
+
+/// The id of the request a `notifications/cancelled` message names.
+fn cancellation_of(message: &[u8]) -> Option<Value> {
+    let v: Value = serde_json::from_slice(message).ok()?;
+    (v["method"] == "notifications/cancelled").then(|| v["params"]["requestId"].clone())
+}
+
+/// Whether request `message` was cancelled by a notification that came after it (both
+/// waiting behind a call that ran): it is not served then.
+fn cancelled_later(message: &[u8], pending: &VecDeque<Vec<u8>>) -> bool {
+    if pending.is_empty() {
+        return false;
+    }
+    let Some(id) = serde_json::from_slice::<Value>(message)
+        .ok()
+        .and_then(|v| v.get("id").cloned())
+    else {
+        return false;
+    };
+    pending
+        .iter()
+        .any(|m| cancellation_of(trim(m)).as_ref() == Some(&id))
 }
 
 /// Reads one line (without keeping more than [`MAX_MESSAGE_BYTES`] + 1 bytes of it);

@@ -123,7 +123,13 @@ pub fn exists(name: &str) -> bool {
 }
 
 /// Runs one tool.
-pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> ToolResult {
+pub fn call(
+    host: &Host,
+    code: &Code,
+    name: &str,
+    args: &Map<String, Value>,
+    cx: &crate::call::Call<'_>,
+) -> ToolResult {
     let a = Args(args);
     match name {
         "debug_launch" => {
@@ -137,7 +143,7 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
                 stop_on_entry: a.opt_bool("stop_on_entry")?.unwrap_or(false),
                 record: a.opt_bool("record")?.unwrap_or(false),
             };
-            let (id, bps, state) = host.launch(req, a.wait()?).map_err(|e| e.0)?;
+            let (id, bps, state) = host.launch(req, a.wait()?, cx).map_err(|e| e.0)?;
             Ok(started(id, &bps, &state))
         }
         "debug_attach" => {
@@ -147,7 +153,7 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
                 program: a.opt_str("program")?,
                 breakpoints: a.breakpoints("breakpoints")?,
             };
-            let (id, bps, state) = host.attach(req, a.wait()?).map_err(|e| e.0)?;
+            let (id, bps, state) = host.attach(req, a.wait()?, cx).map_err(|e| e.0)?;
             Ok(started(id, &bps, &state))
         }
         "debug_continue" => {
@@ -217,7 +223,7 @@ pub fn call(host: &Host, code: &Code, name: &str, args: &Map<String, Value>) -> 
                 return Err("'set' is required (an empty list removes every breakpoint)".into());
             }
             let bps = host
-                .set_breakpoints(id, &a.breakpoints("set")?)
+                .set_breakpoints(id, &a.breakpoints("set")?, cx)
                 .map_err(|e| e.0)?;
             Ok(
                 json!({"session": id, "breakpoints": bps.iter().map(breakpoint_json).collect::<Vec<_>>()}),

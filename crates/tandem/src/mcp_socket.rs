@@ -58,7 +58,7 @@ pub type SharedCode = Arc<OnceLock<Arc<mcp::code::Code>>>;
 
 /// Serves one MCP connection (its first bytes already read into `input`'s front) on the
 /// language server's process manager; ends the sessions it started when it ends.
-pub fn serve<R: Read>(
+pub fn serve<R: Read + Send + 'static>(
     input: R,
     stream: UnixStream,
     manager: Arc<procman::ProcessManager>,

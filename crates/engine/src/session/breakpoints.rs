@@ -202,6 +202,17 @@ impl Session {
         self.indexing.load(Ordering::Acquire)
     }
 
+    /// How far the background build of the name table is, while it is built: (units
+    /// gathered, units of the main executable).
+    pub fn index_progress(&self) -> Option<(usize, usize)> {
+        self.is_indexing().then(|| {
+            (
+                self.indexed_units.load(Ordering::Relaxed),
+                self.main.unit_count(),
+            )
+        })
+    }
+
     /// Sets the function breakpoints, replacing every function breakpoint set before.
     pub fn set_function_breakpoints(
         &self,

@@ -37,6 +37,7 @@ pub(super) fn start(
     core: Weak<Mutex<Core>>,
     events: route::EventTx,
     building: Arc<AtomicBool>,
+    indexed_units: Arc<std::sync::atomic::AtomicUsize>,
 ) {
     // Below the quick-lookup size every lookup builds the index at once (it takes
     // milliseconds), so there is nothing to build in the background nor to report.
@@ -75,6 +76,7 @@ pub(super) fn start(
             let step = total.div_ceil(PROGRESS_STEPS).max(1);
             let reported = std::sync::atomic::AtomicUsize::new(0);
             let built = main.build_index_cache(cache.as_ref(), &|done, total| {
+                indexed_units.fetch_max(done, Ordering::Relaxed);
                 let bucket = done / step;
                 if done < total
                     && reported.fetch_max(bucket, std::sync::atomic::Ordering::Relaxed) < bucket

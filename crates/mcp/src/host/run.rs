@@ -18,6 +18,7 @@ use super::{
     attach_pid, fail, lock, AttachRequest, BreakpointReport, BreakpointSpec, Entry, Host,
     HostError, LaunchRequest, Own, Result, RunState, Step,
 };
+use crate::call::Call;
 
 /// How long `debug_pause` waits for the stop it asked for.
 const PAUSE_WAIT: Duration = Duration::from_secs(3);
@@ -29,6 +30,7 @@ impl Host {
         &self,
         req: LaunchRequest,
         wait: Duration,
+        cx: &Call<'_>,
     ) -> Result<(u64, Vec<BreakpointReport>, RunState)> {
         if req.program.trim().is_empty() {
             return Err(fail("'program' is empty"));
@@ -82,7 +84,7 @@ impl Host {
             .launch_debug(options)
             .map_err(|e| HostError(format!("cannot launch {}: {e}", program.display())))?;
         let entry = self.adopt(session, program.display().to_string());
-        let reports = self.apply_breakpoints(&entry, &req.breakpoints)?;
+        let reports = self.first_breakpoints(&entry, &req.breakpoints, cx)?;
         let state = if req.stop_on_entry {
             self.report(&entry, entry.session.state())
         } else {
@@ -96,6 +98,7 @@ impl Host {
         &self,
         req: AttachRequest,
         wait: Duration,
+        cx: &Call<'_>,
     ) -> Result<(u64, Vec<BreakpointReport>, RunState)> {
         let pid = attach_pid(&req)?;
         let exe = super::program_of(pid);
@@ -104,9 +107,27 @@ impl Host {
             .attach_debug(pid, engine::SourceMap::new())
             .map_err(|e| HostError(format!("cannot attach to process {}: {e}", pid.0)))?;
         let entry = self.adopt(session, exe);
-        let reports = self.apply_breakpoints(&entry, &req.breakpoints)?;
+        let reports = self.first_breakpoints(&entry, &req.breakpoints, cx)?;
         let state = self.run(&entry, Start::Resume, wait)?;
         Ok((entry.id, reports, state))
+    }
+
+    /// Sets the breakpoints of a session just started; when the call is cancelled while
+    /// they wait for the name table, the session is ended (a launched program killed,
+    /// an attached one let go) rather than left stopped.
+    fn first_breakpoints(
+        &self,
+        entry: &Entry,
+        specs: &[BreakpointSpec],
+        cx: &Call<'_>,
+    ) -> Result<Vec<BreakpointReport>> {
+        let set = self.apply_breakpoints(entry, specs, cx);
+        if set.is_err() && cx.was_cancelled() {
+            if let Err(e) = self.end(entry.id) {
+                tracing::debug!("ending cancelled session {}: {}", entry.id, e.0);
+            }
+        }
+        set
     }
 
     /// Keeps a session this host started: its first subscription (which also carries
@@ -263,17 +284,18 @@ impl Host {
         &self,
         id: u64,
         specs: &[BreakpointSpec],
+        cx: &Call<'_>,
     ) -> Result<Vec<BreakpointReport>> {
         let entry = self.get(id)?;
         if entry.session.has_ended() {
             return Err(HostError(format!("session {id} has exited")));
         }
-        self.apply_breakpoints(&entry, specs)
+        self.apply_breakpoints(&entry, specs, cx)
     }
 
     /// Removes the breakpoints this host set in a session (ending it or letting go).
     pub(super) fn clear_breakpoints(&self, entry: &Entry) {
-        if let Err(e) = self.apply_breakpoints(entry, &[]) {
+        if let Err(e) = self.apply_breakpoints(entry, &[], &Call::unwatched()) {
             tracing::debug!("clearing breakpoints of session {}: {e}", entry.id);
         }
         lock(&self.breakpoints).remove(&entry.id);
@@ -287,6 +309,7 @@ impl Host {
         &self,
         entry: &Entry,
         specs: &[BreakpointSpec],
+        cx: &Call<'_>,
     ) -> Result<Vec<BreakpointReport>> {
         let mut by_file: BTreeMap<PathBuf, Vec<(usize, engine::SourceBreakpoint)>> =
             BTreeMap::new();
@@ -334,6 +357,8 @@ impl Host {
                 }
             }
         }
+        let names: Vec<&str> = functions.iter().map(|(_, f)| f.name.as_str()).collect();
+        wait_for_index(&entry.session, &names, cx)?;
         let mut all = lock(&self.breakpoints);
         let mine = all.entry(entry.id).or_default();
         let cleared: Vec<PathBuf> = mine
@@ -448,6 +473,29 @@ fn call_target(entry: &Entry, tid: Tid, name: &str, index: u32) -> Result<u64> {
             }))
         }
     }
+}
+
+/// How often a call waiting for the name table looks at it (and for a cancellation).
+const INDEX_POLL: Duration = Duration::from_millis(100);
+
+/// Waits, with progress, while one of `names` needs the main executable's name table
+/// that the session is still building (see `engine::Session::function_waiting_for_index`):
+/// setting it would block the call silently until then. `Err` when the call is
+/// cancelled meanwhile; nothing is set then.
+fn wait_for_index(session: &DebugSession, names: &[&str], cx: &Call<'_>) -> Result<()> {
+    let engine = session.engine();
+    let Some(name) = engine.function_waiting_for_index(names) else {
+        return Ok(());
+    };
+    let message = format!("Waiting for the debug information index to find {name}");
+    while let Some((done, total)) = engine.index_progress() {
+        if cx.is_cancelled() {
+            return Err(HostError("cancelled".into()));
+        }
+        cx.progress(done as u64, total as u64, &message);
+        std::thread::sleep(INDEX_POLL);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
