@@ -938,3 +938,31 @@ fn an_mcp_launch_waiting_for_the_index_is_cancelled_and_leaves_no_program() {
     }
     assert_eq!(children().trim(), "", "the launched program is still there");
 }
+
+#[test]
+fn the_command_line_says_it_waits_for_the_index_then_stops_there() {
+    // `tandem debug` has no progress to show but says why it pauses: only the name
+    // table, still building, finds `local_step93`.
+    let cache = cold_cache();
+    let out = Command::new(support::tandem_bin())
+        .args(["debug", "--json", "--break", "local_step93"])
+        .arg(program())
+        .env("XDG_CACHE_HOME", &cache)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("tandem: waiting for the debug information index to find local_step93"),
+        "{stderr}"
+    );
+    let stops: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["event"] == "stopped")
+        .collect();
+    assert!(!stops.is_empty(), "no stop: {stderr}");
+    let top = stops[0]["frames"][0]["function"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(top.contains("local_step93"), "{}", stops[0]);
+}

@@ -316,6 +316,12 @@ impl Plan {
             statuses.extend(session.set_line_breakpoints(file, list)?);
         }
         if !self.functions.is_empty() {
+            // Only the name table, still building in the background, finds one of them:
+            // said, rather than a silent pause of seconds on a big program.
+            let names: Vec<&str> = self.functions.iter().map(|f| f.name.as_str()).collect();
+            if let Some(name) = session.engine().function_waiting_for_index(&names) {
+                eprintln!("tandem: waiting for the debug information index to find {name}");
+            }
             statuses.extend(session.engine().set_function_breakpoints(&self.functions)?);
         }
         if !self.addresses.is_empty() {
