@@ -23,7 +23,6 @@ mod scopes;
 mod sections;
 mod seqs;
 mod split;
-mod stamps;
 mod stats;
 mod symtab;
 mod table;

@@ -62,9 +62,11 @@ impl SectionCache {
         }
         let path = self.path(name);
         match verify(&path, range.uncompressed_size, range.compressed_size) {
-            Ok(checked) => {
+            Ok(()) => {
                 // Refreshed for least-recently-used eviction, as an index file on a hit.
-                crate::stamps::touch_checked(&path, &checked);
+                if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+                    let _ = f.set_modified(std::time::SystemTime::now());
+                }
                 tracing::debug!(target: "tandem::cache", file = %path.display(), "decompressed section cache hit");
             }
             Err(reason) => {
@@ -163,10 +165,7 @@ impl SectionCache {
             use std::io::Seek;
             file.seek(std::io::SeekFrom::Start(0))?;
             file.write_all(&header)?;
-            std::fs::rename(&tmp, path)?;
-            // Its bytes are the ones just written: a later session need not read them.
-            crate::stamps::record(path, &file);
-            Ok(())
+            std::fs::rename(&tmp, path)
         })();
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -177,7 +176,7 @@ impl SectionCache {
 
 /// Checks the cache file at `path` for a section of `uncompressed` bytes compressed to
 /// `compressed`; the reason when it is unusable.
-fn verify(path: &Path, uncompressed: u64, compressed: u64) -> Result<std::fs::File, String> {
+fn verify(path: &Path, uncompressed: u64, compressed: u64) -> Result<(), String> {
     let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut header = [0u8; HEADER];
     f.read_exact(&mut header).map_err(|e| e.to_string())?;
@@ -196,15 +195,12 @@ fn verify(path: &Path, uncompressed: u64, compressed: u64) -> Result<std::fs::Fi
             HEADER as u64 + uncompressed
         ));
     }
-    if crate::stamps::is_checked(path, &f) {
-        return Ok(f);
-    }
     let crc =
         crate::cache::crc_of_file(&f, HEADER as u64..size, 0..0).map_err(|e| e.to_string())?;
     if crc != u32_at(12) {
         return Err("checksum mismatch".into());
     }
-    Ok(f)
+    Ok(())
 }
 
 /// Drops from this process's memory the pages of `map` that `len` bytes at `offset`
