@@ -24,10 +24,12 @@
 //!
 //! A file is never trusted: magic, version, length, checksum, key and the binary's unit
 //! count and DIE size are checked when it is opened, and every read is bounds-checked.
+//! The checksum is not read through again while the file is the one a check found
+//! unchanged for a while, which its stamp says (`stamps.rs`).
 //! A file that fails is removed and rebuilt. Files are written to a temporary name and
 //! renamed, so readers and concurrent writers never see half a file; after a write the
 //! least recently used files are removed while the directory is over its size cap (a hit
-//! refreshes the file's mtime).
+//! refreshes its stamp's mtime, or the file's when it has no stamp).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -111,7 +113,7 @@ impl IndexCache {
                     return None;
                 }
                 let meta = e.metadata().ok()?;
-                Some((meta.modified().ok()?, meta.len(), path))
+                Some((crate::stamps::last_used(&path, &meta)?, meta.len(), path))
             })
             .collect();
         let mut total: u64 = files.iter().map(|f| f.1).sum();
@@ -124,6 +126,7 @@ impl IndexCache {
                 continue;
             }
             if std::fs::remove_file(&path).is_ok() {
+                crate::stamps::remove(&path);
                 total = total.saturating_sub(len);
                 tracing::debug!(target: "tandem::cache", path = %path.display(), "index cache evicted");
             }
@@ -200,15 +203,6 @@ pub(crate) fn suffix_key_hashes(name: &[u8], starts: &[usize]) -> Vec<(usize, u3
         end = start;
     }
     out
-}
-
-/// The CRC-32 of the file at `path` but its own field (header bytes 24..28), read in
-/// chunks.
-fn checksum_of_file(path: &Path) -> std::io::Result<u32> {
-    let f = std::fs::File::open(path)?;
-    let len = f.metadata()?.len();
-    // The checksum field (bytes 24..28) is left out.
-    crc_of_file(&f, 0..len, 24..28)
 }
 
 /// The CRC-32 of bytes `range` of `f` but those of `skip`, read in pieces: a big file
@@ -401,12 +395,25 @@ impl CachedIndex {
         let map = unsafe { Mmap::map(&file) }.map_err(|e| e.to_string())?;
         check_header(&map)?;
         // Read through read(2), not the mapping: checking a file of hundreds of megabytes
-        // must not make every page of it resident.
-        let sum = checksum_of_file(path).map_err(|e| e.to_string())?;
-        if sum != u32_at(&map, 24).unwrap_or(0) {
-            return Err("checksum mismatch".into());
+        // must not make every page of it resident. Not again while its stamp holds.
+        let checked = if crate::stamps::is_checked(path, &file) {
+            None
+        } else {
+            let began = crate::stamps::now();
+            tracing::debug!(target: "tandem::cache", file = %path.display(), "index cache file read through for its checksum");
+            let sum = crc_of_file(&file, 0..map.len() as u64, 24..28).map_err(|e| e.to_string())?;
+            if sum != u32_at(&map, 24).unwrap_or(0) {
+                return Err("checksum mismatch".into());
+            }
+            Some(began)
+        };
+        let index = CachedIndex::parse(Blob::Map(map), true, key, units, die_bytes)?;
+        if let Some(began) = checked {
+            crate::stamps::record(path, &file, began);
         }
-        CachedIndex::parse(Blob::Map(map), true, key, units, die_bytes)
+        // Refreshed for least-recently-used eviction (its stamp, when it has one).
+        crate::stamps::touch(path);
+        Ok(index)
     }
 
     /// The table in `blob` (a whole file's bytes, its checksum already checked or made
@@ -708,6 +715,8 @@ fn stream_and_map(
         // is only ever replaced by rename afterwards, never written in place.
         let map = unsafe { Mmap::map(&f) }?;
         std::fs::rename(&tmp, path)?;
+        // A stamp of the file this one replaced is no longer true.
+        crate::stamps::remove(path);
         Ok((map, f.metadata()?.len()))
     })();
     if written.is_err() {
@@ -754,10 +763,6 @@ impl Binary {
         }
         match CachedIndex::open(&path, &key, self.unit_count(), self.debug_info_bytes()) {
             Ok(c) => {
-                // Refreshed for least-recently-used eviction.
-                if let Ok(f) = std::fs::File::options().append(true).open(&path) {
-                    let _ = f.set_modified(std::time::SystemTime::now());
-                }
                 tracing::debug!(
                     target: "tandem::cache",
                     binary = %self.path.display(),
@@ -778,6 +783,7 @@ impl Binary {
                     "index cache rejected"
                 );
                 let _ = std::fs::remove_file(&path);
+                crate::stamps::remove(&path);
                 false
             }
         }

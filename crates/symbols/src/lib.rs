@@ -23,6 +23,7 @@ mod scopes;
 mod sections;
 mod seqs;
 mod split;
+mod stamps;
 mod stats;
 mod symtab;
 mod table;

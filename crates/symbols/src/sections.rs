@@ -64,9 +64,7 @@ impl SectionCache {
         match verify(&path, range.uncompressed_size, range.compressed_size) {
             Ok(()) => {
                 // Refreshed for least-recently-used eviction, as an index file on a hit.
-                if let Ok(f) = std::fs::File::options().append(true).open(&path) {
-                    let _ = f.set_modified(std::time::SystemTime::now());
-                }
+                crate::stamps::touch(&path);
                 tracing::debug!(target: "tandem::cache", file = %path.display(), "decompressed section cache hit");
             }
             Err(reason) => {
@@ -165,7 +163,10 @@ impl SectionCache {
             use std::io::Seek;
             file.seek(std::io::SeekFrom::Start(0))?;
             file.write_all(&header)?;
-            std::fs::rename(&tmp, path)
+            std::fs::rename(&tmp, path)?;
+            // A stamp of the file this one replaced is no longer true.
+            crate::stamps::remove(path);
+            Ok(())
         })();
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
@@ -195,11 +196,16 @@ fn verify(path: &Path, uncompressed: u64, compressed: u64) -> Result<(), String>
             HEADER as u64 + uncompressed
         ));
     }
+    if crate::stamps::is_checked(path, &f) {
+        return Ok(());
+    }
+    let began = crate::stamps::now();
     let crc =
         crate::cache::crc_of_file(&f, HEADER as u64..size, 0..0).map_err(|e| e.to_string())?;
     if crc != u32_at(12) {
         return Err("checksum mismatch".into());
     }
+    crate::stamps::record(path, &f, began);
     Ok(())
 }
 
