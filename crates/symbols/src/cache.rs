@@ -253,17 +253,66 @@ pub(crate) fn crc_of_file(
     Ok(h.finalize())
 }
 
-/// Writes `vs` little-endian, a few kilobytes per call of `w` (the tables are millions
-/// of u32s: one call of a `dyn Write` each was a tenth of writing ceph-osd's table).
-pub(crate) fn write_u32s<W: Write + ?Sized>(w: &mut W, vs: &[u32]) -> std::io::Result<()> {
-    let mut chunk = [0u8; 4096];
-    for part in vs.chunks(chunk.len() / 4) {
-        for (to, v) in chunk.chunks_exact_mut(4).zip(part) {
-            to.copy_from_slice(&v.to_le_bytes());
+/// A table's regions as they are written: little-endian values and bytes gathered a few
+/// kilobytes at a time, then passed to `out` (the tables are millions of u32s: one call of
+/// a `dyn Write` each was a tenth of writing ceph-osd's table). [`Regions::finish`]
+/// passes on the rest.
+pub(crate) struct Regions<'w, W: Write + ?Sized> {
+    out: &'w mut W,
+    buf: Vec<u8>,
+}
+
+/// Bytes [`Regions`] gathers before it passes them on.
+const REGIONS_CHUNK: usize = 16 << 10;
+
+impl<'w, W: Write + ?Sized> Regions<'w, W> {
+    pub(crate) fn new(out: &'w mut W) -> Self {
+        Regions {
+            out,
+            buf: Vec::with_capacity(REGIONS_CHUNK),
         }
-        w.write_all(&chunk[..part.len() * 4])?;
     }
-    Ok(())
+
+    fn spill(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= REGIONS_CHUNK {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn u32s(&mut self, vs: &[u32]) -> std::io::Result<()> {
+        for part in vs.chunks(REGIONS_CHUNK / 4) {
+            self.buf.extend(part.iter().flat_map(|v| v.to_le_bytes()));
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn u64s(&mut self, vs: &[u64]) -> std::io::Result<()> {
+        for part in vs.chunks(REGIONS_CHUNK / 8) {
+            self.buf.extend(part.iter().flat_map(|v| v.to_le_bytes()));
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> std::io::Result<()> {
+        if b.len() >= REGIONS_CHUNK {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+            return self.out.write_all(b);
+        }
+        self.buf.extend_from_slice(b);
+        self.spill()
+    }
+
+    /// Passes on what is gathered.
+    pub(crate) fn finish(mut self) -> std::io::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
 }
 
 pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
@@ -917,14 +966,25 @@ impl Binary {
 mod tests {
     use std::io::Write;
 
-    use super::{crc_of_file, write_u32s};
+    use super::{crc_of_file, Regions};
 
     #[test]
-    fn u32s_are_written_little_endian_across_chunks() {
-        let values: Vec<u32> = (0..3000u32).map(|v| v.wrapping_mul(0x9e37_79b9)).collect();
+    fn regions_are_written_in_order_little_endian_across_chunks() {
+        let values: Vec<u32> = (0..9000u32).map(|v| v.wrapping_mul(0x9e37_79b9)).collect();
+        let big = vec![7u8; 40_000];
         let mut out = Vec::new();
-        write_u32s(&mut out, &values).unwrap();
-        let expected: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut r = Regions::new(&mut out);
+        r.u32s(&values).unwrap();
+        r.bytes(b"abc").unwrap();
+        r.u64s(&[1, u64::MAX]).unwrap();
+        r.bytes(&big).unwrap();
+        r.u32s(&[5]).unwrap();
+        r.finish().unwrap();
+        let mut expected: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        expected.extend_from_slice(b"abc");
+        expected.extend([1u64, u64::MAX].iter().flat_map(|v| v.to_le_bytes()));
+        expected.extend_from_slice(&big);
+        expected.extend(5u32.to_le_bytes());
         assert_eq!(out, expected);
     }
 

@@ -307,6 +307,8 @@ impl Binary {
     ) -> std::result::Result<UnitSymbols, gimli::Error> {
         let mut out = UnitSymbols::default();
         let mut scopes = ScopeStack::default();
+        // Where an entry's qualified name is joined before it is interned.
+        let mut joined = String::new();
         // Scope paths of the functions seen so far, for concrete instances whose
         // abstract origin came earlier in the unit (the usual order).
         let mut paths: HashMap<gimli::UnitOffset<usize>, Arc<str>> = HashMap::new();
@@ -359,11 +361,10 @@ impl Binary {
                         current_enum.as_ref().filter(|e| e.0 + 1 == depth)
                     {
                         if let Some(name) = self.attr_str(unit, die, gimli::DW_AT_name) {
-                            let mut joined = String::with_capacity(prefix.len() + name.len());
-                            joined.push_str(prefix);
-                            joined.push_str(&name);
-                            out.enumerators
-                                .push((self.names.intern(&joined), *enum_offset));
+                            out.enumerators.push((
+                                self.names.intern(&format!("{prefix}{name}")),
+                                *enum_offset,
+                            ));
                         }
                     }
                 }
@@ -392,9 +393,14 @@ impl Binary {
                     };
                     current_enum = Some((depth, die.offset(), prefix));
                     if die.attr_value(gimli::DW_AT_declaration).is_none() {
-                        if let Some(e) =
-                            self.simple_entry(unit, die, id, &mut scopes, SymbolKind::Type)
-                        {
+                        if let Some(e) = self.simple_entry(
+                            unit,
+                            die,
+                            id,
+                            &mut scopes,
+                            SymbolKind::Type,
+                            &mut joined,
+                        ) {
                             out.others.push(e);
                         }
                     }
@@ -442,9 +448,14 @@ impl Binary {
                             Some(p) => p,
                             None => scopes.path(unit),
                         };
-                        if let Some(e) =
-                            self.simple_entry_in(unit, die, id, path, SymbolKind::Variable)
-                        {
+                        if let Some(e) = self.simple_entry_in(
+                            unit,
+                            die,
+                            id,
+                            path,
+                            SymbolKind::Variable,
+                            &mut joined,
+                        ) {
                             out.others.push(e);
                         }
                     }
@@ -456,7 +467,8 @@ impl Binary {
                 | gimli::DW_TAG_typedef
                     if !in_function && die.attr_value(gimli::DW_AT_declaration).is_none() =>
                 {
-                    if let Some(e) = self.simple_entry(unit, die, id, &mut scopes, SymbolKind::Type)
+                    if let Some(e) =
+                        self.simple_entry(unit, die, id, &mut scopes, SymbolKind::Type, &mut joined)
                     {
                         out.others.push(e);
                     }
@@ -615,11 +627,9 @@ impl Binary {
         id: DieId,
         scopes: &mut ScopeStack,
         kind: SymbolKind,
+        joined: &mut String,
     ) -> Option<SymbolEntry> {
-        let info = self.die_info(id, unit, die);
-        let name = crate::units::text(&info.name_at)?;
-        let name = self.names.intern(scopes.joined(unit, &name));
-        Some(self.symbol_entry(unit, die, id, info, name, kind))
+        self.simple_entry_in(unit, die, id, scopes.path(unit), kind, joined)
     }
 
     /// An entry named `path` + its DIE's name (`path` is `ns::Class::` or empty).
@@ -630,26 +640,13 @@ impl Binary {
         id: DieId,
         path: &str,
         kind: SymbolKind,
+        joined: &mut String,
     ) -> Option<SymbolEntry> {
         let info = self.die_info(id, unit, die);
-        let name = crate::units::text(&info.name_at)?;
-        let mut joined = String::with_capacity(path.len() + name.len());
+        joined.clear();
         joined.push_str(path);
-        joined.push_str(&name);
-        let name = self.names.intern(&joined);
-        Some(self.symbol_entry(unit, die, id, info, name, kind))
-    }
-
-    /// The entry of `die`, named `name`.
-    fn symbol_entry(
-        &self,
-        unit: &Unit,
-        die: &Die,
-        id: DieId,
-        info: crate::units::DieInfo,
-        name: Arc<str>,
-        kind: SymbolKind,
-    ) -> SymbolEntry {
+        joined.push_str(&crate::units::text(&info.name_at)?);
+        let name = self.names.intern(joined);
         let range = if kind == SymbolKind::Variable {
             self.static_address(unit, die)
                 .map(|a| FileAddr(a)..FileAddr(a))
@@ -657,7 +654,7 @@ impl Binary {
             None
         };
         let form = (kind == SymbolKind::Type).then(|| crate::index::form_of_tag(die.tag()));
-        SymbolEntry {
+        Some(SymbolEntry {
             name,
             kind,
             decl_file: info.decl_file,
@@ -665,7 +662,7 @@ impl Binary {
             range,
             die: Some(id),
             form,
-        }
+        })
     }
 
     /// The file address of a static variable whose location is `DW_OP_addr X`.

@@ -205,8 +205,6 @@ pub(crate) struct ScopeStack {
     made: usize,
     /// How many of the scopes are functions or blocks.
     in_function: usize,
-    /// A path and one more name, see [`ScopeStack::joined`].
-    scratch: String,
 }
 
 struct Scope {
@@ -274,15 +272,6 @@ impl ScopeStack {
             self.made += 1;
         }
         &self.path
-    }
-
-    /// The path followed by `name`.
-    pub(crate) fn joined(&mut self, unit: &Unit, name: &str) -> &str {
-        self.path(unit);
-        self.scratch.clear();
-        self.scratch.push_str(&self.path);
-        self.scratch.push_str(name);
-        &self.scratch
     }
 }
 

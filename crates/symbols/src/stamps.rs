@@ -18,7 +18,7 @@
 //! of CPU and a quarter of its first stop.
 
 use std::fs::{File, Metadata};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -81,18 +81,10 @@ pub(crate) fn is_checked(path: &Path, opened: &File) -> bool {
     let Ok(meta) = opened.metadata() else {
         return false;
     };
-    let mut stamp = [0u8; LEN + 1];
-    let read = File::open(path_of(path)).and_then(|mut f| {
-        let mut n = 0;
-        while n < stamp.len() {
-            match f.read(&mut stamp[n..])? {
-                0 => break,
-                k => n += k,
-            }
-        }
-        Ok(n)
-    });
-    if !matches!(read, Ok(LEN)) || &stamp[..8] != MAGIC || stamp[8..8 + BOOT] != boot_id() {
+    let Ok(stamp) = std::fs::read(path_of(path)) else {
+        return false;
+    };
+    if stamp.len() != LEN || &stamp[..8] != MAGIC || stamp[8..8 + BOOT] != boot_id() {
         return false;
     }
     let fields: Vec<u64> = (0..7).map(|i| u64_at(&stamp, 8 + BOOT + 8 * i)).collect();

@@ -553,59 +553,39 @@ impl<'a> Plan<'a> {
     }
 
     /// Writes the regions, [`Plan::size`] bytes.
-    pub(crate) fn write<W: std::io::Write + ?Sized>(&self, w: &mut W) -> std::io::Result<()> {
-        use crate::cache::write_u32s as u32s;
-        let mut flat: Vec<u32> = Vec::with_capacity(FLAT + 8);
-        let flush = |w: &mut W, flat: &mut Vec<u32>, all: bool| {
-            if all || flat.len() >= FLAT {
-                u32s(w, flat)?;
-                flat.clear();
-            }
-            std::io::Result::Ok(())
-        };
+    pub(crate) fn write<W: std::io::Write + ?Sized>(
+        &self,
+        r: &mut crate::cache::Regions<'_, W>,
+    ) -> std::io::Result<()> {
         for &(at, len) in self.file_recs.iter().chain(&self.name_recs) {
-            flat.extend([at, len]);
-            flush(w, &mut flat, false)?;
+            r.u32s(&[at, len])?;
         }
-        flush(w, &mut flat, true)?;
-        u32s(w, &self.hay_starts)?;
-        u32s(w, &self.members)?;
-        let mut masks = Vec::with_capacity(FLAT * 4);
-        for part in self.masks.chunks(FLAT) {
-            masks.clear();
-            masks.extend(part.iter().flat_map(|m| m.to_le_bytes()));
-            w.write_all(&masks)?;
-        }
+        r.u32s(&self.hay_starts)?;
+        r.u32s(&self.members)?;
+        r.u64s(&self.masks)?;
         for (name, run) in self.members.windows(2).enumerate() {
             for &i in &self.order[run[0] as usize..run[1] as usize] {
                 let l = &self.listed[i as usize];
-                flat.extend([
+                r.u32s(&[
                     name as u32,
                     self.file_rank(l),
                     l.line,
                     l.kind,
                     l.unit,
                     l.die,
-                ]);
-                flush(w, &mut flat, false)?;
+                ])?;
             }
         }
-        flush(w, &mut flat, true)?;
         let mut lower = String::new();
         for &n in &self.name_ids {
+            lower.clear();
             crate::names::push_search_lowercase(&mut lower, self.names[n as usize]);
             lower.push('\n');
-            if lower.len() >= FLAT * 4 {
-                w.write_all(lower.as_bytes())?;
-                lower.clear();
-            }
+            r.bytes(lower.as_bytes())?;
         }
-        w.write_all(lower.as_bytes())
+        Ok(())
     }
 }
-
-/// How many u32s the regions' records are gathered in before they are written.
-const FLAT: usize = 4096;
 
 /// `ids` (of `names`, ascending) in the order of (length, bytes) of their names: placed
 /// by length, then each run of one length sorted by bytes unless it already is (ids of
@@ -761,7 +741,9 @@ impl Binary {
         }
         let plan = Plan::new(&names, None, &files, &listed, 0);
         let mut bytes = Vec::with_capacity(plan.size() + plan.strings.len());
-        plan.write(&mut bytes).ok()?;
+        let mut regions = crate::cache::Regions::new(&mut bytes);
+        plan.write(&mut regions).ok()?;
+        regions.finish().ok()?;
         let fields = plan.fields(0, bytes.len());
         bytes.extend_from_slice(&plan.strings);
         let table = SymbolTable::open(Arc::new(crate::cache::Blob::Heap(bytes)), 0, &fields);

@@ -512,56 +512,39 @@ impl Gathered {
 
         let io = |e: std::io::Error| format!("cannot write the name table: {e}");
         let mut w = crate::cache::Checksummed::new(out, binary, key, payload_len).map_err(io)?;
-        use crate::cache::write_u32s as u32s;
         (|| -> std::io::Result<()> {
-            w.write_all(key.as_bytes())?;
-            w.write_all(&[0u8; 8][..key_pad - key.len()])?;
-            u32s(&mut w, &fields)?;
+            let mut r = crate::cache::Regions::new(&mut w);
+            r.bytes(key.as_bytes())?;
+            r.bytes(&[0u8; 8][..key_pad - key.len()])?;
+            r.u32s(&fields)?;
             for &(start, end, unit) in ranges {
-                w.write_all(&start.to_le_bytes())?;
-                w.write_all(&end.to_le_bytes())?;
-                u32s(&mut w, &[unit as u32, 0])?;
+                r.u64s(&[start, end])?;
+                r.u32s(&[unit as u32, 0])?;
             }
-            w.write_all(&slots)?;
-            u32s(&mut w, &links)?;
-            // The names' and entries' records, a few thousand u32s at a time.
-            let mut flat: Vec<u32> = Vec::with_capacity(FLAT);
+            r.bytes(&slots)?;
+            r.u32s(&links)?;
             let mut next_row = 0usize;
-            for (r, s) in sorted.iter().enumerate() {
+            for (n, s) in sorted.iter().enumerate() {
                 let first = next_row;
-                while next_row < rows.len() && rows[next_row].name as usize == r {
+                while next_row < rows.len() && rows[next_row].name as usize == n {
                     next_row += 1;
                 }
-                flat.extend([
-                    string_at[r],
+                r.u32s(&[
+                    string_at[n],
                     s.len() as u32,
                     first as u32,
                     (next_row - first) as u32,
-                ]);
-                if flat.len() >= FLAT {
-                    u32s(&mut w, &flat)?;
-                    flat.clear();
-                }
+                ])?;
             }
             for row in &rows {
-                flat.extend([row.kind(), row.unit(), row.die]);
-                if flat.len() >= FLAT {
-                    u32s(&mut w, &flat)?;
-                    flat.clear();
-                }
+                r.u32s(&[row.kind(), row.unit(), row.die])?;
             }
-            u32s(&mut w, &flat)?;
-            plan.write(&mut w)?;
-            let mut strings = Vec::with_capacity(FLAT * 8);
+            plan.write(&mut r)?;
             for s in &sorted {
-                strings.extend_from_slice(s.as_bytes());
-                if strings.len() >= FLAT * 4 {
-                    w.write_all(&strings)?;
-                    strings.clear();
-                }
+                r.bytes(s.as_bytes())?;
             }
-            w.write_all(&strings)?;
-            w.write_all(&plan.strings)
+            r.bytes(&plan.strings)?;
+            r.finish()
         })()
         .map_err(io)?;
         w.finish().map_err(io)
@@ -644,9 +627,6 @@ impl Binary {
         gathered
     }
 }
-
-/// How many u32s the table's records are gathered in before they are written.
-const FLAT: usize = 4096;
 
 /// Units read between two releases of the binary's file pages: by the name table's
 /// gather, and while the source files are listed (`lines.rs`).
