@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -364,11 +364,8 @@ pub struct Session {
     frame_ids: Arc<AtomicU64>,
     stdio: Mutex<Option<tracer::Stdio>>,
     launched: bool,
-    /// Set while the main executable's name table builds in the background (see
-    /// `session/index.rs`): until then a lookup that needs it waits.
-    indexing: Arc<AtomicBool>,
-    /// The units the background build has gathered so far.
-    indexed_units: Arc<std::sync::atomic::AtomicUsize>,
+    /// The main executable's name table, building in the background (`session/index.rs`).
+    index: Arc<index::IndexState>,
 }
 
 impl std::fmt::Debug for Session {
@@ -577,8 +574,7 @@ impl Session {
             frame_ids,
             launched: stdio.is_some(),
             stdio: Mutex::new(stdio),
-            indexing: Arc::new(AtomicBool::new(false)),
-            indexed_units: Arc::default(),
+            index: Arc::default(),
         };
         // The first stop (entry point or attach). What the session said before it (a
         // unit of the program found unreadable at that stop) is said again after, for
@@ -605,8 +601,7 @@ impl Session {
             Arc::downgrade(&session.handle),
             Arc::downgrade(&session.core),
             notes_tx,
-            session.indexing.clone(),
-            session.indexed_units.clone(),
+            session.index.clone(),
         );
         Ok(session)
     }

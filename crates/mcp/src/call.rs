@@ -42,12 +42,7 @@ impl<'a> Call<'a> {
     /// A call nobody watches: no progress, never cancelled (the HTTP transport's, and
     /// the host's own clean-ups).
     pub fn unwatched() -> Call<'static> {
-        Call {
-            progress: None,
-            cancelled: &|| false,
-            sent: Cell::new(None),
-            was_cancelled: Cell::new(false),
-        }
+        Call::new(None, &|_| {}, &|| false)
     }
 
     /// Reports `done` of `total` with `message`, unless it is not past what was sent.

@@ -180,7 +180,7 @@ impl Session {
     /// ready, or each name is found without it), which costs what resolving would; the
     /// units read to decide are kept for the resolution.
     pub fn function_waiting_for_index(&self, names: &[&str]) -> Option<String> {
-        if !self.indexing.load(Ordering::Acquire) {
+        if !self.is_indexing() {
             return None;
         }
         let main: Vec<Arc<Module>> = lock(&self.core)
@@ -199,7 +199,7 @@ impl Session {
     /// Whether the main executable's name table is building in the background (an
     /// `Indexing` event with `done == total` follows when it is done).
     pub fn is_indexing(&self) -> bool {
-        self.indexing.load(Ordering::Acquire)
+        self.index.building.load(Ordering::Acquire)
     }
 
     /// How far the background build of the name table is, while it is built: (units
@@ -207,7 +207,7 @@ impl Session {
     pub fn index_progress(&self) -> Option<(usize, usize)> {
         self.is_indexing().then(|| {
             (
-                self.indexed_units.load(Ordering::Relaxed),
+                self.index.units.load(Ordering::Relaxed),
                 self.main.unit_count(),
             )
         })

@@ -12,7 +12,7 @@
 //! built one unit at a time and no in-memory index is kept: a cold session then holds
 //! what a warm one (which mapped the file) holds.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Mutex, Weak};
 
 use super::*;
@@ -26,6 +26,16 @@ pub(crate) fn index_cache() -> Option<symbols::IndexCache> {
 /// Progress is reported at most this many times per build (and at the end).
 const PROGRESS_STEPS: usize = 20;
 
+/// How far the main executable's name table is built in the background, shared by the
+/// session and the thread that builds it.
+#[derive(Debug, Default)]
+pub(super) struct IndexState {
+    /// Set while the table builds: until then a lookup that needs it waits.
+    pub(super) building: AtomicBool,
+    /// The units gathered so far.
+    pub(super) units: AtomicUsize,
+}
+
 /// Starts the thread that builds `main`'s index; it reports through `events` and,
 /// when done, completes the function breakpoints on the tracer thread of `handle` (if
 /// the session still exists). `building` is set while the thread runs and cleared
@@ -36,8 +46,7 @@ pub(super) fn start(
     handle: Weak<TracerHandle>,
     core: Weak<Mutex<Core>>,
     events: route::EventTx,
-    building: Arc<AtomicBool>,
-    indexed_units: Arc<std::sync::atomic::AtomicUsize>,
+    state: Arc<IndexState>,
 ) {
     // Below the quick-lookup size every lookup builds the index at once (it takes
     // milliseconds), so there is nothing to build in the background nor to report.
@@ -53,9 +62,9 @@ pub(super) fn start(
     if cache.as_ref().is_some_and(|c| main.load_index_cache(c)) {
         return;
     }
-    building.store(true, Ordering::Release);
+    state.building.store(true, Ordering::Release);
     let guard = Building {
-        flag: building.clone(),
+        state: state.clone(),
         events: events.clone(),
         total: main.unit_count(),
     };
@@ -76,7 +85,7 @@ pub(super) fn start(
             let step = total.div_ceil(PROGRESS_STEPS).max(1);
             let reported = std::sync::atomic::AtomicUsize::new(0);
             let built = main.build_index_cache(cache.as_ref(), &|done, total| {
-                indexed_units.fetch_max(done, Ordering::Relaxed);
+                guard.state.units.fetch_max(done, Ordering::Relaxed);
                 let bucket = done / step;
                 if done < total
                     && reported.fetch_max(bucket, std::sync::atomic::Ordering::Relaxed) < bucket
@@ -97,7 +106,7 @@ pub(super) fn start(
                 elapsed = ?started.elapsed(),
                 "background index built"
             );
-            guard.flag.store(false, Ordering::Release);
+            guard.state.building.store(false, Ordering::Release);
             let _ = events.send(SessionEvent::Indexing { done: total, total });
             for unit in main.take_unreadable_units() {
                 let _ = events.send(SessionEvent::Output(format!(
@@ -116,7 +125,7 @@ pub(super) fn start(
             }
         });
     if let Err(e) = spawned {
-        building.store(false, Ordering::Release);
+        state.building.store(false, Ordering::Release);
         tracing::warn!("cannot start the background index: {e}");
     }
 }
@@ -125,14 +134,14 @@ pub(super) fn start(
 /// ends: a thread that ends early (a panic) still sends the last `Indexing` event, so
 /// nothing waits for it for ever.
 struct Building {
-    flag: Arc<AtomicBool>,
+    state: Arc<IndexState>,
     events: route::EventTx,
     total: usize,
 }
 
 impl Drop for Building {
     fn drop(&mut self) {
-        if self.flag.swap(false, Ordering::AcqRel) {
+        if self.state.building.swap(false, Ordering::AcqRel) {
             let total = self.total;
             let _ = self
                 .events
